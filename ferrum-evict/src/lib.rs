@@ -1,0 +1,98 @@
+//! Eviction policies for FerrumKV, behind one narrow trait.
+//!
+//! A policy decides *which* resident entry leaves when the cache is over its
+//! budget. It never sees keys, values, sockets or clocks: the store hands it
+//! opaque [`EntryId`] handles, a 64-bit key hash, a byte cost and the current
+//! time as a plain [`Millis`] value. That keeps every policy deterministic for
+//! a given seed and lets the same code run inside the server and inside the
+//! hit-ratio simulator, where time is virtual.
+//!
+//! ```
+//! use ferrum_evict::{EntryId, EvictionPolicy, Millis};
+//!
+//! fn fill<P: EvictionPolicy>(policy: &mut P) {
+//!     for i in 0..3 {
+//!         policy.on_insert(EntryId(i), u64::from(i), 64, Millis(u64::from(i)));
+//!     }
+//!     assert_eq!(policy.len(), 3);
+//! }
+//! # let _ = fill::<ferrum_evict::Lru>;
+//! ```
+
+mod lru;
+mod time;
+
+pub use lru::{Lru, LruConfig};
+pub use time::Millis;
+
+/// Slot handle issued by the store.
+///
+/// It is stable while the entry is resident and may be reused by the store
+/// after the entry was removed or evicted. Handles are small dense integers,
+/// so policies can keep per-entry state in a `Vec` indexed by them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct EntryId(pub u32);
+
+impl EntryId {
+    /// The handle as a `usize` index into per-entry tables.
+    #[inline]
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// The contract between a store and an eviction policy.
+///
+/// The caller (the store or the simulator) owns the entries; the policy only
+/// orders handles. Every method takes the current time as an argument so that
+/// policies never read a clock.
+pub trait EvictionPolicy: Send {
+    /// Stable lowercase name, used for metric labels and in bench output
+    /// (`"lru"`, `"lfu"`, `"ahe"`).
+    fn name(&self) -> &'static str;
+
+    /// A new entry became resident.
+    ///
+    /// The caller guarantees that `id` is not currently tracked. The
+    /// implementation MUST track it until [`evict`](Self::evict) returns it or
+    /// [`on_remove`](Self::on_remove) is called for it.
+    fn on_insert(&mut self, id: EntryId, key_hash: u64, cost: u32, now: Millis);
+
+    /// A lookup found the tracked entry `id`.
+    ///
+    /// The caller guarantees that `id` is tracked.
+    fn on_hit(&mut self, id: EntryId, now: Millis);
+
+    /// A lookup for `key_hash` found nothing. Adaptive policies consult their
+    /// ghost history here; the default ignores it.
+    fn on_miss(&mut self, _key_hash: u64, _now: Millis) {}
+
+    /// The expiry deadline of tracked entry `id` changed (set, changed or
+    /// removed with `None`). Only TTL-ordered policies care; the default
+    /// ignores it.
+    fn on_expiry_change(&mut self, _id: EntryId, _expires_at: Option<Millis>) {}
+
+    /// The entry left for a reason other than eviction (DEL, overwrite,
+    /// expiry, FLUSHDB).
+    ///
+    /// The caller guarantees that `id` is tracked. The implementation MUST
+    /// stop tracking it.
+    fn on_remove(&mut self, id: EntryId);
+
+    /// Chooses a victim and stops tracking it.
+    ///
+    /// The implementation MUST return `None` only when nothing is tracked, and
+    /// MUST NOT return an id that is not tracked.
+    fn evict(&mut self, now: Millis) -> Option<EntryId>;
+
+    /// How many entries are tracked.
+    fn len(&self) -> usize;
+
+    /// Whether nothing is tracked.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Heap bytes the policy's own structures cost, for `used_memory`.
+    fn heap_bytes(&self) -> usize;
+}

@@ -1,0 +1,93 @@
+//! The RESP value model shared by requests and replies.
+
+use bytes::Bytes;
+
+/// Which RESP version a connection speaks. `HELLO 3` switches to RESP3.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Protocol {
+    /// RESP2, the default for a new connection.
+    #[default]
+    Resp2,
+    /// RESP3, negotiated with `HELLO 3`.
+    Resp3,
+}
+
+/// One RESP value.
+///
+/// Strings are binary [`Bytes`], never `String`. RESP3-only types are encoded
+/// down to their RESP2 equivalents when the connection speaks RESP2, the way
+/// Redis does (a map becomes a flat array, a double a bulk string, ...).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Frame {
+    /// `+OK\r\n`
+    Simple(Bytes),
+    /// `-ERR message\r\n`
+    Error(Bytes),
+    /// `:42\r\n`
+    Integer(i64),
+    /// `$3\r\nfoo\r\n`
+    Bulk(Bytes),
+    /// The null bulk string (`$-1\r\n` in RESP2, `_\r\n` in RESP3).
+    Null,
+    /// The null array (`*-1\r\n` in RESP2, `_\r\n` in RESP3).
+    NullArray,
+    /// `*2\r\n...`
+    Array(Vec<Frame>),
+    /// RESP3 map `%`; a flat array of key, value, key, value in RESP2.
+    Map(Vec<(Frame, Frame)>),
+    /// RESP3 set `~`; an array in RESP2.
+    Set(Vec<Frame>),
+    /// RESP3 double `,`; a bulk string in RESP2.
+    Double(f64),
+    /// RESP3 boolean `#`; the integer 1 or 0 in RESP2.
+    Boolean(bool),
+    /// RESP3 verbatim string `=`, with its three-byte format (`txt`, `mkd`);
+    /// a bulk string of the text in RESP2.
+    Verbatim {
+        /// The format, such as `b"txt"`.
+        format: [u8; 3],
+        /// The text after the `fmt:` prefix.
+        text: Bytes,
+    },
+    /// RESP3 big number `(`, kept as its decimal digits; a bulk string in RESP2.
+    BigNumber(Bytes),
+    /// RESP3 out-of-band push `>`; an array in RESP2.
+    Push(Vec<Frame>),
+}
+
+impl Frame {
+    /// `+OK`.
+    pub const fn ok() -> Frame {
+        Frame::Simple(Bytes::from_static(b"OK"))
+    }
+
+    /// A simple string from static text.
+    pub const fn simple(s: &'static str) -> Frame {
+        Frame::Simple(Bytes::from_static(s.as_bytes()))
+    }
+
+    /// An error reply from its full text, including the prefix (`ERR ...`,
+    /// `WRONGTYPE ...`).
+    pub fn error(msg: impl Into<Bytes>) -> Frame {
+        Frame::Error(msg.into())
+    }
+
+    /// A bulk string.
+    pub fn bulk(b: impl Into<Bytes>) -> Frame {
+        Frame::Bulk(b.into())
+    }
+
+    /// A bulk string, or the null bulk string for `None`.
+    pub fn bulk_or_null(b: Option<impl Into<Bytes>>) -> Frame {
+        b.map_or(Frame::Null, |b| Frame::Bulk(b.into()))
+    }
+
+    /// An array of bulk strings.
+    pub fn bulks<I, B>(items: I) -> Frame
+    where
+        I: IntoIterator<Item = B>,
+        B: Into<Bytes>,
+    {
+        Frame::Array(items.into_iter().map(|b| Frame::Bulk(b.into())).collect())
+    }
+}
