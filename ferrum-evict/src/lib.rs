@@ -19,9 +19,11 @@
 //! # let _ = fill::<ferrum_evict::Lru>;
 //! ```
 
+mod any;
 mod lru;
 mod time;
 
+pub use any::{AnyPolicy, PolicyConfig, PolicyKind, UnknownPolicy};
 pub use lru::{Lru, LruConfig};
 pub use time::Millis;
 
@@ -95,4 +97,11 @@ pub trait EvictionPolicy: Send {
 
     /// Heap bytes the policy's own structures cost, for `used_memory`.
     fn heap_bytes(&self) -> usize;
+
+    /// The logarithmic access counter of tracked entry `id` after decay at
+    /// `now`, as Redis's `OBJECT FREQ` reports it; `None` for policies that
+    /// keep no frequency.
+    fn lfu_counter(&self, _id: EntryId, _now: Millis) -> Option<u8> {
+        None
+    }
 }

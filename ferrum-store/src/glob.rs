@@ -1,0 +1,1 @@
+//! Glob-style pattern matching (placeholder until merged).

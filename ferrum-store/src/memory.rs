@@ -1,0 +1,60 @@
+//! The memory cost model: what an entry costs the allocator, in bytes.
+//!
+//! The store cannot ask the allocator what it spent without a global hook on
+//! every allocation, so it keeps a deterministic estimate instead: each
+//! allocation is rounded up to the size class a jemalloc/glibc-style
+//! allocator would serve it from, and each entry pays a fixed overhead for its
+//! place in the hash table and the slot table. Being deterministic matters:
+//! the simulator and the server must evict at the same points.
+
+use std::mem::size_of;
+
+use bytes::Bytes;
+
+use crate::keyspace::{Entry, Slot};
+
+/// Bytes the allocator hands out for a request of `n` bytes: at least 16,
+/// rounded up to a multiple of 16 (glibc's malloc granularity, with its
+/// 8-byte header folded in).
+#[inline]
+pub fn alloc_size(n: usize) -> usize {
+    if n == 0 {
+        0
+    } else {
+        (n + 8).max(16).next_multiple_of(16)
+    }
+}
+
+/// Fixed bytes one key costs beyond its key and value allocations: its bucket
+/// in the hash table (key handle plus [`Entry`], at hashbrown's 7/8 maximum
+/// load, so on average 8/7 buckets per entry plus a control byte) and its row
+/// in the shard's slot table.
+pub const ENTRY_OVERHEAD: usize =
+    (size_of::<Bytes>() + size_of::<Entry>() + 1) * 8 / 7 + size_of::<Slot>();
+
+/// What one key costs in total, given the heap bytes of its value.
+#[inline]
+pub fn entry_cost(key_len: usize, value_heap_bytes: usize) -> usize {
+    ENTRY_OVERHEAD + alloc_size(key_len) + value_heap_bytes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allocations_round_up_to_size_classes() {
+        assert_eq!(alloc_size(0), 0);
+        assert_eq!(alloc_size(1), 16);
+        assert_eq!(alloc_size(8), 16);
+        assert_eq!(alloc_size(9), 32);
+        assert_eq!(alloc_size(32), 48);
+    }
+
+    #[test]
+    fn entry_cost_grows_with_key_and_value() {
+        let small = entry_cost(10, alloc_size(32));
+        assert!(small > ENTRY_OVERHEAD);
+        assert!(entry_cost(100, alloc_size(32)) > small);
+    }
+}

@@ -1,0 +1,391 @@
+//! The sharded store: routing keys to shards, locking them, and keeping the
+//! process-wide memory limit.
+
+use std::hash::BuildHasher;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+use bytes::Bytes;
+use ferrum_evict::{Millis, PolicyConfig, PolicyKind};
+
+use crate::error::StoreError;
+use crate::keyspace::Shard;
+use crate::stats::KeyspaceStats;
+
+/// How a [`Store`] is built.
+#[derive(Clone, Debug)]
+pub struct StoreConfig {
+    /// Number of databases (`databases`, default 16).
+    pub databases: usize,
+    /// Number of independently locked shards (default 16). Keys are routed
+    /// by hash, so more shards mean less contention between cores.
+    pub shards: usize,
+    /// `maxmemory` in bytes; 0 means no limit.
+    pub maxmemory_bytes: u64,
+    /// `maxmemory-policy`.
+    pub policy: PolicyKind,
+    /// Parameters for the policy, including the seed that every random
+    /// choice of the store and the policies flows from.
+    pub policy_config: PolicyConfig,
+}
+
+impl Default for StoreConfig {
+    fn default() -> Self {
+        StoreConfig {
+            databases: 16,
+            shards: 16,
+            maxmemory_bytes: 0,
+            policy: PolicyKind::NoEviction,
+            policy_config: PolicyConfig::default(),
+        }
+    }
+}
+
+/// The whole keyspace: every database, split into shards by key hash, each
+/// behind its own mutex.
+///
+/// Commands lock the shards of the keys they touch ([`Store::lock_keys`]) or
+/// all of them ([`Store::lock_all`]), always in ascending order so that two
+/// multi-key commands cannot deadlock. The locks are plain `std` mutexes held
+/// for the few microseconds a command takes, never across an `.await`.
+#[derive(Debug)]
+pub struct Store {
+    shards: Box<[Mutex<Shard>]>,
+    router: foldhash::fast::FixedState,
+    databases: usize,
+    used_bytes: AtomicUsize,
+    maxmemory_bytes: AtomicU64,
+    evict_cursor: AtomicUsize,
+    policy: Mutex<(PolicyKind, PolicyConfig)>,
+}
+
+impl Store {
+    /// An empty store.
+    pub fn new(config: StoreConfig) -> Store {
+        let shards = config.shards.max(1);
+        let seed = config.policy_config.seed;
+        let shards: Box<[Mutex<Shard>]> = (0..shards)
+            .map(|i| {
+                let mut pc = config.policy_config.clone();
+                pc.seed = seed.wrapping_add(i as u64);
+                let policy = config.policy.build(&pc);
+                Mutex::new(Shard::new(config.databases, config.policy, policy, pc.seed))
+            })
+            .collect();
+        let used = shards.iter().map(|s| lock(s).memory_bytes()).sum();
+        Store {
+            shards,
+            router: foldhash::fast::FixedState::with_seed(seed ^ 0x9e37_79b9_7f4a_7c15),
+            databases: config.databases.max(1),
+            used_bytes: AtomicUsize::new(used),
+            maxmemory_bytes: AtomicU64::new(config.maxmemory_bytes),
+            evict_cursor: AtomicUsize::new(0),
+            policy: Mutex::new((config.policy, config.policy_config)),
+        }
+    }
+
+    /// How many databases there are.
+    pub fn databases(&self) -> usize {
+        self.databases
+    }
+
+    /// How many shards there are.
+    pub fn shard_count(&self) -> usize {
+        self.shards.len()
+    }
+
+    /// Which shard `key` lives in.
+    pub fn shard_of(&self, key: &[u8]) -> usize {
+        (self.router.hash_one(key) % self.shards.len() as u64) as usize
+    }
+
+    /// Locks the shard holding `key`.
+    pub fn lock_key(&self, key: &[u8]) -> Locked<'_> {
+        let i = self.shard_of(key);
+        self.lock_indices(std::iter::once(i))
+    }
+
+    /// Locks the shards holding `keys`, in ascending shard order.
+    pub fn lock_keys<'k>(&self, keys: impl IntoIterator<Item = &'k [u8]>) -> Locked<'_> {
+        let mut idx: Vec<usize> = keys.into_iter().map(|k| self.shard_of(k)).collect();
+        idx.sort_unstable();
+        idx.dedup();
+        self.lock_indices(idx)
+    }
+
+    /// Locks every shard, for commands that see the whole keyspace
+    /// (`DBSIZE`, `KEYS`, `FLUSHALL`, `EXEC`).
+    pub fn lock_all(&self) -> Locked<'_> {
+        self.lock_indices(0..self.shards.len())
+    }
+
+    fn lock_indices(&self, idx: impl IntoIterator<Item = usize>) -> Locked<'_> {
+        let guards = idx
+            .into_iter()
+            .map(|i| {
+                let g = lock(&self.shards[i]);
+                let mem = g.memory_bytes();
+                (i, g, mem)
+            })
+            .collect();
+        Locked {
+            store: self,
+            guards,
+        }
+    }
+
+    /// Bytes the dataset and the policies' structures cost now.
+    pub fn used_memory_bytes(&self) -> usize {
+        self.used_bytes.load(Ordering::Relaxed)
+    }
+
+    /// `maxmemory` in bytes; 0 means no limit.
+    pub fn maxmemory_bytes(&self) -> u64 {
+        self.maxmemory_bytes.load(Ordering::Relaxed)
+    }
+
+    /// Changes `maxmemory`. The caller should then call
+    /// [`enforce_maxmemory`](Self::enforce_maxmemory) to evict at once.
+    pub fn set_maxmemory_bytes(&self, bytes: u64) {
+        self.maxmemory_bytes.store(bytes, Ordering::Relaxed);
+    }
+
+    /// The current policy and its parameters.
+    pub fn policy(&self) -> (PolicyKind, PolicyConfig) {
+        lock(&self.policy).clone()
+    }
+
+    /// Switches the eviction policy at runtime. Each shard is rebuilt in
+    /// turn, keeping its keys and their recency order.
+    pub fn set_policy(&self, kind: PolicyKind, config: PolicyConfig) {
+        *lock(&self.policy) = (kind, config.clone());
+        for (i, shard) in self.shards.iter().enumerate() {
+            let mut pc = config.clone();
+            pc.seed = config.seed.wrapping_add(i as u64);
+            let mut g = lock(shard);
+            let before = g.memory_bytes();
+            g.set_policy(kind, kind.build(&pc));
+            self.add_used(before, g.memory_bytes());
+        }
+    }
+
+    fn over_limit(&self) -> bool {
+        let max = self.maxmemory_bytes();
+        max != 0 && self.used_memory_bytes() as u64 > max
+    }
+
+    /// Evicts until used memory is within `maxmemory` or nothing more can be
+    /// evicted. Returns how many keys were evicted.
+    ///
+    /// Shards are visited round-robin, one victim each, so each shard's
+    /// policy gives up its best victim in turn and the shards stay balanced.
+    /// Must not be called while this thread holds a [`Locked`].
+    pub fn enforce_maxmemory(&self, now: Millis) -> usize {
+        let mut evicted = 0;
+        let mut idle_visits = 0;
+        while self.over_limit() && idle_visits < self.shards.len() {
+            let i = self.evict_cursor.fetch_add(1, Ordering::Relaxed) % self.shards.len();
+            let mut g = lock(&self.shards[i]);
+            let before = g.memory_bytes();
+            if g.evict_one(now).is_some() {
+                evicted += 1;
+                idle_visits = 0;
+            } else {
+                idle_visits += 1;
+            }
+            self.add_used(before, g.memory_bytes());
+        }
+        evicted
+    }
+
+    /// Gets under `maxmemory` before a command that may grow memory runs.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::OutOfMemory`] when used memory is over the limit and the
+    /// policy cannot evict anything (`noeviction`, or a `volatile-*` policy
+    /// with no key that has a TTL).
+    pub fn reserve_for_write(&self, now: Millis) -> Result<(), StoreError> {
+        if !self.over_limit() {
+            return Ok(());
+        }
+        self.enforce_maxmemory(now);
+        if self.over_limit() {
+            Err(StoreError::OutOfMemory)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Runs active expiry over every shard, examining at most `max_checks`
+    /// keys with a TTL per shard. The server calls this from a timer and
+    /// bounds the total work; the store reads no clock itself.
+    pub fn expire_cycle(&self, now: Millis, max_checks: usize) -> usize {
+        let mut expired = 0;
+        for shard in self.shards.iter() {
+            let mut g = lock(shard);
+            let before = g.memory_bytes();
+            expired += g.expire_cycle(now, max_checks).expired;
+            self.add_used(before, g.memory_bytes());
+        }
+        expired
+    }
+
+    /// The counters, summed over the shards.
+    pub fn stats(&self) -> KeyspaceStats {
+        let mut total = KeyspaceStats::default();
+        for shard in self.shards.iter() {
+            total += lock(shard).stats();
+        }
+        total
+    }
+
+    /// Zeroes the counters (`CONFIG RESETSTAT`).
+    pub fn reset_stats(&self) {
+        for shard in self.shards.iter() {
+            lock(shard).reset_stats();
+        }
+    }
+
+    /// Keys and keys-with-TTL per database, for `INFO keyspace`.
+    pub fn keyspace_sizes(&self) -> Vec<(usize, usize)> {
+        let mut sizes = vec![(0, 0); self.databases];
+        for shard in self.shards.iter() {
+            let g = lock(shard);
+            for (db, size) in sizes.iter_mut().enumerate() {
+                size.0 += g.len(db);
+                size.1 += g.expires(db);
+            }
+        }
+        sizes
+    }
+
+    fn add_used(&self, before: usize, after: usize) {
+        // Wrapping arithmetic on the unsigned counter applies a signed delta.
+        self.used_bytes
+            .fetch_add(after.wrapping_sub(before), Ordering::Relaxed);
+    }
+}
+
+/// Locks a shard, recovering it if a panicking thread poisoned the mutex: a
+/// shard's invariants hold between operations, so the data is still sound.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Shards locked for one command (or one `EXEC`).
+///
+/// Dropping it publishes the change in memory use to the store.
+#[derive(Debug)]
+pub struct Locked<'a> {
+    store: &'a Store,
+    guards: Vec<(usize, MutexGuard<'a, Shard>, usize)>,
+}
+
+impl<'a> Locked<'a> {
+    /// The shard holding `key`.
+    ///
+    /// # Panics
+    ///
+    /// If that shard was not locked: the command layer locks every key a
+    /// command names before running it, so this is a bug in the caller.
+    pub fn shard(&mut self, key: &[u8]) -> &mut Shard {
+        let i = self.store.shard_of(key);
+        let pos = if self.guards.len() == self.store.shards.len() {
+            i
+        } else {
+            self.guards
+                .iter()
+                .position(|(j, _, _)| *j == i)
+                .unwrap_or_else(|| unreachable!("key's shard {i} was not locked by the caller"))
+        };
+        &mut self.guards[pos].1
+    }
+
+    /// Every locked shard.
+    pub fn shards(&mut self) -> impl Iterator<Item = &mut Shard> + use<'_, 'a> {
+        self.guards.iter_mut().map(|(_, g, _)| &mut **g)
+    }
+
+    /// The store these shards belong to.
+    pub fn store(&self) -> &Store {
+        self.store
+    }
+
+    /// Keys in database `db` across the locked shards.
+    pub fn dbsize(&self, db: usize) -> usize {
+        self.guards.iter().map(|(_, g, _)| g.len(db)).sum()
+    }
+
+    /// A random live key of database `db` across the locked shards, each
+    /// shard weighted by its size.
+    pub fn random_key(&mut self, db: usize, now: Millis) -> Option<Bytes> {
+        let total = self.dbsize(db);
+        if total == 0 {
+            return None;
+        }
+        let pick = (self.guards[0].1.random_u64() % total as u64) as usize;
+        // Start at the shard the pick falls in, then try the others: a shard
+        // whose keys all expired since they were counted yields nothing.
+        let mut acc = 0;
+        let first = self
+            .guards
+            .iter()
+            .position(|(_, g, _)| {
+                acc += g.len(db);
+                acc > pick
+            })
+            .unwrap_or(0);
+        let n = self.guards.len();
+        (0..n).find_map(|i| self.guards[(first + i) % n].1.random_key(db, now))
+    }
+
+    /// One step of `SCAN` over database `db`: visits slots from `cursor` on,
+    /// interleaving shards, and calls `f` on each live key until `count` keys
+    /// were seen or ten times as many slots were visited. Returns the next
+    /// cursor, 0 when the scan is complete.
+    ///
+    /// A cursor is `slot * shards + shard`. Slots never move while a key is
+    /// resident, so every key present for the whole scan is returned.
+    pub fn scan(
+        &mut self,
+        db: usize,
+        cursor: u64,
+        count: usize,
+        now: Millis,
+        mut f: impl FnMut(&Bytes, &crate::Entry),
+    ) -> u64 {
+        let n = self.guards.len() as u64;
+        let max_slots = self
+            .guards
+            .iter()
+            .map(|(_, g, _)| g.slot_count())
+            .max()
+            .unwrap_or(0) as u64;
+        let mut c = cursor;
+        let (mut seen, mut visited) = (0, 0);
+        let budget = count.max(1);
+        while c / n < max_slots && seen < budget && visited < budget * 10 {
+            let (shard, slot) = ((c % n) as usize, (c / n) as usize);
+            if let Some((k, e)) = self.guards[shard].1.key_at_slot(db, slot, now) {
+                f(k, e);
+                seen += 1;
+            }
+            visited += 1;
+            c += 1;
+        }
+        if c / n >= max_slots {
+            0
+        } else {
+            c
+        }
+    }
+}
+
+impl Drop for Locked<'_> {
+    fn drop(&mut self) {
+        for (_, g, before) in &self.guards {
+            self.store.add_used(*before, g.memory_bytes());
+        }
+    }
+}
