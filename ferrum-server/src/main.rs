@@ -1,1 +1,51 @@
-fn main() {}
+//! `ferrum-server`: run FerrumKV with redis-server's command line.
+
+use anyhow::Context as _;
+use ferrum_server::{Config, Server};
+use tokio_util::sync::CancellationToken;
+
+fn main() -> anyhow::Result<()> {
+    let config = Config::from_args(std::env::args().skip(1)).context("invalid configuration")?;
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("could not start the runtime")?;
+    runtime.block_on(async {
+        let server = Server::bind(config).await?;
+        tracing::info!("FerrumKV {} ready to accept connections on {}", env!("CARGO_PKG_VERSION"), server.local_addr());
+        let shutdown = CancellationToken::new();
+        tokio::spawn(signal_shutdown(shutdown.clone()));
+        server.run(shutdown).await?;
+        tracing::info!("FerrumKV is now ready to exit, bye bye...");
+        Ok(())
+    })
+}
+
+/// Cancels `shutdown` on SIGINT or SIGTERM.
+async fn signal_shutdown(shutdown: CancellationToken) {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(_) => {
+                let _ = ctrl_c.await;
+                shutdown.cancel();
+                return;
+            }
+        };
+        tokio::select! {
+            _ = ctrl_c => tracing::info!("received SIGINT, shutting down"),
+            _ = term.recv() => tracing::info!("received SIGTERM, shutting down"),
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = ctrl_c.await;
+    shutdown.cancel();
+}

@@ -3,6 +3,7 @@
 use bytes::Bytes;
 
 use crate::memory;
+use crate::StoreError;
 
 /// The value stored under a key.
 ///
@@ -39,6 +40,17 @@ impl ValueKind {
 }
 
 impl Value {
+    /// The string, or [`StoreError::WrongType`] for any other type.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::WrongType`] when the value is not a string.
+    pub fn as_str(&self) -> Result<&Bytes, StoreError> {
+        match self {
+            Value::Str(s) => Ok(s),
+        }
+    }
+
     /// Which type this value is.
     pub fn kind(&self) -> ValueKind {
         match self {

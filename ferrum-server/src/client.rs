@@ -1,0 +1,151 @@
+//! Connected clients: each connection's own state, and the registry that
+//! `CLIENT LIST`, `CLIENT INFO` and `CLIENT KILL` read.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use ferrum_proto::Protocol;
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+/// A connection's private state, owned by its task.
+#[derive(Debug)]
+pub(crate) struct ConnState {
+    /// The registry's handle for this client.
+    pub(crate) handle: Arc<ClientHandle>,
+    /// Selected database.
+    pub(crate) db: usize,
+    /// Whether `AUTH` succeeded (or no password is set).
+    pub(crate) authenticated: bool,
+    /// RESP version for replies.
+    pub(crate) protocol: Protocol,
+    /// Commands queued since `MULTI`, or `None` outside a transaction.
+    pub(crate) multi: Option<Vec<Vec<Bytes>>>,
+    /// A command failed to queue; `EXEC` must abort.
+    pub(crate) multi_failed: bool,
+    /// `WATCH`ed keys: database, key, and the version seen (`None` if absent).
+    pub(crate) watched: Vec<(usize, Bytes, Option<u64>)>,
+    /// Close after the reply is written (`QUIT`, `CLIENT KILL` of self).
+    pub(crate) closing: bool,
+}
+
+impl ConnState {
+    /// A fresh connection's state.
+    pub(crate) fn new(handle: Arc<ClientHandle>, authenticated: bool) -> ConnState {
+        ConnState {
+            handle,
+            db: 0,
+            authenticated,
+            protocol: Protocol::Resp2,
+            multi: None,
+            multi_failed: false,
+            watched: Vec::new(),
+            closing: false,
+        }
+    }
+}
+
+/// What the registry knows of a client; shared between its task and
+/// `CLIENT` commands of other connections.
+#[derive(Debug)]
+pub(crate) struct ClientHandle {
+    /// `CLIENT ID`.
+    pub(crate) id: u64,
+    /// Peer address.
+    pub(crate) addr: SocketAddr,
+    /// Local address.
+    pub(crate) laddr: SocketAddr,
+    /// `CLIENT SETNAME`.
+    pub(crate) name: Mutex<Option<Bytes>>,
+    /// Database, mirrored for `CLIENT LIST`.
+    pub(crate) db: AtomicUsize,
+    /// RESP version, mirrored for `CLIENT LIST`.
+    pub(crate) resp: AtomicUsize,
+    /// When the connection was accepted.
+    pub(crate) created: Instant,
+    /// Milliseconds after `created` of the last command.
+    pub(crate) last_active_ms: AtomicU64,
+    /// The last command's name.
+    pub(crate) last_cmd: Mutex<&'static str>,
+    /// Woken to close the connection (`CLIENT KILL`, shutdown).
+    pub(crate) kill: Notify,
+}
+
+impl ClientHandle {
+    /// Marks activity now.
+    pub(crate) fn touch(&self, cmd: &'static str) {
+        self.last_active_ms
+            .store(self.created.elapsed().as_millis() as u64, Ordering::Relaxed);
+        *self.last_cmd.lock().unwrap_or_else(|p| p.into_inner()) = cmd;
+    }
+
+    /// The client's line in `CLIENT LIST` / `CLIENT INFO`, with Redis's
+    /// field names and order (fields FerrumKV has no notion of read 0).
+    pub(crate) fn info_line(&self) -> String {
+        let age = self.created.elapsed();
+        let idle = age.as_millis() as u64 - self.last_active_ms.load(Ordering::Relaxed).min(age.as_millis() as u64);
+        let name = self.name.lock().unwrap_or_else(|p| p.into_inner()).clone().unwrap_or_default();
+        format!(
+            "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags=N db={} sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name= lib-ver=",
+            self.id,
+            self.addr,
+            self.laddr,
+            String::from_utf8_lossy(&name),
+            age.as_secs(),
+            idle / 1000,
+            self.db.load(Ordering::Relaxed),
+            self.last_cmd.lock().unwrap_or_else(|p| p.into_inner()),
+            self.resp.load(Ordering::Relaxed),
+        )
+    }
+}
+
+/// Every connected client, by id.
+#[derive(Debug, Default)]
+pub(crate) struct ClientRegistry {
+    next_id: AtomicU64,
+    clients: Mutex<BTreeMap<u64, Arc<ClientHandle>>>,
+}
+
+impl ClientRegistry {
+    /// Registers a new connection.
+    pub(crate) fn register(&self, addr: SocketAddr, laddr: SocketAddr) -> Arc<ClientHandle> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
+        let handle = Arc::new(ClientHandle {
+            id,
+            addr,
+            laddr,
+            name: Mutex::new(None),
+            db: AtomicUsize::new(0),
+            resp: AtomicUsize::new(2),
+            created: Instant::now(),
+            last_active_ms: AtomicU64::new(0),
+            last_cmd: Mutex::new("NULL"),
+            kill: Notify::new(),
+        });
+        self.lock().insert(id, handle.clone());
+        handle
+    }
+
+    /// Removes a closed connection.
+    pub(crate) fn unregister(&self, id: u64) {
+        self.lock().remove(&id);
+    }
+
+    /// How many clients are connected.
+    pub(crate) fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// A snapshot of every client, by id.
+    pub(crate) fn all(&self) -> Vec<Arc<ClientHandle>> {
+        self.lock().values().cloned().collect()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, Arc<ClientHandle>>> {
+        self.clients.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}

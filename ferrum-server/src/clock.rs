@@ -1,0 +1,60 @@
+//! The server's one clock: Unix milliseconds, read once per command.
+//!
+//! Readings come from `tokio::time::Instant` anchored to the wall clock at
+//! start, so they are monotonic, and an offset lets tests (through the
+//! opt-in `DEBUG ADVANCE-CLOCK` command) move time forward without sleeping.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use ferrum_store::Millis;
+use tokio::time::Instant;
+
+/// Unix time in milliseconds, monotonic for the life of the process.
+#[derive(Debug)]
+pub struct Clock {
+    start: Instant,
+    start_unix_ms: u64,
+    offset_ms: AtomicU64,
+}
+
+impl Clock {
+    /// A clock anchored to the current wall-clock time.
+    pub fn new() -> Clock {
+        let start_unix_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        Clock {
+            start: Instant::now(),
+            start_unix_ms,
+            offset_ms: AtomicU64::new(0),
+        }
+    }
+
+    /// Now, in Unix milliseconds.
+    pub fn now(&self) -> Millis {
+        Millis(self.now_micros() / 1000)
+    }
+
+    /// Now, in Unix microseconds (for `TIME`).
+    pub fn now_micros(&self) -> u64 {
+        let elapsed = self.start.elapsed().as_micros() as u64;
+        (self.start_unix_ms + self.offset_ms.load(Ordering::Relaxed)) * 1000 + elapsed
+    }
+
+    /// Seconds since the server started (for `INFO server`).
+    pub fn uptime_secs(&self) -> u64 {
+        self.start.elapsed().as_secs()
+    }
+
+    /// Moves the clock forward by `ms`.
+    pub fn advance(&self, ms: u64) {
+        self.offset_ms.fetch_add(ms, Ordering::Relaxed);
+    }
+}
+
+impl Default for Clock {
+    fn default() -> Self {
+        Clock::new()
+    }
+}

@@ -1,0 +1,96 @@
+//! Command errors and the one function that turns them into RESP.
+//!
+//! Every error text a client can see lives here, worded exactly as Redis 7
+//! words it, so that client libraries that match on them keep working.
+
+use bytes::Bytes;
+use ferrum_proto::Frame;
+use ferrum_store::StoreError;
+
+/// `-ERR syntax error`
+pub(crate) const SYNTAX: &str = "ERR syntax error";
+/// `-ERR value is not an integer or out of range`
+pub(crate) const NOT_INTEGER: &str = "ERR value is not an integer or out of range";
+/// `-ERR value is not a valid float`
+pub(crate) const NOT_FLOAT: &str = "ERR value is not a valid float";
+/// `-ERR invalid expire time in '...' command` (formatted per command).
+pub(crate) const NO_SUCH_KEY: &str = "ERR no such key";
+/// `-ERR DB index is out of range`
+pub(crate) const DB_RANGE: &str = "ERR DB index is out of range";
+/// `-NOAUTH Authentication required.`
+pub(crate) const NOAUTH: &str = "NOAUTH Authentication required.";
+/// `-WRONGPASS ...`
+pub(crate) const WRONGPASS: &str =
+    "WRONGPASS invalid username-password pair or user is disabled.";
+/// `-ERR AUTH <password> called without any password configured ...`
+pub(crate) const AUTH_NOT_SET: &str = "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?";
+/// `-EXECABORT ...`
+pub(crate) const EXECABORT: &str =
+    "EXECABORT Transaction discarded because of previous errors.";
+/// `-OOM ...`
+pub(crate) const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
+
+/// Why a command produced an error reply. The connection goes on after any
+/// of these; only protocol errors close it.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub(crate) enum CmdError {
+    /// Wrong number of arguments for the named command.
+    #[error("ERR wrong number of arguments for '{0}' command")]
+    Arity(String),
+    /// No such command.
+    #[error("ERR unknown command '{name}', with args beginning with: {args}")]
+    UnknownCommand {
+        /// The name as sent.
+        name: String,
+        /// The first arguments, quoted as Redis quotes them.
+        args: String,
+    },
+    /// An unknown subcommand of a container command (`CLIENT FOO`).
+    #[error("ERR unknown subcommand '{sub}'. Try {cmd} HELP.")]
+    UnknownSubcommand {
+        /// The container command, upper case.
+        cmd: &'static str,
+        /// The subcommand as sent.
+        sub: String,
+    },
+    /// A store-level failure.
+    #[error("{}", store_text(.0))]
+    Store(#[from] StoreError),
+    /// Any other error, with its full text (including its prefix).
+    #[error("{0}")]
+    Msg(String),
+}
+
+impl CmdError {
+    /// An error with a fixed text.
+    pub(crate) fn msg(text: impl Into<String>) -> CmdError {
+        CmdError::Msg(text.into())
+    }
+
+    /// `ERR syntax error`.
+    pub(crate) fn syntax() -> CmdError {
+        CmdError::msg(SYNTAX)
+    }
+
+    /// The reply frame. The one place errors become RESP.
+    pub(crate) fn into_frame(self) -> Frame {
+        Frame::Error(Bytes::from(self.to_string()))
+    }
+}
+
+fn store_text(e: &StoreError) -> &'static str {
+    match e {
+        StoreError::WrongType => {
+            "WRONGTYPE Operation against a key holding the wrong kind of value"
+        }
+        StoreError::OutOfMemory => OOM,
+        StoreError::NotAnInteger => NOT_INTEGER,
+        StoreError::NotAFloat => NOT_FLOAT,
+        StoreError::Overflow => "ERR increment or decrement would overflow",
+        StoreError::NanOrInfinity => "ERR increment would produce NaN or Infinity",
+        StoreError::StringTooLong => "ERR string exceeds maximum allowed size (proto-max-bulk-len)",
+    }
+}
+
+/// The result every command handler returns.
+pub(crate) type CmdResult = Result<Frame, CmdError>;

@@ -1,0 +1,165 @@
+//! `INFO [section ...]`: the server's state in Redis's field names, so
+//! existing tools that parse INFO read FerrumKV unchanged.
+
+use std::fmt::Write as _;
+use std::sync::atomic::Ordering;
+
+use bytes::Bytes;
+use ferrum_proto::Frame;
+
+use super::parse::is;
+use super::{CmdResult, Ctx};
+
+/// Sections in the order `INFO` prints them; all are part of the default set.
+const SECTIONS: &[(&str, fn(&Ctx<'_>, &mut String))] = &[
+    ("server", server),
+    ("clients", clients),
+    ("memory", memory),
+    ("stats", stats),
+    ("commandstats", commandstats),
+    ("keyspace", keyspace),
+];
+
+pub(crate) fn info(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let wanted = |name: &str| {
+        args.len() == 1
+            || args[1..].iter().any(|a| {
+                is(a, name) || is(a, "all") || is(a, "everything") || (is(a, "default") && name != "commandstats")
+            })
+    };
+    let mut out = String::new();
+    for (name, write) in SECTIONS {
+        if name == &"commandstats" && args.len() == 1 {
+            continue;
+        }
+        if wanted(name) {
+            if !out.is_empty() {
+                out.push_str("\r\n");
+            }
+            write(ctx, &mut out);
+        }
+    }
+    Ok(Frame::Verbatim {
+        format: *b"txt",
+        text: Bytes::from(out),
+    })
+}
+
+fn server(ctx: &Ctx<'_>, out: &mut String) {
+    let config = ctx.shared.config();
+    let uptime = ctx.shared.clock.uptime_secs();
+    let _ = write!(
+        out,
+        "# Server\r\nredis_version:{}\r\nferrumkv_version:{}\r\nredis_mode:standalone\r\nos:{} {}\r\narch_bits:64\r\nmultiplexing_api:epoll\r\nprocess_id:{}\r\ntcp_port:{}\r\nserver_time_usec:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nhz:{}\r\nexecutable:{}\r\n",
+        crate::REDIS_VERSION,
+        env!("CARGO_PKG_VERSION"),
+        std::env::consts::OS,
+        std::env::consts::ARCH,
+        std::process::id(),
+        ctx.shared.port.load(Ordering::Relaxed),
+        ctx.shared.clock.now_micros(),
+        uptime,
+        uptime / 86_400,
+        config.hz,
+        std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
+    );
+}
+
+fn clients(ctx: &Ctx<'_>, out: &mut String) {
+    let _ = write!(
+        out,
+        "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:0\r\n",
+        ctx.shared.clients.len(),
+        ctx.shared.config().maxclients,
+    );
+}
+
+/// The process's resident set size, from `/proc/self/statm` (0 elsewhere).
+pub(crate) fn rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map_or(0, |pages| pages * 4096)
+}
+
+/// Redis's `bytesToHuman`: `512B`, `1.50K`, `16.00M`, ...
+pub(crate) fn human(bytes: u64) -> String {
+    const UNITS: [(f64, &str); 5] = [
+        (1024.0 * 1024.0 * 1024.0 * 1024.0 * 1024.0, "P"),
+        (1024.0 * 1024.0 * 1024.0 * 1024.0, "T"),
+        (1024.0 * 1024.0 * 1024.0, "G"),
+        (1024.0 * 1024.0, "M"),
+        (1024.0, "K"),
+    ];
+    let b = bytes as f64;
+    for (size, unit) in UNITS {
+        if b >= size {
+            return format!("{:.2}{unit}", b / size);
+        }
+    }
+    format!("{bytes}B")
+}
+
+fn memory(ctx: &Ctx<'_>, out: &mut String) {
+    let used = ctx.store().used_memory_bytes() as u64;
+    let rss = rss_bytes();
+    let max = ctx.store().maxmemory_bytes();
+    let (policy, _) = ctx.store().policy();
+    let frag = if used == 0 { 0.0 } else { rss as f64 / used as f64 };
+    let _ = write!(
+        out,
+        "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nmaxmemory:{max}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nmem_fragmentation_ratio:{frag:.2}\r\nmem_allocator:libc\r\n",
+        human(used),
+        human(rss),
+        human(max),
+        policy.as_str(),
+    );
+}
+
+fn stats(ctx: &Ctx<'_>, out: &mut String) {
+    let s = &ctx.shared.stats;
+    let ks = ctx.store().stats();
+    let load = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+    let _ = write!(
+        out,
+        "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\n",
+        load(&s.connections_received),
+        load(&s.commands_processed),
+        load(&s.net_input_bytes),
+        load(&s.net_output_bytes),
+        load(&s.rejected_connections),
+        ks.expired_keys,
+        ks.evicted_keys,
+        ks.keyspace_hits,
+        ks.keyspace_misses,
+    );
+}
+
+fn commandstats(ctx: &Ctx<'_>, out: &mut String) {
+    out.push_str("# Commandstats\r\n");
+    for (name, calls) in ctx.shared.stats.calls() {
+        let _ = write!(out, "cmdstat_{name}:calls={calls}\r\n");
+    }
+}
+
+fn keyspace(ctx: &Ctx<'_>, out: &mut String) {
+    out.push_str("# Keyspace\r\n");
+    for (db, (keys, expires)) in ctx.store().keyspace_sizes().into_iter().enumerate() {
+        if keys > 0 {
+            let _ = write!(out, "db{db}:keys={keys},expires={expires},avg_ttl=0\r\n");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn human_sizes_match_redis() {
+        assert_eq!(human(512), "512B");
+        assert_eq!(human(1536), "1.50K");
+        assert_eq!(human(16 * 1024 * 1024), "16.00M");
+        assert_eq!(human(0), "0B");
+    }
+}

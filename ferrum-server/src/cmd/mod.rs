@@ -1,0 +1,276 @@
+//! Commands: the static command table, argument parsing helpers, and the
+//! dispatcher that checks arity, authentication, transactions and memory
+//! before a handler runs.
+//!
+//! A handler receives the whole argument vector (name first) and returns the
+//! reply frame; it never writes to the socket, so the connection can flush
+//! the replies to a pipeline together. Each handler parses and validates all
+//! of its arguments before it touches the store, so a bad argument changes
+//! nothing.
+
+mod connection;
+mod error;
+mod expire;
+mod info;
+mod keys;
+mod parse;
+mod server;
+mod string;
+mod table;
+mod tx;
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use bytes::Bytes;
+use ferrum_proto::Frame;
+use ferrum_store::{Millis, Store};
+
+use crate::client::ConnState;
+use crate::shared::Shared;
+
+pub(crate) use error::{CmdError, CmdResult};
+pub(crate) use server::policy_of;
+pub(crate) use table::COMMANDS;
+
+/// Command flags, as `COMMAND INFO` reports them.
+pub(crate) mod flag {
+    /// May modify the keyspace.
+    pub(crate) const WRITE: u16 = 1 << 0;
+    /// Only reads.
+    pub(crate) const READONLY: u16 = 1 << 1;
+    /// May grow memory: refused with OOM over `maxmemory`.
+    pub(crate) const DENYOOM: u16 = 1 << 2;
+    /// O(1) or O(log n).
+    pub(crate) const FAST: u16 = 1 << 3;
+    /// Administrative.
+    pub(crate) const ADMIN: u16 = 1 << 4;
+    /// Allowed before `AUTH`.
+    pub(crate) const NO_AUTH: u16 = 1 << 5;
+    /// Runs at once inside `MULTI` instead of being queued.
+    pub(crate) const NO_QUEUE: u16 = 1 << 6;
+    /// Not allowed inside `MULTI` at all.
+    pub(crate) const NO_MULTI: u16 = 1 << 7;
+    /// Refers to the connection, not the keyspace.
+    pub(crate) const STALE: u16 = 1 << 8;
+
+    /// Flag names in `COMMAND INFO` order.
+    pub(crate) const NAMES: &[(u16, &str)] = &[
+        (WRITE, "write"),
+        (READONLY, "readonly"),
+        (DENYOOM, "denyoom"),
+        (ADMIN, "admin"),
+        (NO_AUTH, "no_auth"),
+        (NO_MULTI, "no_multi"),
+        (STALE, "stale"),
+        (FAST, "fast"),
+    ];
+}
+
+/// A command handler: the arguments include the command name at index 0.
+pub(crate) type Handler = fn(&mut Ctx<'_>, &[Bytes]) -> CmdResult;
+
+/// One row of the command table, which backs dispatch and `COMMAND`.
+#[derive(Debug)]
+pub(crate) struct CommandSpec {
+    /// Lower-case name.
+    pub(crate) name: &'static str,
+    /// Redis arity: `n` exactly n arguments (name included), `-n` at least n.
+    pub(crate) arity: i32,
+    /// Bits from [`flag`].
+    pub(crate) flags: u16,
+    /// Position of the first key argument, 0 if none.
+    pub(crate) first_key: i32,
+    /// Position of the last key argument; negative counts from the end.
+    pub(crate) last_key: i32,
+    /// Step between key arguments.
+    pub(crate) step: i32,
+    /// Command group for `COMMAND DOCS` (`string`, `generic`, `server`, ...).
+    pub(crate) group: &'static str,
+    /// One-line summary for `COMMAND DOCS`.
+    pub(crate) summary: &'static str,
+    /// The handler.
+    pub(crate) handler: Handler,
+}
+
+impl CommandSpec {
+    fn arity_ok(&self, argc: usize) -> bool {
+        let argc = argc as i64;
+        let arity = i64::from(self.arity);
+        if arity >= 0 {
+            argc == arity
+        } else {
+            argc >= -arity
+        }
+    }
+
+    pub(crate) fn has(&self, f: u16) -> bool {
+        self.flags & f != 0
+    }
+
+    /// The key arguments of a call, by the table's first/last/step.
+    pub(crate) fn keys<'a>(&self, args: &'a [Bytes]) -> impl Iterator<Item = &'a Bytes> {
+        let (first, step) = (self.first_key.max(0) as usize, self.step.max(1) as usize);
+        let last = if self.last_key < 0 {
+            args.len() as i64 + i64::from(self.last_key)
+        } else {
+            i64::from(self.last_key)
+        };
+        let range = if first == 0 || last < first as i64 {
+            0..0
+        } else {
+            first..(last as usize + 1).min(args.len())
+        };
+        args[range].iter().step_by(step)
+    }
+}
+
+static BY_NAME: LazyLock<HashMap<&'static [u8], &'static CommandSpec>> =
+    LazyLock::new(|| COMMANDS.iter().map(|c| (c.name.as_bytes(), c)).collect());
+
+/// Finds a command by name, case-insensitively, without allocating.
+pub(crate) fn lookup(name: &[u8]) -> Option<&'static CommandSpec> {
+    let mut buf = [0u8; 32];
+    let lower = buf.get_mut(..name.len())?;
+    for (d, s) in lower.iter_mut().zip(name) {
+        *d = s.to_ascii_lowercase();
+    }
+    BY_NAME.get(&lower[..]).copied()
+}
+
+/// What a handler can reach: the server's shared state, this connection's
+/// state, and the time the command started.
+pub(crate) struct Ctx<'a> {
+    /// State shared by every connection.
+    pub(crate) shared: &'a Shared,
+    /// This connection.
+    pub(crate) conn: &'a mut ConnState,
+    /// The one clock reading for this command.
+    pub(crate) now: Millis,
+}
+
+impl Ctx<'_> {
+    /// The keyspace.
+    pub(crate) fn store(&self) -> &Store {
+        &self.shared.store
+    }
+
+    /// The selected database.
+    pub(crate) fn db(&self) -> usize {
+        self.conn.db
+    }
+}
+
+/// Runs one command and returns its reply. Errors become error frames here;
+/// nothing in a command can close the connection except `QUIT`, which sets
+/// `conn.closing`.
+pub(crate) fn execute(shared: &Shared, conn: &mut ConnState, args: Vec<Bytes>) -> Frame {
+    let now = shared.clock.now();
+    let mut ctx = Ctx { shared, conn, now };
+    match prepare(&mut ctx, &args) {
+        // Transaction control runs outside the gate: EXEC takes its write side.
+        Ok(Prepared::Run(spec)) if spec.has(flag::NO_QUEUE) => run(&mut ctx, spec, &args),
+        Ok(Prepared::Run(spec)) => {
+            let _gate = shared.tx_gate.read().unwrap_or_else(|p| p.into_inner());
+            run(&mut ctx, spec, &args)
+        }
+        Ok(Prepared::Reply(frame)) => frame,
+        Err(e) => {
+            if ctx.conn.multi.is_some() {
+                ctx.conn.multi_failed = true;
+            }
+            e.into_frame()
+        }
+    }
+}
+
+enum Prepared {
+    Run(&'static CommandSpec),
+    Reply(Frame),
+}
+
+/// Everything that happens before a command runs: lookup, arity, auth, and
+/// queueing inside `MULTI`.
+fn prepare(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Result<Prepared, CmdError> {
+    let Some(spec) = lookup(&args[0]) else {
+        return Err(unknown_command(args));
+    };
+    if !spec.arity_ok(args.len()) {
+        return Err(CmdError::Arity(spec.name.to_owned()));
+    }
+    if !ctx.conn.authenticated && !spec.has(flag::NO_AUTH) && ctx.shared.requires_auth() {
+        return Err(CmdError::msg(error::NOAUTH));
+    }
+    if let Some(queue) = &mut ctx.conn.multi {
+        if spec.has(flag::NO_MULTI) {
+            return Err(CmdError::msg("ERR Command not allowed inside a transaction"));
+        }
+        if !spec.has(flag::NO_QUEUE) {
+            queue.push(args.to_vec());
+            return Ok(Prepared::Reply(Frame::simple("QUEUED")));
+        }
+    }
+    Ok(Prepared::Run(spec))
+}
+
+/// Runs a command whose arguments passed [`prepare`]; `EXEC` calls this for
+/// each queued command while it holds the transaction gate.
+pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes]) -> Frame {
+    ctx.shared.stats.record_call(spec);
+    if spec.has(flag::DENYOOM) {
+        if let Err(e) = ctx.store().reserve_for_write(ctx.now) {
+            return CmdError::from(e).into_frame();
+        }
+    }
+    let reply = (spec.handler)(ctx, args).unwrap_or_else(CmdError::into_frame);
+    if spec.has(flag::WRITE) {
+        ctx.store().enforce_maxmemory(ctx.now);
+    }
+    reply
+}
+
+fn unknown_command(args: &[Bytes]) -> CmdError {
+    let mut quoted = String::new();
+    for a in args.iter().skip(1).take(16) {
+        quoted.push('\'');
+        quoted.push_str(&String::from_utf8_lossy(&a[..a.len().min(128)]));
+        quoted.push_str("' ");
+    }
+    CmdError::UnknownCommand {
+        name: String::from_utf8_lossy(&args[0][..args[0].len().min(128)]).into_owned(),
+        args: quoted,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lookup_is_case_insensitive_and_bounded() {
+        assert_eq!(lookup(b"GeT").map(|c| c.name), Some("get"));
+        assert!(lookup(b"nosuchcommand").is_none());
+        assert!(lookup(&[b'a'; 100]).is_none());
+    }
+
+    #[test]
+    fn every_command_has_one_row() {
+        let mut names: Vec<_> = COMMANDS.iter().map(|c| c.name).collect();
+        names.sort_unstable();
+        let before = names.len();
+        names.dedup();
+        assert_eq!(before, names.len(), "duplicate command rows");
+        for c in COMMANDS {
+            assert_eq!(c.name, c.name.to_ascii_lowercase());
+            assert_ne!(c.arity, 0, "{} has no arity", c.name);
+        }
+    }
+
+    #[test]
+    fn key_positions_follow_the_table() {
+        let args: Vec<Bytes> = ["mset", "a", "1", "b", "2"].map(Bytes::from_static).to_vec();
+        let mset = lookup(b"mset").expect("mset row");
+        let keys: Vec<_> = mset.keys(&args).map(|k| &k[..]).collect();
+        assert_eq!(keys, [&b"a"[..], b"b"]);
+    }
+}

@@ -1,0 +1,103 @@
+//! Argument parsing and number formatting shared by the command families,
+//! with Redis's exact rules for what counts as an integer or a float.
+
+use bytes::Bytes;
+
+use super::error::{NOT_FLOAT, NOT_INTEGER};
+use super::CmdError;
+
+/// Parses a base-10 `i64` the way Redis's `string2ll` does: optional `-`,
+/// no `+`, no leading zeros, no spaces, at most 20 characters.
+pub(crate) fn parse_i64(b: &[u8]) -> Option<i64> {
+    if b.is_empty() || b.len() > 20 {
+        return None;
+    }
+    let digits = b.strip_prefix(b"-").unwrap_or(b);
+    if digits.is_empty() || (digits[0] == b'0' && b.len() > 1) {
+        return None;
+    }
+    std::str::from_utf8(b).ok()?.parse().ok()
+}
+
+/// An integer argument, or `ERR value is not an integer or out of range`.
+pub(crate) fn int_arg(b: &[u8]) -> Result<i64, CmdError> {
+    parse_i64(b).ok_or_else(|| CmdError::msg(NOT_INTEGER))
+}
+
+/// Parses a float the way Redis's `string2ld` accepts it: decimal or
+/// exponent notation, `inf`/`-inf`, no spaces, no NaN.
+pub(crate) fn parse_f64(b: &[u8]) -> Option<f64> {
+    let s = std::str::from_utf8(b).ok()?;
+    if s.is_empty() || s.starts_with(char::is_whitespace) || s.ends_with(char::is_whitespace) {
+        return None;
+    }
+    let v: f64 = match s.to_ascii_lowercase().as_str() {
+        "inf" | "+inf" | "infinity" | "+infinity" => f64::INFINITY,
+        "-inf" | "-infinity" => f64::NEG_INFINITY,
+        _ => s.parse().ok()?,
+    };
+    (!v.is_nan()).then_some(v)
+}
+
+/// A float argument, or `ERR value is not a valid float`.
+pub(crate) fn float_arg(b: &[u8]) -> Result<f64, CmdError> {
+    parse_f64(b).ok_or_else(|| CmdError::msg(NOT_FLOAT))
+}
+
+/// Formats an `i64` as the bytes a string value holds.
+pub(crate) fn i64_bytes(n: i64) -> Bytes {
+    Bytes::copy_from_slice(itoa::Buffer::new().format(n).as_bytes())
+}
+
+/// Formats a float result of `INCRBYFLOAT` as Redis does (`%.17Lg` with
+/// trailing zeros removed): the shortest text that reads back as the same
+/// number, never in exponent notation for ordinary magnitudes.
+pub(crate) fn f64_bytes(v: f64) -> Bytes {
+    if v.is_infinite() {
+        return Bytes::from_static(if v > 0.0 { b"inf" } else { b"-inf" });
+    }
+    if v == v.trunc() && v.abs() < 1e17 {
+        return i64_bytes(v as i64);
+    }
+    let s = format!("{v}");
+    Bytes::from(s)
+}
+
+/// Whether `arg` equals `word`, ignoring ASCII case.
+pub(crate) fn is(arg: &[u8], word: &str) -> bool {
+    arg.eq_ignore_ascii_case(word.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers_follow_string2ll() {
+        assert_eq!(parse_i64(b"0"), Some(0));
+        assert_eq!(parse_i64(b"-12"), Some(-12));
+        assert_eq!(parse_i64(b"9223372036854775807"), Some(i64::MAX));
+        assert_eq!(parse_i64(b"-9223372036854775808"), Some(i64::MIN));
+        for bad in [&b""[..], b"+1", b"01", b"-0", b" 1", b"1 ", b"1.0", b"9223372036854775808", b"-"] {
+            assert_eq!(parse_i64(bad), None, "{:?}", String::from_utf8_lossy(bad));
+        }
+    }
+
+    #[test]
+    fn floats_follow_string2ld() {
+        assert_eq!(parse_f64(b"1.5"), Some(1.5));
+        assert_eq!(parse_f64(b"5.0e3"), Some(5000.0));
+        assert_eq!(parse_f64(b"-inf"), Some(f64::NEG_INFINITY));
+        assert_eq!(parse_f64(b"nan"), None);
+        assert_eq!(parse_f64(b" 1"), None);
+        assert_eq!(parse_f64(b"abc"), None);
+    }
+
+    #[test]
+    fn float_results_print_like_redis() {
+        assert_eq!(&f64_bytes(10.5)[..], b"10.5");
+        assert_eq!(&f64_bytes(5000.0)[..], b"5000");
+        assert_eq!(&f64_bytes(3.0e-3)[..], b"0.003");
+        assert_eq!(&f64_bytes(-1.0)[..], b"-1");
+    }
+}

@@ -1,0 +1,284 @@
+//! Server commands: DBSIZE, FLUSHDB, FLUSHALL, SWAPDB, TIME, CONFIG,
+//! COMMAND, DEBUG.
+
+use std::sync::atomic::Ordering;
+
+use bytes::Bytes;
+use ferrum_proto::Frame;
+use ferrum_store::{PolicyConfig, PolicyKind};
+
+use super::parse::{int_arg, is, parse_i64};
+use super::{flag, lookup, CmdError, CmdResult, CommandSpec, Ctx, COMMANDS};
+
+pub(crate) fn dbsize(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    let db = ctx.db();
+    let ks = ctx.store().lock_all();
+    Ok(Frame::Integer(ks.dbsize(db) as i64))
+}
+
+/// `FLUSHDB [ASYNC | SYNC]` / `FLUSHALL [ASYNC | SYNC]`: both modes free at
+/// once, since freeing is cheap next to the network round trip.
+fn flush(ctx: &mut Ctx<'_>, args: &[Bytes], all: bool) -> CmdResult {
+    if let Some(mode) = args.get(1) {
+        if args.len() > 2 || !(is(mode, "async") || is(mode, "sync")) {
+            return Err(CmdError::syntax());
+        }
+    }
+    let dbs = if all { 0..ctx.store().databases() } else { ctx.db()..ctx.db() + 1 };
+    let mut ks = ctx.store().lock_all();
+    for shard in ks.shards() {
+        for db in dbs.clone() {
+            shard.flush_db(db);
+        }
+    }
+    Ok(Frame::ok())
+}
+
+pub(crate) fn flushdb(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    flush(ctx, args, false)
+}
+
+pub(crate) fn flushall(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    flush(ctx, args, true)
+}
+
+pub(crate) fn swapdb(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let a = parse_i64(&args[1]).ok_or_else(|| CmdError::msg("ERR invalid first DB index"))?;
+    let b = parse_i64(&args[2]).ok_or_else(|| CmdError::msg("ERR invalid second DB index"))?;
+    let n = ctx.store().databases() as i64;
+    if !(0..n).contains(&a) || !(0..n).contains(&b) {
+        return Err(CmdError::msg(super::error::DB_RANGE));
+    }
+    let mut ks = ctx.store().lock_all();
+    for shard in ks.shards() {
+        shard.swap_db(a as usize, b as usize);
+    }
+    Ok(Frame::ok())
+}
+
+pub(crate) fn time(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    let us = ctx.shared.clock.now_micros();
+    let num = |n: u64| Frame::Bulk(Bytes::copy_from_slice(itoa::Buffer::new().format(n).as_bytes()));
+    Ok(Frame::Array(vec![num(us / 1_000_000), num(us % 1_000_000)]))
+}
+
+/// `CONFIG GET pattern [pattern ...] | SET name value [name value ...] |
+/// RESETSTAT | HELP`
+pub(crate) fn config(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let sub = &args[1];
+    let sub_arity = |ok: bool, name: &str| {
+        if ok {
+            Ok(())
+        } else {
+            Err(CmdError::msg(format!(
+                "ERR wrong number of arguments for 'config|{name}' command"
+            )))
+        }
+    };
+    if is(sub, "get") {
+        sub_arity(args.len() >= 3, "get")?;
+        let config = ctx.shared.config();
+        let mut seen = std::collections::BTreeMap::new();
+        for pattern in &args[2..] {
+            for (name, value) in config.get(pattern) {
+                seen.insert(name, value);
+            }
+        }
+        let pairs = seen
+            .into_iter()
+            .map(|(k, v)| (Frame::bulk(k), Frame::bulk(v)))
+            .collect();
+        Ok(Frame::Map(pairs))
+    } else if is(sub, "set") {
+        sub_arity(args.len() >= 4 && args.len() % 2 == 0, "set")?;
+        config_set(ctx, &args[2..])
+    } else if is(sub, "resetstat") {
+        sub_arity(args.len() == 2, "resetstat")?;
+        ctx.store().reset_stats();
+        ctx.shared.stats.reset();
+        Ok(Frame::ok())
+    } else if is(sub, "rewrite") {
+        Err(CmdError::msg("ERR The server is running without a config file"))
+    } else if is(sub, "help") {
+        Ok(Frame::Array(
+            [
+                "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                "GET <pattern>",
+                "    Return parameters matching the glob-like <pattern> and their values.",
+                "SET <directive> <value>",
+                "    Set the configuration <directive> to <value>.",
+                "RESETSTAT",
+                "    Reset statistics reported by the INFO command.",
+                "HELP",
+                "    Print this help.",
+            ]
+            .map(Frame::simple)
+            .to_vec(),
+        ))
+    } else {
+        Err(CmdError::UnknownSubcommand {
+            cmd: "CONFIG",
+            sub: String::from_utf8_lossy(sub).into_owned(),
+        })
+    }
+}
+
+/// Applies `CONFIG SET` pairs all-or-nothing, then tells the store about the
+/// parameters it depends on.
+fn config_set(ctx: &mut Ctx<'_>, pairs: &[Bytes]) -> CmdResult {
+    let shared = ctx.shared;
+    let mut config = shared.config.write().unwrap_or_else(|p| p.into_inner());
+    let mut staged = config.clone();
+    for kv in pairs.chunks_exact(2) {
+        staged
+            .set(&kv[0], &kv[1])
+            .map_err(|e| CmdError::msg(e.to_string()))?;
+    }
+    let policy_changed = staged.maxmemory_policy != config.maxmemory_policy
+        || staged.maxmemory_samples != config.maxmemory_samples
+        || staged.lfu_log_factor != config.lfu_log_factor
+        || staged.lfu_decay_time_minutes != config.lfu_decay_time_minutes;
+    *config = staged;
+    let (maxmemory, policy) = (config.maxmemory_bytes, policy_of(&config));
+    shared
+        .auth_required
+        .store(config.requirepass.is_some(), Ordering::Relaxed);
+    drop(config);
+    if policy_changed {
+        let (kind, pc) = policy;
+        shared.store.set_policy(kind, pc);
+    }
+    shared.store.set_maxmemory_bytes(maxmemory);
+    shared.store.enforce_maxmemory(ctx.now);
+    Ok(Frame::ok())
+}
+
+/// The store's policy settings from the configuration.
+pub(crate) fn policy_of(config: &crate::config::Config) -> (PolicyKind, PolicyConfig) {
+    let kind = config.maxmemory_policy.parse().unwrap_or_default();
+    let pc = PolicyConfig {
+        samples: config.maxmemory_samples,
+        lfu_log_factor: config.lfu_log_factor.min(255) as u8,
+        lfu_decay_time_minutes: config.lfu_decay_time_minutes,
+        ..PolicyConfig::default()
+    };
+    (kind, pc)
+}
+
+/// One command's `COMMAND INFO` entry, in Redis 7's ten-element shape.
+fn command_info(c: &CommandSpec) -> Frame {
+    let flags = flag::NAMES
+        .iter()
+        .filter(|(bit, _)| c.has(*bit))
+        .map(|(_, name)| Frame::simple(name))
+        .collect();
+    Frame::Array(vec![
+        Frame::bulk(c.name),
+        Frame::Integer(i64::from(c.arity)),
+        Frame::Set(flags),
+        Frame::Integer(i64::from(c.first_key)),
+        Frame::Integer(i64::from(c.last_key)),
+        Frame::Integer(i64::from(c.step)),
+        Frame::Set(vec![Frame::simple(acl_category(c.group))]),
+        Frame::Array(Vec::new()),
+        Frame::Array(Vec::new()),
+        Frame::Array(Vec::new()),
+    ])
+}
+
+fn acl_category(group: &str) -> &'static str {
+    match group {
+        "string" => "@string",
+        "generic" => "@keyspace",
+        "transactions" => "@transaction",
+        "connection" => "@connection",
+        _ => "@admin",
+    }
+}
+
+fn command_docs(c: &CommandSpec) -> Frame {
+    Frame::Map(vec![
+        (Frame::bulk("summary"), Frame::bulk(c.summary)),
+        (Frame::bulk("since"), Frame::bulk("1.0.0")),
+        (Frame::bulk("group"), Frame::bulk(c.group)),
+    ])
+}
+
+/// `COMMAND [COUNT | INFO [name ...] | DOCS [name ...] | LIST | HELP]`
+pub(crate) fn command(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let Some(sub) = args.get(1) else {
+        return Ok(Frame::Array(COMMANDS.iter().map(command_info).collect()));
+    };
+    let named = |names: &[Bytes]| -> Vec<Option<&'static CommandSpec>> {
+        names.iter().map(|n| lookup(n)).collect()
+    };
+    if is(sub, "count") {
+        Ok(Frame::Integer(COMMANDS.len() as i64))
+    } else if is(sub, "list") {
+        Ok(Frame::bulks(COMMANDS.iter().map(|c| c.name)))
+    } else if is(sub, "info") {
+        if args.len() == 2 {
+            return Ok(Frame::Array(COMMANDS.iter().map(command_info).collect()));
+        }
+        Ok(Frame::Array(
+            named(&args[2..])
+                .into_iter()
+                .map(|c| c.map_or(Frame::NullArray, command_info))
+                .collect(),
+        ))
+    } else if is(sub, "docs") {
+        let specs: Vec<&CommandSpec> = if args.len() == 2 {
+            COMMANDS.iter().collect()
+        } else {
+            named(&args[2..]).into_iter().flatten().collect()
+        };
+        Ok(Frame::Map(
+            specs
+                .into_iter()
+                .map(|c| (Frame::bulk(c.name), command_docs(c)))
+                .collect(),
+        ))
+    } else if is(sub, "help") {
+        Ok(Frame::Array(
+            [
+                "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                "(no subcommand)", "    Return details about all commands.",
+                "COUNT", "    Return the total number of commands in this server.",
+                "LIST", "    Return a list of all commands in this server.",
+                "INFO [<command-name> ...]", "    Return details about multiple commands.",
+                "DOCS [<command-name> ...]", "    Return documentation details about multiple commands.",
+                "HELP", "    Print this help.",
+            ]
+            .map(Frame::simple)
+            .to_vec(),
+        ))
+    } else {
+        Err(CmdError::UnknownSubcommand {
+            cmd: "COMMAND",
+            sub: String::from_utf8_lossy(sub).into_owned(),
+        })
+    }
+}
+
+/// `DEBUG ADVANCE-CLOCK ms` moves the server's clock forward, so tests can
+/// cross TTLs without sleeping. Refused unless `enable-debug-command` is set.
+pub(crate) fn debug(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    if !ctx.shared.debug_enabled.load(Ordering::Relaxed) {
+        return Err(CmdError::msg("ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server."));
+    }
+    let sub = &args[1];
+    if is(sub, "advance-clock") && args.len() == 3 {
+        let ms = int_arg(&args[2])?;
+        let ms = u64::try_from(ms).map_err(|_| CmdError::msg(super::error::NOT_INTEGER))?;
+        ctx.shared.clock.advance(ms);
+        Ok(Frame::ok())
+    } else if is(sub, "expire-cycle") && args.len() == 2 {
+        let n = ctx.store().expire_cycle(ctx.shared.clock.now(), usize::MAX);
+        Ok(Frame::Integer(n as i64))
+    } else {
+        Err(CmdError::UnknownSubcommand {
+            cmd: "DEBUG",
+            sub: String::from_utf8_lossy(sub).into_owned(),
+        })
+    }
+}

@@ -1,0 +1,458 @@
+//! String commands: GET, SET and its variants, counters, ranges.
+
+use bytes::{Bytes, BytesMut};
+use ferrum_proto::Frame;
+use ferrum_store::{Access, Millis, StoreError, Value};
+
+use super::error::SYNTAX;
+use super::parse::{f64_bytes, float_arg, i64_bytes, int_arg, is, parse_f64, parse_i64};
+use super::{CmdError, CmdResult, Ctx};
+
+/// Redis's `proto-max-bulk-len` default: the largest string a command may build.
+const MAX_STRING_BYTES: usize = 512 * 1024 * 1024;
+
+/// An expiry given on the command line, before it is resolved against `now`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ExpireArg {
+    /// `EX seconds` / `PX milliseconds`: relative.
+    In(Millis),
+    /// `EXAT` / `PXAT`: absolute Unix milliseconds.
+    At(Millis),
+}
+
+impl ExpireArg {
+    /// Parses the number after `EX`/`PX`/`EXAT`/`PXAT`. Redis rejects zero,
+    /// negative and overflowing values with the command's name in the text.
+    pub(crate) fn parse(unit: &[u8], n: &[u8], cmd: &str) -> Result<ExpireArg, CmdError> {
+        let n = int_arg(n)?;
+        let invalid = || CmdError::msg(format!("ERR invalid expire time in '{cmd}' command"));
+        if n <= 0 {
+            return Err(invalid());
+        }
+        let seconds = is(unit, "ex") || is(unit, "exat");
+        let ms = if seconds { n.checked_mul(1000).ok_or_else(invalid)? } else { n };
+        let ms = Millis(ms as u64);
+        Ok(if is(unit, "ex") || is(unit, "px") { ExpireArg::In(ms) } else { ExpireArg::At(ms) })
+    }
+
+    /// The absolute deadline.
+    pub(crate) fn deadline(self, now: Millis) -> Millis {
+        match self {
+            ExpireArg::In(d) => now + d,
+            ExpireArg::At(t) => t,
+        }
+    }
+}
+
+/// `SET key value [NX | XX] [GET] [EX s | PX ms | EXAT t | PXAT t | KEEPTTL]`
+#[derive(Debug, Default, PartialEq)]
+struct SetOptions {
+    nx: bool,
+    xx: bool,
+    get: bool,
+    keepttl: bool,
+    expire: Option<ExpireArg>,
+}
+
+impl SetOptions {
+    fn parse(args: &[Bytes]) -> Result<SetOptions, CmdError> {
+        let mut o = SetOptions::default();
+        let mut i = 0;
+        while i < args.len() {
+            let a = &args[i];
+            let has_expire = o.expire.is_some() || o.keepttl;
+            if is(a, "nx") && !o.xx {
+                o.nx = true;
+            } else if is(a, "xx") && !o.nx {
+                o.xx = true;
+            } else if is(a, "get") {
+                o.get = true;
+            } else if is(a, "keepttl") && !has_expire {
+                o.keepttl = true;
+            } else if ["ex", "px", "exat", "pxat"].iter().any(|u| is(a, u)) && !has_expire {
+                let n = args.get(i + 1).ok_or_else(|| CmdError::msg(SYNTAX))?;
+                o.expire = Some(ExpireArg::parse(a, n, "set")?);
+                i += 1;
+            } else {
+                return Err(CmdError::msg(SYNTAX));
+            }
+            i += 1;
+        }
+        Ok(o)
+    }
+}
+
+pub(crate) fn get(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let key = &args[1];
+    let mut ks = ctx.store().lock_key(key);
+    match ks.shard(key).lookup(ctx.db(), key, ctx.now, Access::Read) {
+        Some(e) => Ok(Frame::Bulk(e.value().as_str()?.clone())),
+        None => Ok(Frame::Null),
+    }
+}
+
+pub(crate) fn set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let opts = SetOptions::parse(&args[3..])?;
+    let (key, val) = (&args[1], &args[2]);
+    let (db, now) = (ctx.db(), ctx.now);
+    let mut ks = ctx.store().lock_key(key);
+    let shard = ks.shard(key);
+    let (old, old_ttl) = match shard.lookup(db, key, now, Access::Write) {
+        Some(e) if opts.get => (Some(e.value().as_str()?.clone()), e.expires_at()),
+        Some(e) => (Some(Bytes::new()), e.expires_at()),
+        None => (None, None),
+    };
+    let exists = old.is_some();
+    let reply = |done: bool| match (opts.get, done) {
+        (true, _) => Frame::bulk_or_null(old.clone()),
+        (false, true) => Frame::ok(),
+        (false, false) => Frame::Null,
+    };
+    if (opts.nx && exists) || (opts.xx && !exists) {
+        return Ok(reply(false));
+    }
+    let expires_at = match (opts.expire, opts.keepttl) {
+        (Some(e), _) => Some(e.deadline(now)),
+        (None, true) => old_ttl,
+        (None, false) => None,
+    };
+    if expires_at.is_some_and(|at| at <= now) {
+        // A deadline already past: Redis stores nothing and deletes the key.
+        shard.remove(db, key, now);
+    } else {
+        shard.insert(db, key.clone(), Value::Str(val.clone()), expires_at, now);
+    }
+    Ok(reply(true))
+}
+
+pub(crate) fn setnx(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let (key, db, now) = (&args[1], ctx.db(), ctx.now);
+    let mut ks = ctx.store().lock_key(key);
+    let shard = ks.shard(key);
+    if shard.lookup(db, key, now, Access::Write).is_some() {
+        return Ok(Frame::Integer(0));
+    }
+    shard.insert(db, key.clone(), Value::Str(args[2].clone()), None, now);
+    Ok(Frame::Integer(1))
+}
+
+/// `SETEX key seconds value` and `PSETEX key milliseconds value`.
+fn set_with_expiry(ctx: &mut Ctx<'_>, args: &[Bytes], unit: &str, cmd: &str) -> CmdResult {
+    let expire = ExpireArg::parse(unit.as_bytes(), &args[2], cmd)?;
+    let (key, db, now) = (&args[1], ctx.db(), ctx.now);
+    let mut ks = ctx.store().lock_key(key);
+    let at = expire.deadline(now);
+    ks.shard(key).insert(db, key.clone(), Value::Str(args[3].clone()), Some(at), now);
+    Ok(Frame::ok())
+}
+
+pub(crate) fn setex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    set_with_expiry(ctx, args, "ex", "setex")
+}
+
+pub(crate) fn psetex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    set_with_expiry(ctx, args, "px", "psetex")
+}
+
+pub(crate) fn mget(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let (db, now) = (ctx.db(), ctx.now);
+    let keys = &args[1..];
+    let mut ks = ctx.store().lock_keys(keys.iter().map(|k| &k[..]));
+    let values = keys
+        .iter()
+        .map(|k| match ks.shard(k).lookup(db, k, now, Access::Read) {
+            Some(e) => match e.value().as_str() {
+                Ok(s) => Frame::Bulk(s.clone()),
+                Err(StoreError::WrongType) | Err(_) => Frame::Null,
+            },
+            None => Frame::Null,
+        })
+        .collect();
+    Ok(Frame::Array(values))
+}
+
+fn pairs(args: &[Bytes], cmd: &str) -> Result<(), CmdError> {
+    if args.len() % 2 == 0 {
+        Err(CmdError::Arity(cmd.to_owned()))
+    } else {
+        Ok(())
+    }
+}
+
+pub(crate) fn mset(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    pairs(args, "mset")?;
+    let (db, now) = (ctx.db(), ctx.now);
+    let mut ks = ctx.store().lock_keys(args[1..].iter().step_by(2).map(|k| &k[..]));
+    for kv in args[1..].chunks_exact(2) {
+        ks.shard(&kv[0]).insert(db, kv[0].clone(), Value::Str(kv[1].clone()), None, now);
+    }
+    Ok(Frame::ok())
+}
+
+pub(crate) fn msetnx(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    pairs(args, "msetnx")?;
+    let (db, now) = (ctx.db(), ctx.now);
+    let mut ks = ctx.store().lock_keys(args[1..].iter().step_by(2).map(|k| &k[..]));
+    for kv in args[1..].chunks_exact(2) {
+        if ks.shard(&kv[0]).lookup(db, &kv[0], now, Access::Write).is_some() {
+            return Ok(Frame::Integer(0));
+        }
+    }
+    for kv in args[1..].chunks_exact(2) {
+        ks.shard(&kv[0]).insert(db, kv[0].clone(), Value::Str(kv[1].clone()), None, now);
+    }
+    Ok(Frame::Integer(1))
+}
+
+pub(crate) fn getset(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let (key, db, now) = (&args[1], ctx.db(), ctx.now);
+    let mut ks = ctx.store().lock_key(key);
+    let shard = ks.shard(key);
+    let old = match shard.lookup(db, key, now, Access::Read) {
+        Some(e) => Some(e.value().as_str()?.clone()),
+        None => None,
+    };
+    shard.insert(db, key.clone(), Value::Str(args[2].clone()), None, now);
+    Ok(Frame::bulk_or_null(old))
+}
+
+pub(crate) fn getdel(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let (key, db, now) = (&args[1], ctx.db(), ctx.now);
+    let mut ks = ctx.store().lock_key(key);
+    let shard = ks.shard(key);
+    let Some(e) = shard.lookup(db, key, now, Access::Read) else {
+        return Ok(Frame::Null);
+    };
+    let val = e.value().as_str()?.clone();
+    shard.remove(db, key, now);
+    Ok(Frame::Bulk(val))
+}
+
+/// `GETEX key [EX s | PX ms | EXAT t | PXAT t | PERSIST]`
+pub(crate) fn getex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    enum Change {
+        Keep,
+        Persist,
+        Expire(ExpireArg),
+    }
+    let change = match &args[2..] {
+        [] => Change::Keep,
+        [p] if is(p, "persist") => Change::Persist,
+        [unit, n] if ["ex", "px", "exat", "pxat"].iter().any(|u| is(unit, u)) => {
+            Change::Expire(ExpireArg::parse(unit, n, "getex")?)
+        }
+        _ => return Err(CmdError::syntax()),
+    };
+    let (key, db, now) = (&args[1], ctx.db(), ctx.now);
+    let mut ks = ctx.store().lock_key(key);
+    let shard = ks.shard(key);
+    let Some(e) = shard.lookup(db, key, now, Access::Read) else {
+        return Ok(Frame::Null);
+    };
+    let val = e.value().as_str()?.clone();
+    match change {
+        Change::Keep => {}
+        Change::Persist => {
+            shard.set_expiry(db, key, None, now);
+        }
+        Change::Expire(arg) => {
+            let at = arg.deadline(now);
+            if at <= now {
+                shard.remove(db, key, now);
+            } else {
+                shard.set_expiry(db, key, Some(at), now);
+            }
+        }
+    }
+    Ok(Frame::Bulk(val))
+}
+
+pub(crate) fn append(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let (key, db, now) = (&args[1], ctx.db(), ctx.now);
+    let mut ks = ctx.store().lock_key(key);
+    let shard = ks.shard(key);
+    if let Some(mut e) = shard.lookup_mut(db, key, now) {
+        let cur = e.value().as_str()?;
+        check_len(cur.len() + args[2].len())?;
+        let mut buf = BytesMut::with_capacity(cur.len() + args[2].len());
+        buf.extend_from_slice(cur);
+        buf.extend_from_slice(&args[2]);
+        let len = buf.len();
+        *e.value_mut() = Value::Str(buf.freeze());
+        return Ok(Frame::Integer(len as i64));
+    }
+    shard.insert(db, key.clone(), Value::Str(args[2].clone()), None, now);
+    Ok(Frame::Integer(args[2].len() as i64))
+}
+
+fn check_len(len: usize) -> Result<(), CmdError> {
+    if len > MAX_STRING_BYTES {
+        Err(StoreError::StringTooLong.into())
+    } else {
+        Ok(())
+    }
+}
+
+pub(crate) fn strlen(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let key = &args[1];
+    let mut ks = ctx.store().lock_key(key);
+    match ks.shard(key).lookup(ctx.db(), key, ctx.now, Access::Read) {
+        Some(e) => Ok(Frame::Integer(e.value().as_str()?.len() as i64)),
+        None => Ok(Frame::Integer(0)),
+    }
+}
+
+/// Adds `delta` to the integer at `key` (0 when absent), keeping its TTL.
+fn incr_by(ctx: &mut Ctx<'_>, key: &Bytes, delta: i64) -> CmdResult {
+    let (db, now) = (ctx.db(), ctx.now);
+    let mut ks = ctx.store().lock_key(key);
+    let shard = ks.shard(key);
+    if let Some(mut e) = shard.lookup_mut(db, key, now) {
+        let cur = parse_i64(e.value().as_str()?).ok_or(StoreError::NotAnInteger)?;
+        let next = cur.checked_add(delta).ok_or(StoreError::Overflow)?;
+        *e.value_mut() = Value::Str(i64_bytes(next));
+        return Ok(Frame::Integer(next));
+    }
+    shard.insert(db, key.clone(), Value::Str(i64_bytes(delta)), None, now);
+    Ok(Frame::Integer(delta))
+}
+
+pub(crate) fn incr(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    incr_by(ctx, &args[1], 1)
+}
+
+pub(crate) fn decr(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    incr_by(ctx, &args[1], -1)
+}
+
+pub(crate) fn incrby(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let delta = int_arg(&args[2])?;
+    incr_by(ctx, &args[1], delta)
+}
+
+pub(crate) fn decrby(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let delta = int_arg(&args[2])?;
+    let delta = delta.checked_neg().ok_or(StoreError::Overflow)?;
+    incr_by(ctx, &args[1], delta)
+}
+
+pub(crate) fn incrbyfloat(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let delta = float_arg(&args[2])?;
+    let (key, db, now) = (&args[1], ctx.db(), ctx.now);
+    let mut ks = ctx.store().lock_key(key);
+    let shard = ks.shard(key);
+    let apply = |cur: f64| -> Result<Bytes, CmdError> {
+        let next = cur + delta;
+        if next.is_nan() || next.is_infinite() {
+            return Err(StoreError::NanOrInfinity.into());
+        }
+        Ok(f64_bytes(next))
+    };
+    if let Some(mut e) = shard.lookup_mut(db, key, now) {
+        let cur = parse_f64(e.value().as_str()?).ok_or(StoreError::NotAFloat)?;
+        let next = apply(cur)?;
+        *e.value_mut() = Value::Str(next.clone());
+        return Ok(Frame::Bulk(next));
+    }
+    let next = apply(0.0)?;
+    shard.insert(db, key.clone(), Value::Str(next.clone()), None, now);
+    Ok(Frame::Bulk(next))
+}
+
+/// Resolves Redis's inclusive, possibly negative `start..=end` against a
+/// length; `None` when the range is empty.
+pub(crate) fn clamp_range(start: i64, end: i64, len: usize) -> Option<(usize, usize)> {
+    let len = len as i64;
+    let start = if start < 0 { (len + start).max(0) } else { start };
+    let end = if end < 0 { len + end } else { end.min(len - 1) };
+    (start <= end && start < len && len > 0).then(|| (start as usize, end as usize))
+}
+
+pub(crate) fn getrange(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let (start, end) = (int_arg(&args[2])?, int_arg(&args[3])?);
+    let key = &args[1];
+    let mut ks = ctx.store().lock_key(key);
+    let Some(e) = ks.shard(key).lookup(ctx.db(), key, ctx.now, Access::Read) else {
+        return Ok(Frame::bulk(Bytes::new()));
+    };
+    let s = e.value().as_str()?;
+    // Redis: a negative start past a negative end is empty, as is any range
+    // on an empty string.
+    if start < 0 && end < 0 && start > end {
+        return Ok(Frame::bulk(Bytes::new()));
+    }
+    Ok(match clamp_range(start, end, s.len()) {
+        Some((a, b)) => Frame::Bulk(s.slice(a..=b)),
+        None => Frame::bulk(Bytes::new()),
+    })
+}
+
+pub(crate) fn setrange(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let offset = int_arg(&args[2])?;
+    if offset < 0 {
+        return Err(CmdError::msg("ERR offset is out of range"));
+    }
+    let offset = offset as usize;
+    let patch = &args[3];
+    let (key, db, now) = (&args[1], ctx.db(), ctx.now);
+    let mut ks = ctx.store().lock_key(key);
+    let shard = ks.shard(key);
+    let build = |cur: &[u8]| -> Result<Bytes, CmdError> {
+        let len = cur.len().max(offset + patch.len());
+        check_len(len)?;
+        let mut buf = BytesMut::zeroed(len);
+        buf[..cur.len()].copy_from_slice(cur);
+        buf[offset..offset + patch.len()].copy_from_slice(patch);
+        Ok(buf.freeze())
+    };
+    if let Some(mut e) = shard.lookup_mut(db, key, now) {
+        let cur = e.value().as_str()?;
+        if patch.is_empty() {
+            return Ok(Frame::Integer(cur.len() as i64));
+        }
+        let next = build(cur)?;
+        let len = next.len();
+        *e.value_mut() = Value::Str(next);
+        return Ok(Frame::Integer(len as i64));
+    }
+    if patch.is_empty() {
+        return Ok(Frame::Integer(0));
+    }
+    let next = build(&[])?;
+    let len = next.len();
+    shard.insert(db, key.clone(), Value::Str(next), None, now);
+    Ok(Frame::Integer(len as i64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(v: &[&'static str]) -> Vec<Bytes> {
+        v.iter().map(|s| Bytes::from_static(s.as_bytes())).collect()
+    }
+
+    #[test]
+    fn set_options_parse_and_reject_conflicts() {
+        let o = SetOptions::parse(&args(&["NX", "GET", "px", "100"])).expect("valid");
+        assert!(o.nx && o.get && !o.xx);
+        assert_eq!(o.expire, Some(ExpireArg::In(Millis(100))));
+        for bad in [&["nx", "xx"][..], &["ex", "1", "px", "1"], &["keepttl", "ex", "1"], &["ex"], &["foo"]] {
+            assert_eq!(SetOptions::parse(&args(bad)), Err(CmdError::msg(SYNTAX)), "{bad:?}");
+        }
+        assert_eq!(
+            SetOptions::parse(&args(&["ex", "0"])),
+            Err(CmdError::msg("ERR invalid expire time in 'set' command"))
+        );
+    }
+
+    #[test]
+    fn ranges_clamp_like_redis() {
+        assert_eq!(clamp_range(0, -1, 5), Some((0, 4)));
+        assert_eq!(clamp_range(-3, -2, 5), Some((2, 3)));
+        assert_eq!(clamp_range(2, 100, 5), Some((2, 4)));
+        assert_eq!(clamp_range(4, 2, 5), None);
+        assert_eq!(clamp_range(0, -1, 0), None);
+        assert_eq!(clamp_range(10, 20, 5), None);
+    }
+}

@@ -1,0 +1,78 @@
+//! Transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH.
+//!
+//! Queued commands run under the write side of `Shared::tx_gate`, so no
+//! other client's command interleaves with them; `WATCH` remembers each
+//! key's version and `EXEC` aborts if any changed.
+
+use bytes::Bytes;
+use ferrum_proto::Frame;
+use ferrum_store::Access;
+
+use super::error::EXECABORT;
+use super::{lookup, run, CmdError, CmdResult, Ctx};
+
+pub(crate) fn multi(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    if ctx.conn.multi.is_some() {
+        return Err(CmdError::msg("ERR MULTI calls can not be nested"));
+    }
+    ctx.conn.multi = Some(Vec::new());
+    ctx.conn.multi_failed = false;
+    Ok(Frame::ok())
+}
+
+pub(crate) fn discard(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    if ctx.conn.multi.take().is_none() {
+        return Err(CmdError::msg("ERR DISCARD without MULTI"));
+    }
+    ctx.conn.multi_failed = false;
+    ctx.conn.watched.clear();
+    Ok(Frame::ok())
+}
+
+/// The version a watched key has now (`None` if absent or expired).
+fn version_now(ctx: &Ctx<'_>, db: usize, key: &Bytes) -> Option<u64> {
+    let mut ks = ctx.store().lock_key(key);
+    ks.shard(key).lookup(db, key, ctx.now, Access::Peek).map(|e| e.version())
+}
+
+pub(crate) fn watch(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    if ctx.conn.multi.is_some() {
+        return Err(CmdError::msg("ERR WATCH inside MULTI is not allowed"));
+    }
+    let db = ctx.db();
+    for key in &args[1..] {
+        let v = version_now(ctx, db, key);
+        ctx.conn.watched.push((db, key.clone(), v));
+    }
+    Ok(Frame::ok())
+}
+
+pub(crate) fn unwatch(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    ctx.conn.watched.clear();
+    Ok(Frame::ok())
+}
+
+pub(crate) fn exec(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    let Some(queue) = ctx.conn.multi.take() else {
+        return Err(CmdError::msg("ERR EXEC without MULTI"));
+    };
+    let watched = std::mem::take(&mut ctx.conn.watched);
+    if std::mem::take(&mut ctx.conn.multi_failed) {
+        return Err(CmdError::msg(EXECABORT));
+    }
+    let shared = ctx.shared;
+    let _gate = shared.tx_gate.write().unwrap_or_else(|p| p.into_inner());
+    if watched.iter().any(|(db, key, seen)| version_now(ctx, *db, key) != *seen) {
+        return Ok(Frame::NullArray);
+    }
+    let mut replies = Vec::with_capacity(queue.len());
+    for args in queue {
+        // Every queued command passed lookup and arity when it was queued.
+        let reply = match lookup(&args[0]) {
+            Some(spec) => run(ctx, spec, &args),
+            None => CmdError::msg("ERR unknown command").into_frame(),
+        };
+        replies.push(reply);
+    }
+    Ok(Frame::Array(replies))
+}

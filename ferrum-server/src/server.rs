@@ -1,0 +1,167 @@
+//! The listener: accepts connections up to `maxclients`, runs the active
+//! expiry cycle, and shuts down cleanly on request.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU16, Ordering};
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use ferrum_store::{Store, StoreConfig};
+use tokio::io::AsyncWriteExt;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use crate::client::ClientRegistry;
+use crate::clock::Clock;
+use crate::cmd::policy_of;
+use crate::config::Config;
+use crate::connection::{serve, Closed};
+use crate::shared::{ServerStats, Shared};
+
+/// A bound, not yet running, FerrumKV server.
+pub struct Server {
+    listeners: Vec<TcpListener>,
+    shared: Arc<Shared>,
+}
+
+impl Server {
+    /// Builds the store and binds every `bind` address on `port` (0 picks a
+    /// free port, shared by all addresses).
+    ///
+    /// # Errors
+    ///
+    /// When an address cannot be bound.
+    pub async fn bind(config: Config) -> anyhow::Result<Server> {
+        let (policy, policy_config) = policy_of(&config);
+        let store = Store::new(StoreConfig {
+            databases: config.databases as usize,
+            shards: 16,
+            maxmemory_bytes: config.maxmemory_bytes,
+            policy,
+            policy_config,
+        });
+        let mut listeners = Vec::new();
+        let mut port = config.port;
+        for addr in &config.bind {
+            let addr = addr.trim_start_matches('-');
+            let listener = TcpListener::bind((addr, port))
+                .await
+                .with_context(|| format!("could not bind {addr}:{port}"))?;
+            port = listener.local_addr()?.port();
+            listeners.push(listener);
+        }
+        anyhow::ensure!(!listeners.is_empty(), "no bind address given");
+        let shared = Arc::new(Shared {
+            store,
+            auth_required: AtomicBool::new(config.requirepass.is_some()),
+            debug_enabled: AtomicBool::new(config.enable_debug_command),
+            port: AtomicU16::new(port),
+            config: RwLock::new(config),
+            clients: ClientRegistry::default(),
+            clock: Clock::new(),
+            stats: ServerStats::default(),
+            tx_gate: RwLock::new(()),
+        });
+        Ok(Server { listeners, shared })
+    }
+
+    /// The first bound address.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.listeners[0]
+            .local_addr()
+            .unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 0)))
+    }
+
+    /// Serves until `shutdown` is cancelled, then stops accepting, closes
+    /// every connection after its current batch, and returns.
+    ///
+    /// # Errors
+    ///
+    /// Never today; the `Result` leaves room for fatal listener errors.
+    pub async fn run(self, shutdown: CancellationToken) -> anyhow::Result<()> {
+        let mut tasks = JoinSet::new();
+        for listener in self.listeners {
+            tasks.spawn(accept_loop(listener, self.shared.clone(), shutdown.clone()));
+        }
+        tasks.spawn(expire_loop(self.shared.clone(), shutdown.clone()));
+        shutdown.cancelled().await;
+        while tasks.join_next().await.is_some() {}
+        Ok(())
+    }
+}
+
+async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, shutdown: CancellationToken) {
+    let mut connections = JoinSet::new();
+    loop {
+        let accepted = tokio::select! {
+            a = listener.accept() => a,
+            () = shutdown.cancelled() => break,
+        };
+        let (socket, addr) = match accepted {
+            Ok(a) => a,
+            Err(e) => {
+                // Out of file descriptors and the like: back off, don't spin.
+                tracing::warn!("accept failed: {e}");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        shared.stats.connections_received.fetch_add(1, Ordering::Relaxed);
+        let maxclients = shared.config().maxclients as usize;
+        if shared.clients.len() >= maxclients {
+            shared.stats.rejected_connections.fetch_add(1, Ordering::Relaxed);
+            tokio::spawn(reject(socket));
+            continue;
+        }
+        // As Redis does: without it, replies sit behind Nagle's algorithm
+        // waiting for delayed ACKs.
+        let _ = socket.set_nodelay(true);
+        let laddr = socket.local_addr().unwrap_or(addr);
+        let handle = shared.clients.register(addr, laddr);
+        let (shared, shutdown) = (shared.clone(), shutdown.clone());
+        connections.spawn(async move {
+            let id = handle.id;
+            let closed = serve(shared.clone(), socket, handle, shutdown).await;
+            shared.clients.unregister(id);
+            match closed {
+                Closed::Io(e) => tracing::debug!(client = id, "connection error: {e}"),
+                other => tracing::debug!(client = id, "connection closed: {other:?}"),
+            }
+        });
+        // Reap finished connection tasks so the set does not grow.
+        while connections.try_join_next().is_some() {}
+    }
+    while connections.join_next().await.is_some() {}
+}
+
+async fn reject(mut socket: TcpStream) {
+    let _ = socket
+        .write_all(b"-ERR max number of clients reached\r\n")
+        .await;
+}
+
+/// Redis's active expiry: `hz` times a second, sample keys with a TTL and
+/// remove the expired ones, within a quarter of the tick's time.
+async fn expire_loop(shared: Arc<Shared>, shutdown: CancellationToken) {
+    loop {
+        let hz = u64::from(shared.config().hz.clamp(1, 500));
+        let tick = Duration::from_millis(1000 / hz);
+        tokio::select! {
+            () = tokio::time::sleep(tick) => {}
+            () = shutdown.cancelled() => return,
+        }
+        let budget = tick / 4;
+        let started = tokio::time::Instant::now();
+        loop {
+            let expired = {
+                let _gate = shared.tx_gate.read().unwrap_or_else(|p| p.into_inner());
+                shared.store.expire_cycle(shared.clock.now(), 200)
+            };
+            if expired == 0 || started.elapsed() >= budget {
+                break;
+            }
+        }
+    }
+}

@@ -1,0 +1,158 @@
+//! Starting and stopping a server for a test, and small client helpers.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use ferrum_server::{Config, Server};
+use tokio_util::sync::CancellationToken;
+
+/// A server running on its own thread and runtime, bound to 127.0.0.1 on a
+/// port the OS picked. Dropping it shuts the server down and waits for it.
+pub struct TestServer {
+    pub addr: SocketAddr,
+    shutdown: CancellationToken,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl TestServer {
+    /// A server with default settings plus `DEBUG` enabled.
+    pub fn start() -> TestServer {
+        TestServer::start_with(&[])
+    }
+
+    /// A server with extra `--name value` arguments.
+    pub fn start_with(extra: &[&str]) -> TestServer {
+        let mut args: Vec<String> = ["--port", "0", "--bind", "127.0.0.1", "--enable-debug-command", "yes"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let config = Config::from_args(args).expect("valid test configuration");
+        let shutdown = CancellationToken::new();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let token = shutdown.clone();
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .expect("runtime");
+            rt.block_on(async move {
+                let server = Server::bind(config).await.expect("bind");
+                tx.send(server.local_addr()).expect("report address");
+                server.run(token).await.expect("server run");
+            });
+        });
+        let addr = rx.recv_timeout(Duration::from_secs(30)).expect("server started");
+        TestServer { addr, shutdown, thread: Some(thread) }
+    }
+
+    /// A `redis` crate connection.
+    pub fn client(&self) -> redis::Connection {
+        redis::Client::open(format!("redis://{}/", self.addr))
+            .expect("client")
+            .get_connection()
+            .expect("connect")
+    }
+
+    /// A raw socket for protocol-level tests.
+    pub fn raw(&self) -> Raw {
+        let stream = TcpStream::connect(self.addr).expect("connect");
+        stream.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
+        Raw { stream }
+    }
+
+    /// Moves the server's clock forward by `ms` (via `DEBUG ADVANCE-CLOCK`).
+    pub fn advance(&self, con: &mut redis::Connection, ms: u64) {
+        let _: () = redis::cmd("DEBUG").arg("ADVANCE-CLOCK").arg(ms).query(con).expect("advance clock");
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// A raw RESP connection.
+pub struct Raw {
+    pub stream: TcpStream,
+}
+
+impl Raw {
+    /// Sends bytes as they are.
+    pub fn send(&mut self, bytes: &[u8]) {
+        self.stream.write_all(bytes).expect("write");
+    }
+
+    /// Reads until `expected.len()` bytes arrived (or the peer closed) and
+    /// returns what came.
+    pub fn read_exact_len(&mut self, len: usize) -> Vec<u8> {
+        let mut out = vec![0u8; len];
+        let mut got = 0;
+        while got < len {
+            match self.stream.read(&mut out[got..]) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) => panic!("read failed after {got} bytes: {e}"),
+            }
+        }
+        out.truncate(got);
+        out
+    }
+
+    /// Sends `request` and asserts the reply is exactly `reply`.
+    pub fn roundtrip(&mut self, request: &[u8], reply: &[u8]) {
+        self.send(request);
+        let got = self.read_exact_len(reply.len());
+        assert_eq!(
+            String::from_utf8_lossy(&got),
+            String::from_utf8_lossy(reply),
+            "reply to {:?}",
+            String::from_utf8_lossy(request)
+        );
+    }
+
+    /// Whether the server closed the connection (reads EOF).
+    pub fn is_closed(&mut self) -> bool {
+        let mut b = [0u8; 1];
+        matches!(self.stream.read(&mut b), Ok(0) | Err(_))
+    }
+}
+
+/// Encodes a command as a RESP array of bulk strings.
+pub fn resp(args: &[&[u8]]) -> Vec<u8> {
+    let mut out = format!("*{}\r\n", args.len()).into_bytes();
+    for a in args {
+        out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+        out.extend_from_slice(a);
+        out.extend_from_slice(b"\r\n");
+    }
+    out
+}
+
+/// Runs a command and returns its result, errors included.
+pub fn run<T: redis::FromRedisValue>(con: &mut redis::Connection, args: &[&str]) -> redis::RedisResult<T> {
+    let mut c = redis::cmd(args[0]);
+    for a in &args[1..] {
+        c.arg(*a);
+    }
+    c.query(con)
+}
+
+/// The error text of a command that must fail (code and message joined).
+pub fn err(con: &mut redis::Connection, args: &[&str]) -> String {
+    match run::<redis::Value>(con, args) {
+        Ok(v) => panic!("{args:?} succeeded with {v:?}"),
+        Err(e) => {
+            let code = e.code().unwrap_or("");
+            let detail = e.detail().unwrap_or("");
+            format!("{code} {detail}").trim().to_string()
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! Server commands: INFO, CONFIG, COMMAND, DBSIZE, FLUSHDB/FLUSHALL, SWAPDB,
+//! TIME.
+
+use std::collections::HashMap;
+
+use crate::common::{err, run, TestServer};
+
+fn info_fields(info: &str) -> HashMap<String, String> {
+    info.lines()
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.to_string(), v.trim().to_string()))
+        .collect()
+}
+
+#[test]
+fn info_sections_use_redis_field_names() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let _: () = run(&mut c, &["SET", "k", "v"]).unwrap();
+    let _: Option<String> = run(&mut c, &["GET", "k"]).unwrap();
+    let _: Option<String> = run(&mut c, &["GET", "nope"]).unwrap();
+    let info: String = run(&mut c, &["INFO"]).unwrap();
+    for section in ["# Server", "# Clients", "# Memory", "# Stats", "# Keyspace"] {
+        assert!(info.contains(section), "missing {section}");
+    }
+    let f = info_fields(&info);
+    for field in [
+        "redis_version", "tcp_port", "uptime_in_seconds", "connected_clients", "maxclients",
+        "used_memory", "used_memory_human", "used_memory_rss", "maxmemory", "maxmemory_human",
+        "maxmemory_policy", "mem_fragmentation_ratio", "total_connections_received",
+        "total_commands_processed", "expired_keys", "evicted_keys",
+    ] {
+        assert!(f.contains_key(field), "missing {field}");
+    }
+    assert_eq!(f["keyspace_hits"], "1");
+    assert_eq!(f["keyspace_misses"], "1");
+    assert_eq!(f["maxmemory_policy"], "noeviction");
+    assert_eq!(f["db0"], "keys=1,expires=0,avg_ttl=0");
+    assert_eq!(f["tcp_port"], s.addr.port().to_string());
+    let only: String = run(&mut c, &["INFO", "memory"]).unwrap();
+    assert!(only.starts_with("# Memory") && !only.contains("# Stats"));
+    let _: () = run(&mut c, &["CONFIG", "RESETSTAT"]).unwrap();
+    let f = info_fields(&run::<String>(&mut c, &["INFO", "stats"]).unwrap());
+    assert_eq!(f["keyspace_hits"], "0");
+}
+
+#[test]
+fn config_get_set_with_globs() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let got: HashMap<String, String> = run(&mut c, &["CONFIG", "GET", "maxmemory*"]).unwrap();
+    assert_eq!(got["maxmemory"], "0");
+    assert_eq!(got["maxmemory-policy"], "noeviction");
+    assert_eq!(got["maxmemory-samples"], "5");
+    let _: () = run(&mut c, &["CONFIG", "SET", "maxmemory", "16mb"]).unwrap();
+    let got: HashMap<String, String> = run(&mut c, &["CONFIG", "GET", "maxmemory"]).unwrap();
+    assert_eq!(got["maxmemory"], (16 * 1024 * 1024).to_string());
+    let _: () = run(&mut c, &["CONFIG", "SET", "maxmemory-policy", "allkeys-lru"]).unwrap();
+    let f = info_fields(&run::<String>(&mut c, &["INFO", "memory"]).unwrap());
+    assert_eq!(f["maxmemory_policy"], "allkeys-lru");
+    assert_eq!(f["maxmemory"], (16 * 1024 * 1024).to_string());
+    assert!(err(&mut c, &["CONFIG", "SET", "port", "1"]).contains("can't set immutable config"));
+    assert!(err(&mut c, &["CONFIG", "SET", "nosuch", "1"]).starts_with("ERR Unknown option"));
+    assert!(err(&mut c, &["CONFIG", "SET", "maxmemory-policy", "bogus"]).starts_with("ERR"));
+    let got: HashMap<String, String> = run(&mut c, &["CONFIG", "GET", "nomatch*"]).unwrap();
+    assert!(got.is_empty());
+    assert_eq!(err(&mut c, &["CONFIG", "GET"]), "ERR wrong number of arguments for 'config|get' command");
+}
+
+#[test]
+fn command_introspection() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let count: i64 = run(&mut c, &["COMMAND", "COUNT"]).unwrap();
+    let list: Vec<String> = run(&mut c, &["COMMAND", "LIST"]).unwrap();
+    assert_eq!(count as usize, list.len());
+    for name in ["get", "set", "multi", "exec", "scan", "client", "hello"] {
+        assert!(list.iter().any(|n| n == name), "{name} missing from COMMAND LIST");
+    }
+    let info: redis::Value = run(&mut c, &["COMMAND", "INFO", "get", "nosuch"]).unwrap();
+    let redis::Value::Array(items) = info else { panic!("{info:?}") };
+    assert_eq!(items.len(), 2);
+    let redis::Value::Array(get) = &items[0] else { panic!("{:?}", items[0]) };
+    assert_eq!(get[0], redis::Value::BulkString(b"get".to_vec()));
+    assert_eq!(get[1], redis::Value::Int(2));
+    assert_eq!(items[1], redis::Value::Nil);
+    let docs: redis::Value = run(&mut c, &["COMMAND", "DOCS", "set"]).unwrap();
+    assert!(format!("{docs:?}").contains("summary"));
+}
+
+#[test]
+fn dbsize_flush_swapdb_time() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let _: () = run(&mut c, &["MSET", "a", "1", "b", "2"]).unwrap();
+    let _: () = run(&mut c, &["SELECT", "1"]).unwrap();
+    let _: () = run(&mut c, &["SET", "c", "3"]).unwrap();
+    assert_eq!(run::<i64>(&mut c, &["DBSIZE"]).unwrap(), 1);
+    let _: () = run(&mut c, &["SWAPDB", "0", "1"]).unwrap();
+    assert_eq!(run::<i64>(&mut c, &["DBSIZE"]).unwrap(), 2);
+    assert_eq!(run::<String>(&mut c, &["GET", "a"]).unwrap(), "1");
+    assert_eq!(err(&mut c, &["SWAPDB", "0", "99"]), "ERR DB index is out of range");
+    assert_eq!(err(&mut c, &["SWAPDB", "x", "1"]), "ERR invalid first DB index");
+    let _: () = run(&mut c, &["FLUSHDB"]).unwrap();
+    assert_eq!(run::<i64>(&mut c, &["DBSIZE"]).unwrap(), 0);
+    let _: () = run(&mut c, &["SELECT", "0"]).unwrap();
+    assert_eq!(run::<i64>(&mut c, &["DBSIZE"]).unwrap(), 1);
+    assert_eq!(err(&mut c, &["FLUSHALL", "BOGUS"]), "ERR syntax error");
+    let _: () = run(&mut c, &["FLUSHALL", "ASYNC"]).unwrap();
+    assert_eq!(run::<i64>(&mut c, &["DBSIZE"]).unwrap(), 0);
+    let (secs, micros): (u64, u64) = run(&mut c, &["TIME"]).unwrap();
+    assert!(secs > 1_700_000_000 && micros < 1_000_000);
+}
+
+#[test]
+fn noeviction_refuses_writes_over_maxmemory_and_keeps_data() {
+    let s = TestServer::start_with(&["--maxmemory", "1mb"]);
+    let mut c = s.client();
+    let value = "x".repeat(1000);
+    let mut stored = 0;
+    let oom = loop {
+        match run::<()>(&mut c, &["SET", &format!("k{stored}"), &value]) {
+            Ok(()) => stored += 1,
+            Err(e) => break format!("{} {}", e.code().unwrap_or(""), e.detail().unwrap_or("")),
+        }
+        assert!(stored < 10_000, "maxmemory never enforced");
+    };
+    assert_eq!(oom, "OOM command not allowed when used memory > 'maxmemory'.");
+    // Reads and deletes still work, and nothing stored was lost.
+    assert_eq!(run::<i64>(&mut c, &["DBSIZE"]).unwrap(), stored);
+    assert_eq!(run::<String>(&mut c, &["GET", "k0"]).unwrap(), value);
+    assert_eq!(run::<i64>(&mut c, &["DEL", "k0", "k1"]).unwrap(), 2);
+}
+
+#[test]
+fn allkeys_lru_evicts_to_stay_under_maxmemory() {
+    let s = TestServer::start_with(&["--maxmemory", "1mb", "--maxmemory-policy", "allkeys-lru"]);
+    let mut c = s.client();
+    let value = "x".repeat(1000);
+    for i in 0..5_000 {
+        let _: () = run(&mut c, &["SET", &format!("k{i}"), &value]).unwrap();
+    }
+    let f = info_fields(&run::<String>(&mut c, &["INFO"]).unwrap());
+    let used: u64 = f["used_memory"].parse().unwrap();
+    assert!(used <= 1024 * 1024 + 4096, "used_memory {used} over the limit");
+    let evicted: u64 = f["evicted_keys"].parse().unwrap();
+    let dbsize: u64 = run(&mut c, &["DBSIZE"]).unwrap();
+    assert_eq!(evicted + dbsize, 5_000);
+    // The most recent write survives; the first ones went.
+    assert_eq!(run::<i64>(&mut c, &["EXISTS", "k4999"]).unwrap(), 1);
+    assert_eq!(run::<i64>(&mut c, &["EXISTS", "k0"]).unwrap(), 0);
+}
