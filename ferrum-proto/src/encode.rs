@@ -1,0 +1,255 @@
+//! Writing frames as RESP2 or RESP3 bytes.
+//!
+//! Frames are written straight into the caller's [`BytesMut`], integers with
+//! `itoa`, and nothing is built on the side. A connection that speaks RESP2
+//! gets the RESP3-only types written down to their RESP2 forms, as Redis does
+//! for a client that has not sent `HELLO 3`: a map becomes a flat array of key,
+//! value, ...; a set or push becomes an array; a double becomes a bulk string;
+//! a boolean becomes the integer 1 or 0; a verbatim string becomes a bulk
+//! string of its text; a big number becomes a bulk string of its digits.
+
+use std::io::Write as _;
+
+use bytes::{BufMut, BytesMut};
+
+use crate::{Frame, Protocol};
+
+const CRLF: &[u8] = b"\r\n";
+
+impl Frame {
+    /// Appends this frame to `dst` as `protocol` writes it.
+    ///
+    /// Simple strings and errors are written as given; the caller must not put
+    /// `\r` or `\n` in them (Redis replaces them with spaces in its own
+    /// errors).
+    ///
+    /// ```
+    /// use bytes::BytesMut;
+    /// use ferrum_proto::{Frame, Protocol};
+    ///
+    /// let mut out = BytesMut::new();
+    /// Frame::Boolean(true).encode(Protocol::Resp2, &mut out);
+    /// Frame::Boolean(true).encode(Protocol::Resp3, &mut out);
+    /// assert_eq!(&out[..], b":1\r\n#t\r\n");
+    /// ```
+    pub fn encode(&self, protocol: Protocol, dst: &mut BytesMut) {
+        let resp3 = protocol == Protocol::Resp3;
+        match self {
+            Frame::Simple(s) => line(dst, b'+', s),
+            Frame::Error(e) => line(dst, b'-', e),
+            Frame::Integer(n) => integer(dst, b':', *n),
+            Frame::Bulk(b) => bulk(dst, b'$', b),
+            Frame::Null if resp3 => dst.extend_from_slice(b"_\r\n"),
+            Frame::Null => dst.extend_from_slice(b"$-1\r\n"),
+            Frame::NullArray if resp3 => dst.extend_from_slice(b"_\r\n"),
+            Frame::NullArray => dst.extend_from_slice(b"*-1\r\n"),
+            Frame::Array(items) => aggregate(dst, b'*', items, protocol),
+            Frame::Set(items) => aggregate(dst, if resp3 { b'~' } else { b'*' }, items, protocol),
+            Frame::Push(items) => aggregate(dst, if resp3 { b'>' } else { b'*' }, items, protocol),
+            Frame::Map(pairs) => {
+                if resp3 {
+                    header(dst, b'%', pairs.len());
+                } else {
+                    header(dst, b'*', pairs.len() * 2);
+                }
+                for (key, value) in pairs {
+                    key.encode(protocol, dst);
+                    value.encode(protocol, dst);
+                }
+            }
+            Frame::Double(d) => {
+                let mut repr = [0u8; 40];
+                let repr = format_double(*d, &mut repr);
+                if resp3 {
+                    line(dst, b',', repr);
+                } else {
+                    bulk(dst, b'$', repr);
+                }
+            }
+            Frame::Boolean(b) if resp3 => {
+                dst.extend_from_slice(if *b { b"#t\r\n" } else { b"#f\r\n" })
+            }
+            Frame::Boolean(b) => dst.extend_from_slice(if *b { b":1\r\n" } else { b":0\r\n" }),
+            Frame::Verbatim { format, text } if resp3 => {
+                header(dst, b'=', text.len() + 4);
+                dst.reserve(text.len() + 6);
+                dst.put_slice(format);
+                dst.put_u8(b':');
+                dst.put_slice(text);
+                dst.put_slice(CRLF);
+            }
+            Frame::Verbatim { text, .. } => bulk(dst, b'$', text),
+            Frame::BigNumber(digits) if resp3 => line(dst, b'(', digits),
+            Frame::BigNumber(digits) => bulk(dst, b'$', digits),
+        }
+    }
+}
+
+fn line(dst: &mut BytesMut, prefix: u8, body: &[u8]) {
+    dst.reserve(body.len() + 3);
+    dst.put_u8(prefix);
+    dst.put_slice(body);
+    dst.put_slice(CRLF);
+}
+
+fn integer(dst: &mut BytesMut, prefix: u8, n: i64) {
+    line(dst, prefix, itoa::Buffer::new().format(n).as_bytes());
+}
+
+fn header(dst: &mut BytesMut, prefix: u8, len: usize) {
+    line(dst, prefix, itoa::Buffer::new().format(len).as_bytes());
+}
+
+fn bulk(dst: &mut BytesMut, prefix: u8, body: &[u8]) {
+    let mut len = itoa::Buffer::new();
+    let len = len.format(body.len()).as_bytes();
+    dst.reserve(len.len() + body.len() + 5);
+    dst.put_u8(prefix);
+    dst.put_slice(len);
+    dst.put_slice(CRLF);
+    dst.put_slice(body);
+    dst.put_slice(CRLF);
+}
+
+fn aggregate(dst: &mut BytesMut, prefix: u8, items: &[Frame], protocol: Protocol) {
+    header(dst, prefix, items.len());
+    for item in items {
+        item.encode(protocol, dst);
+    }
+}
+
+/// Formats a double the way it reads back exactly: the shortest digits that
+/// round-trip (Rust's float formatting guarantees this), without an exponent
+/// for everyday magnitudes (`1`, `1.5`, `0.001`) and with one for very large or
+/// small ones (`1e300`, `1.5e-7`). Infinities and NaN are `inf`, `-inf` and
+/// `nan`, as Redis writes them.
+pub(crate) fn format_double(d: f64, buf: &mut [u8; 40]) -> &[u8] {
+    if d.is_nan() {
+        return b"nan";
+    }
+    if d.is_infinite() {
+        return if d > 0.0 { b"inf" } else { b"-inf" };
+    }
+    let mut cursor = &mut buf[..];
+    let magnitude = d.abs();
+    // 40 bytes hold the longest shortest-round-trip form of either notation
+    // (17 significant digits, sign, point, and "e-324" or five leading zeros).
+    let written = if magnitude == 0.0 || (1e-5..1e17).contains(&magnitude) {
+        write!(cursor, "{d}")
+    } else {
+        write!(cursor, "{d:e}")
+    };
+    let left = cursor.len();
+    match written {
+        Ok(()) => &buf[..40 - left],
+        // Unreachable by the size argument above; write something valid.
+        Err(_) => b"nan",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::Bytes;
+
+    fn enc(frame: &Frame, protocol: Protocol) -> String {
+        let mut out = BytesMut::new();
+        frame.encode(protocol, &mut out);
+        String::from_utf8(out.to_vec()).unwrap()
+    }
+
+    fn both(frame: Frame, resp2: &str, resp3: &str) {
+        assert_eq!(enc(&frame, Protocol::Resp2), resp2, "RESP2 {frame:?}");
+        assert_eq!(enc(&frame, Protocol::Resp3), resp3, "RESP3 {frame:?}");
+    }
+
+    #[test]
+    fn resp2_types_are_the_same_in_both_protocols() {
+        both(Frame::ok(), "+OK\r\n", "+OK\r\n");
+        both(Frame::error("ERR x"), "-ERR x\r\n", "-ERR x\r\n");
+        both(Frame::Integer(-42), ":-42\r\n", ":-42\r\n");
+        both(
+            Frame::Integer(i64::MIN),
+            ":-9223372036854775808\r\n",
+            ":-9223372036854775808\r\n",
+        );
+        both(Frame::bulk("foo"), "$3\r\nfoo\r\n", "$3\r\nfoo\r\n");
+        both(Frame::bulk(""), "$0\r\n\r\n", "$0\r\n\r\n");
+        both(Frame::Array(vec![]), "*0\r\n", "*0\r\n");
+        both(
+            Frame::bulks(["a", "bc"]),
+            "*2\r\n$1\r\na\r\n$2\r\nbc\r\n",
+            "*2\r\n$1\r\na\r\n$2\r\nbc\r\n",
+        );
+    }
+
+    #[test]
+    fn nulls_are_one_type_in_resp3() {
+        both(Frame::Null, "$-1\r\n", "_\r\n");
+        both(Frame::NullArray, "*-1\r\n", "_\r\n");
+    }
+
+    #[test]
+    fn resp3_types_fall_back_in_resp2() {
+        both(
+            Frame::Map(vec![(Frame::bulk("k"), Frame::Integer(1))]),
+            "*2\r\n$1\r\nk\r\n:1\r\n",
+            "%1\r\n$1\r\nk\r\n:1\r\n",
+        );
+        both(
+            Frame::Set(vec![Frame::Integer(1)]),
+            "*1\r\n:1\r\n",
+            "~1\r\n:1\r\n",
+        );
+        both(
+            Frame::Push(vec![Frame::bulk("m")]),
+            "*1\r\n$1\r\nm\r\n",
+            ">1\r\n$1\r\nm\r\n",
+        );
+        both(Frame::Boolean(false), ":0\r\n", "#f\r\n");
+        both(
+            Frame::Verbatim {
+                format: *b"txt",
+                text: Bytes::from_static(b"hi"),
+            },
+            "$2\r\nhi\r\n",
+            "=6\r\ntxt:hi\r\n",
+        );
+        both(
+            Frame::BigNumber(Bytes::from_static(b"-123")),
+            "$4\r\n-123\r\n",
+            "(-123\r\n",
+        );
+        both(Frame::Double(1.5), "$3\r\n1.5\r\n", ",1.5\r\n");
+    }
+
+    #[test]
+    fn doubles_are_shortest_round_trip() {
+        let mut buf = [0u8; 40];
+        for (d, want) in [
+            (1.0, "1"),
+            (-0.0, "-0"),
+            (0.0, "0"),
+            (1.5, "1.5"),
+            (0.1, "0.1"),
+            (3.0e-5, "0.00003"),
+            (1e300, "1e300"),
+            (1.5e-7, "1.5e-7"),
+            (f64::MAX, "1.7976931348623157e308"),
+            (f64::MIN_POSITIVE, "2.2250738585072014e-308"),
+            (-5e-324, "-5e-324"),
+            (f64::INFINITY, "inf"),
+            (f64::NEG_INFINITY, "-inf"),
+            (f64::NAN, "nan"),
+        ] {
+            let got = std::str::from_utf8(format_double(d, &mut buf))
+                .unwrap()
+                .to_owned();
+            assert_eq!(got, want);
+            if d.is_finite() {
+                assert_eq!(got.parse::<f64>().unwrap(), d);
+            }
+        }
+        assert_eq!(format_double(0.1 + 0.2, &mut buf), b"0.30000000000000004");
+    }
+}
