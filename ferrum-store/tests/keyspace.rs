@@ -1,0 +1,228 @@
+//! The store's contract, driven with hand-made time: expiry, accounting,
+//! eviction, versions and cursors.
+
+use bytes::Bytes;
+use ferrum_store::{Access, Millis, PolicyConfig, PolicyKind, Store, StoreConfig, Value};
+
+fn key(i: usize) -> Bytes {
+    Bytes::from(format!("key:{i:06}"))
+}
+
+fn val(n: usize) -> Value {
+    Value::Str(Bytes::from(vec![b'v'; n]))
+}
+
+fn store(maxmemory_bytes: u64, policy: PolicyKind) -> Store {
+    Store::new(StoreConfig {
+        maxmemory_bytes,
+        policy,
+        ..StoreConfig::default()
+    })
+}
+
+fn set(s: &Store, k: &Bytes, v: Value, ttl: Option<Millis>, now: Millis) {
+    let mut ks = s.lock_key(k);
+    ks.shard(k).insert(0, k.clone(), v, ttl, now);
+}
+
+fn get(s: &Store, k: &Bytes, now: Millis) -> Option<Value> {
+    let mut ks = s.lock_key(k);
+    ks.shard(k).lookup(0, k, now, Access::Read).map(|e| e.value().clone())
+}
+
+#[test]
+fn lazy_expiry_hides_keys_at_their_deadline() {
+    let s = store(0, PolicyKind::NoEviction);
+    let k = key(1);
+    set(&s, &k, val(3), Some(Millis(100)), Millis(0));
+    assert!(get(&s, &k, Millis(99)).is_some());
+    assert!(get(&s, &k, Millis(100)).is_none());
+    let st = s.stats();
+    assert_eq!((st.keyspace_hits, st.keyspace_misses, st.expired_keys), (1, 1, 1));
+}
+
+#[test]
+fn memory_returns_to_baseline_after_delete_and_flush() {
+    let s = store(0, PolicyKind::NoEviction);
+    let base = s.used_memory_bytes();
+    for i in 0..1000 {
+        set(&s, &key(i), val(32), None, Millis(0));
+    }
+    let full = s.used_memory_bytes();
+    assert!(full - base >= 1000 * (10 + 32), "accounting counts keys and values");
+    for i in 0..500 {
+        let k = key(i);
+        let mut ks = s.lock_key(&k);
+        assert!(ks.shard(&k).remove(0, &k, Millis(1)).is_some());
+    }
+    let half = s.used_memory_bytes();
+    assert!(half < full && half > base);
+    let mut all = s.lock_all();
+    for shard in all.shards() {
+        shard.flush_db(0);
+    }
+    drop(all);
+    assert_eq!(s.used_memory_bytes(), base);
+}
+
+#[test]
+fn overwrites_and_in_place_growth_are_accounted() {
+    let s = store(0, PolicyKind::NoEviction);
+    let k = key(7);
+    set(&s, &k, val(10), None, Millis(0));
+    let small = s.used_memory_bytes();
+    set(&s, &k, val(1000), None, Millis(0));
+    let big = s.used_memory_bytes();
+    assert!(big >= small + 900);
+    {
+        let mut ks = s.lock_key(&k);
+        let mut e = ks.shard(&k).lookup_mut(0, &k, Millis(0)).expect("present");
+        *e.value_mut() = val(10);
+    }
+    assert_eq!(s.used_memory_bytes(), small);
+}
+
+#[test]
+fn lru_eviction_keeps_memory_under_the_limit_and_the_recent_keys() {
+    let s = store(64 * 1024, PolicyKind::AllKeysLru);
+    for i in 0..2000 {
+        set(&s, &key(i), val(32), None, Millis(i as u64));
+        s.enforce_maxmemory(Millis(i as u64));
+        assert!(s.used_memory_bytes() as u64 <= 64 * 1024);
+    }
+    assert!(s.stats().evicted_keys > 0);
+    assert!(get(&s, &key(1999), Millis(3000)).is_some());
+    assert!(get(&s, &key(0), Millis(3000)).is_none());
+}
+
+#[test]
+fn noeviction_refuses_instead_of_evicting() {
+    let s = store(16 * 1024, PolicyKind::NoEviction);
+    let mut i = 0;
+    while s.reserve_for_write(Millis(0)).is_ok() {
+        set(&s, &key(i), val(64), None, Millis(0));
+        i += 1;
+        assert!(i < 10_000);
+    }
+    assert_eq!(s.stats().evicted_keys, 0);
+    assert!(get(&s, &key(0), Millis(0)).is_some());
+}
+
+#[test]
+fn volatile_policies_only_evict_keys_with_a_ttl() {
+    let s = store(32 * 1024, PolicyKind::VolatileLru);
+    for i in 0..100 {
+        set(&s, &key(i), val(32), None, Millis(0));
+    }
+    for i in 100..2000 {
+        set(&s, &key(i), val(32), Some(Millis(1_000_000)), Millis(i as u64));
+        s.enforce_maxmemory(Millis(i as u64));
+    }
+    for i in 0..100 {
+        assert!(get(&s, &key(i), Millis(3000)).is_some(), "persistent key {i} was evicted");
+    }
+    // Once only persistent keys are left, nothing can be evicted.
+    let mut all = s.lock_all();
+    for shard in all.shards() {
+        shard.flush_db(0);
+    }
+    drop(all);
+    for i in 0..2000 {
+        set(&s, &key(i), val(32), None, Millis(0));
+    }
+    assert!(s.reserve_for_write(Millis(0)).is_err());
+}
+
+#[test]
+fn switching_policy_keeps_every_key() {
+    let s = store(0, PolicyKind::NoEviction);
+    for i in 0..300 {
+        set(&s, &key(i), val(8), None, Millis(i as u64));
+    }
+    s.set_policy(PolicyKind::AllKeysLru, PolicyConfig::default());
+    s.set_maxmemory_bytes(s.used_memory_bytes() as u64 / 2);
+    let evicted = s.enforce_maxmemory(Millis(1000));
+    assert!(evicted > 100 && evicted < 300, "{evicted}");
+    // Recency survived the switch: the oldest keys went first.
+    assert!(get(&s, &key(0), Millis(1001)).is_none());
+    assert!(get(&s, &key(299), Millis(1001)).is_some());
+}
+
+#[test]
+fn versions_change_on_every_write() {
+    let s = store(0, PolicyKind::NoEviction);
+    let k = key(3);
+    let version = |s: &Store| {
+        let mut ks = s.lock_key(&k);
+        ks.shard(&k).lookup(0, &k, Millis(0), Access::Peek).map(|e| e.version())
+    };
+    set(&s, &k, val(1), None, Millis(0));
+    let v1 = version(&s);
+    let _ = get(&s, &k, Millis(0));
+    assert_eq!(version(&s), v1, "reads do not change the version");
+    set(&s, &k, val(1), None, Millis(0));
+    let v2 = version(&s);
+    assert_ne!(v1, v2);
+    {
+        let mut ks = s.lock_key(&k);
+        ks.shard(&k).set_expiry(0, &k, Some(Millis(50)), Millis(0));
+    }
+    assert_ne!(version(&s), v2);
+}
+
+#[test]
+fn scan_visits_every_key_once_and_terminates() {
+    let s = store(0, PolicyKind::NoEviction);
+    for i in 0..1000 {
+        set(&s, &key(i), val(1), None, Millis(0));
+    }
+    let mut seen = std::collections::HashSet::new();
+    let mut cursor = 0;
+    loop {
+        let mut all = s.lock_all();
+        cursor = all.scan(0, cursor, 37, Millis(0), |k, _| {
+            assert!(seen.insert(k.clone()), "{k:?} returned twice");
+        });
+        if cursor == 0 {
+            break;
+        }
+    }
+    assert_eq!(seen.len(), 1000);
+}
+
+#[test]
+fn swapdb_exchanges_contents() {
+    let s = store(0, PolicyKind::NoEviction);
+    let k = key(1);
+    set(&s, &k, val(1), None, Millis(0));
+    let mut all = s.lock_all();
+    for shard in all.shards() {
+        shard.swap_db(0, 1);
+    }
+    assert_eq!(all.dbsize(0), 0);
+    assert_eq!(all.dbsize(1), 1);
+    assert!(all.shard(&k).lookup(1, &k, Millis(0), Access::Peek).is_some());
+}
+
+#[test]
+fn active_expiry_removes_unread_keys() {
+    let s = store(0, PolicyKind::NoEviction);
+    for i in 0..500 {
+        set(&s, &key(i), val(1), Some(Millis(10)), Millis(0));
+    }
+    for i in 500..600 {
+        set(&s, &key(i), val(1), Some(Millis(1_000_000)), Millis(0));
+    }
+    // Each cycle stops once a sample finds few expired keys (Redis's
+    // heuristic), so stragglers go over the next cycles, as on a timer.
+    let mut removed = 0;
+    for _ in 0..1000 {
+        removed += s.expire_cycle(Millis(20), 200);
+        if removed == 500 {
+            break;
+        }
+    }
+    assert_eq!(removed, 500);
+    assert_eq!(s.keyspace_sizes()[0], (100, 100));
+    assert_eq!(s.stats().expired_keys, 500);
+}
