@@ -12,7 +12,7 @@ use tokio::time::Instant;
 
 /// Unix time in milliseconds, monotonic for the life of the process.
 #[derive(Debug)]
-pub struct Clock {
+pub(crate) struct Clock {
     start: Instant,
     start_unix_ms: u64,
     offset_ms: AtomicU64,
@@ -20,7 +20,7 @@ pub struct Clock {
 
 impl Clock {
     /// A clock anchored to the current wall-clock time.
-    pub fn new() -> Clock {
+    pub(crate) fn new() -> Clock {
         let start_unix_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
@@ -32,23 +32,23 @@ impl Clock {
     }
 
     /// Now, in Unix milliseconds.
-    pub fn now(&self) -> Millis {
+    pub(crate) fn now(&self) -> Millis {
         Millis(self.now_micros() / 1000)
     }
 
     /// Now, in Unix microseconds (for `TIME`).
-    pub fn now_micros(&self) -> u64 {
+    pub(crate) fn now_micros(&self) -> u64 {
         let elapsed = self.start.elapsed().as_micros() as u64;
         (self.start_unix_ms + self.offset_ms.load(Ordering::Relaxed)) * 1000 + elapsed
     }
 
     /// Seconds since the server started (for `INFO server`).
-    pub fn uptime_secs(&self) -> u64 {
+    pub(crate) fn uptime_secs(&self) -> u64 {
         self.start.elapsed().as_secs()
     }
 
     /// Moves the clock forward by `ms`.
-    pub fn advance(&self, ms: u64) {
+    pub(crate) fn advance(&self, ms: u64) {
         self.offset_ms.fetch_add(ms, Ordering::Relaxed);
     }
 }

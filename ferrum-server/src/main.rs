@@ -1,11 +1,26 @@
 //! `ferrum-server`: run FerrumKV with redis-server's command line.
 
 use anyhow::Context as _;
+use ferrum_server::config::{ConfigError, USAGE};
 use ferrum_server::{Config, Server};
 use tokio_util::sync::CancellationToken;
 
 fn main() -> anyhow::Result<()> {
-    let config = Config::from_args(std::env::args().skip(1)).context("invalid configuration")?;
+    let config = match Config::from_args(std::env::args().skip(1)) {
+        Ok(config) => config,
+        Err(ConfigError::Help) => {
+            print!("{USAGE}");
+            return Ok(());
+        }
+        Err(ConfigError::Version) => {
+            println!("ferrum-server v={} (redis_version={})", env!("CARGO_PKG_VERSION"), ferrum_server::REDIS_VERSION);
+            return Ok(());
+        }
+        Err(e) => {
+            eprintln!("*** FATAL CONFIG ERROR ***\n{e}");
+            std::process::exit(1);
+        }
+    };
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()

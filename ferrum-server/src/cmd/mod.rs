@@ -94,7 +94,7 @@ pub(crate) struct CommandSpec {
 }
 
 impl CommandSpec {
-    fn arity_ok(&self, argc: usize) -> bool {
+    pub(crate) fn arity_ok(&self, argc: usize) -> bool {
         let argc = argc as i64;
         let arity = i64::from(self.arity);
         if arity >= 0 {
@@ -217,6 +217,7 @@ fn prepare(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Result<Prepared, CmdError> {
 /// each queued command while it holds the transaction gate.
 pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes]) -> Frame {
     ctx.shared.stats.record_call(spec);
+    ctx.conn.handle.touch(spec.name);
     if spec.has(flag::DENYOOM) {
         if let Err(e) = ctx.store().reserve_for_write(ctx.now) {
             return CmdError::from(e).into_frame();

@@ -78,13 +78,9 @@ pub(crate) fn config(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if is(sub, "get") {
         sub_arity(args.len() >= 3, "get")?;
         let config = ctx.shared.config();
-        let mut seen = std::collections::BTreeMap::new();
-        for pattern in &args[2..] {
-            for (name, value) in config.get(pattern) {
-                seen.insert(name, value);
-            }
-        }
-        let pairs = seen
+        let patterns: Vec<&[u8]> = args[2..].iter().map(|p| &p[..]).collect();
+        let pairs = config
+            .get_many(&patterns)
             .into_iter()
             .map(|(k, v)| (Frame::bulk(k), Frame::bulk(v)))
             .collect();
@@ -129,11 +125,11 @@ fn config_set(ctx: &mut Ctx<'_>, pairs: &[Bytes]) -> CmdResult {
     let shared = ctx.shared;
     let mut config = shared.config.write().unwrap_or_else(|p| p.into_inner());
     let mut staged = config.clone();
-    for kv in pairs.chunks_exact(2) {
-        staged
-            .set(&kv[0], &kv[1])
-            .map_err(|e| CmdError::msg(e.to_string()))?;
-    }
+    let pairs: Vec<(&[u8], &[u8])> = pairs.chunks_exact(2).map(|kv| (&kv[0][..], &kv[1][..])).collect();
+    // All or nothing, as Redis 7: the error text is the whole reply.
+    staged
+        .set_many(&pairs)
+        .map_err(|e| CmdError::msg(e.to_string()))?;
     let policy_changed = staged.maxmemory_policy != config.maxmemory_policy
         || staged.maxmemory_samples != config.maxmemory_samples
         || staged.lfu_log_factor != config.lfu_log_factor
@@ -238,6 +234,16 @@ pub(crate) fn command(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
                 .map(|c| (Frame::bulk(c.name), command_docs(c)))
                 .collect(),
         ))
+    } else if is(sub, "getkeys") {
+        let target = args.get(2).and_then(|n| lookup(n));
+        let Some(target) = target.filter(|t| t.arity_ok(args.len() - 2)) else {
+            return Err(CmdError::msg("ERR Invalid arguments specified for command"));
+        };
+        let keys: Vec<Frame> = target.keys(&args[2..]).map(|k| Frame::Bulk(k.clone())).collect();
+        if keys.is_empty() {
+            return Err(CmdError::msg("ERR The command has no key arguments"));
+        }
+        Ok(Frame::Array(keys))
     } else if is(sub, "help") {
         Ok(Frame::Array(
             [
@@ -247,6 +253,7 @@ pub(crate) fn command(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
                 "LIST", "    Return a list of all commands in this server.",
                 "INFO [<command-name> ...]", "    Return details about multiple commands.",
                 "DOCS [<command-name> ...]", "    Return documentation details about multiple commands.",
+                "GETKEYS <full-command>", "    Return the keys from a full Redis command.",
                 "HELP", "    Print this help.",
             ]
             .map(Frame::simple)

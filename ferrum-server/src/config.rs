@@ -1,0 +1,1882 @@
+//! FerrumKV's configuration: the redis-server command line, redis.conf files,
+//! and `CONFIG GET` / `CONFIG SET` at runtime, all driven by one table.
+//!
+//! Every parameter is one row of [`PARAMS`]: its name, whether `CONFIG SET`
+//! may change it, its default written as redis.conf text, and its [`Kind`],
+//! which carries the value syntax and a getter/setter pair for the typed field
+//! of [`Config`]. Startup, `CONFIG GET` and `CONFIG SET` all go through the
+//! row, so adding a parameter is a field, a [`Param`] variant and one row.
+//!
+//! Syntax and error wording follow Redis 7 (src/config.c, src/sds.c,
+//! src/util.c): `sdssplitargs` quoting, `memtoull` units (`1k` = 1000,
+//! `1kb` = 1024), `string2ll` integers (no `+`, no leading zeros), yes/no
+//! booleans, case-insensitive names and enum values. Where FerrumKV differs it
+//! says so on the row: `bind` defaults to `127.0.0.1` only (Redis 7 adds
+//! `-::1`); `port`, `bind` and `metrics-addr` cannot be changed at runtime;
+//! `hz` is refused outside 1..=500 rather than clamped; `maxmemory-samples` is
+//! capped at 64 as in Redis 8, since each eviction costs that many samples;
+//! `daemonize` and `appendonly` accept only `no`; `save`, `dbfilename` and
+//! `dir` are accepted so stock redis.conf files load, and reported by
+//! `CONFIG GET`, but FerrumKV keeps no persistence and never writes them.
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use ferrum_store::glob::glob_match;
+
+/// The `maxmemory-policy` names FerrumKV accepts, Redis's eight plus AHE.
+/// Kept in one place so it can later be replaced by the eviction crate's own
+/// parser.
+pub const MAXMEMORY_POLICIES: &[&str] = &[
+    "noeviction",
+    "allkeys-lru",
+    "allkeys-lfu",
+    "allkeys-random",
+    "volatile-lru",
+    "volatile-lfu",
+    "volatile-random",
+    "volatile-ttl",
+    "allkeys-ahe",
+    "volatile-ahe",
+];
+
+/// The `loglevel` names, most to least verbose, as in Redis.
+pub const LOGLEVELS: &[&str] = &["debug", "verbose", "notice", "warning"];
+
+/// What `--help` prints.
+pub const USAGE: &str = "\
+Usage: ferrum-server [/path/to/redis.conf] [options]
+       ferrum-server -v or --version
+       ferrum-server -h or --help
+
+Options are redis.conf directives written as --name value; they are applied
+after the configuration file, in order. Examples:
+       ferrum-server --port 7777
+       ferrum-server --maxmemory 100mb --maxmemory-policy allkeys-ahe
+       ferrum-server /etc/ferrum/redis.conf --loglevel verbose --save \"\"
+";
+
+/// Redis's `CONFIG_BINDADDR_MAX`.
+const MAX_BIND_ADDRS: usize = 16;
+const INT_MAX: u64 = i32::MAX as u64;
+const LONG_MAX: u64 = i64::MAX as u64;
+const MB: u64 = 1024 * 1024;
+
+/// The server's configuration, with Redis's defaults (see [`PARAMS`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// The configuration file it was loaded from, made absolute, as INFO's
+    /// `config_file` reports it. Not a parameter.
+    pub config_file: Option<PathBuf>,
+    /// `bind`: addresses to listen on. An address prefixed with `-` is
+    /// optional (skipped if unavailable); `*` and `::*` mean every IPv4 and
+    /// IPv6 interface.
+    pub bind: Vec<String>,
+    /// `port`; 0 asks the OS for a free port (for tests).
+    pub port: u16,
+    /// `databases`: how many numbered databases `SELECT` can reach.
+    pub databases: u32,
+    /// `maxmemory`; 0 means no limit.
+    pub maxmemory_bytes: u64,
+    /// `maxmemory-policy`, one of [`MAXMEMORY_POLICIES`].
+    pub maxmemory_policy: &'static str,
+    /// `maxmemory-samples`: keys sampled per eviction by sampling policies.
+    pub maxmemory_samples: u32,
+    /// `lfu-log-factor`: how slowly the LFU counter saturates.
+    pub lfu_log_factor: u32,
+    /// `lfu-decay-time`: minutes for the LFU counter to halve.
+    pub lfu_decay_time_minutes: u32,
+    /// `requirepass`; `None` (set as `""`) means no password.
+    pub requirepass: Option<String>,
+    /// `maxclients`: connections beyond this are refused.
+    pub maxclients: u32,
+    /// `timeout`: close a client idle this long; zero means never.
+    pub timeout: Duration,
+    /// `tcp-keepalive`: TCP keepalive interval; zero turns it off.
+    pub tcp_keepalive: Duration,
+    /// `proto-max-bulk-len`: the largest bulk string a client may send.
+    pub proto_max_bulk_len_bytes: u64,
+    /// `client-query-buffer-limit`: the most unparsed input held per client.
+    pub client_query_buffer_limit_bytes: u64,
+    /// `hz`: background task frequency (active expiry), 1..=500.
+    pub hz: u32,
+    /// `loglevel`, one of [`LOGLEVELS`].
+    pub loglevel: &'static str,
+    /// `logfile`; `None` (set as `""`) logs to standard output.
+    pub logfile: Option<PathBuf>,
+    /// `enable-debug-command`: allow FerrumKV's `DEBUG` test hooks
+    /// (`DEBUG ADVANCE-CLOCK`, `DEBUG EXPIRE-CYCLE`). Off by default, as in
+    /// Redis; only `yes` and `no` are accepted (not Redis's `local`).
+    pub enable_debug_command: bool,
+    /// `protected-mode`: with no password and no explicit `bind`, accept
+    /// only loopback clients.
+    pub protected_mode: bool,
+    /// `save`, stored verbatim for `CONFIG GET`. FerrumKV keeps no
+    /// persistence, so it defaults to `""` (never) and is never acted on.
+    pub save: String,
+    /// `active-expire-effort`: 1..=10, how hard the active expiry cycle works.
+    pub active_expire_effort: u32,
+    /// `client-output-buffer-limit`, per client class.
+    pub client_output_buffer_limit: OutputBufferLimits,
+    /// `metrics-addr` (FerrumKV only): where to serve Prometheus metrics;
+    /// `None` (the default) serves none.
+    pub metrics_addr: Option<SocketAddr>,
+    /// `dbfilename`, stored for `CONFIG GET` only: FerrumKV writes no files.
+    pub dbfilename: String,
+    /// `dir`, stored for `CONFIG GET` only: FerrumKV writes no files.
+    pub dir: String,
+}
+
+/// One client class's output buffer limits: disconnect a client whose
+/// pending output exceeds `hard_bytes`, or stays over `soft_bytes` for
+/// `soft_seconds`. Zero disables a limit.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OutputBufferLimit {
+    /// Disconnect as soon as pending output exceeds this.
+    pub hard_bytes: u64,
+    /// Disconnect when pending output stays above this for `soft_seconds`.
+    pub soft_bytes: u64,
+    /// How long output may stay above `soft_bytes`.
+    pub soft_seconds: u64,
+}
+
+/// `client-output-buffer-limit` for each client class Redis knows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OutputBufferLimits {
+    /// Ordinary clients.
+    pub normal: OutputBufferLimit,
+    /// Replicas (`replica`, or `slave` as Redis prints it). Unused until
+    /// FerrumKV replicates, kept so the value round-trips.
+    pub replica: OutputBufferLimit,
+    /// Clients in subscribed (pub/sub) mode.
+    pub pubsub: OutputBufferLimit,
+}
+
+/// Which parameter a successful [`Config::set`] changed, so the server can
+/// react (for example evict at once when `maxmemory` shrinks). Each variant
+/// is the parameter of the same name; `set` never returns the immutable ones
+/// (`Bind`, `Port`, `Databases`, `Logfile`, `Daemonize`, `MetricsAddr`).
+// Each variant is the parameter of the same name, as said above; a doc line
+// per variant would only repeat it.
+#[allow(missing_docs)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Param {
+    Bind,
+    Port,
+    Databases,
+    Maxmemory,
+    MaxmemoryPolicy,
+    MaxmemorySamples,
+    LfuLogFactor,
+    LfuDecayTime,
+    Requirepass,
+    Maxclients,
+    Timeout,
+    TcpKeepalive,
+    ProtoMaxBulkLen,
+    ClientQueryBufferLimit,
+    Hz,
+    Loglevel,
+    Logfile,
+    Daemonize,
+    ProtectedMode,
+    EnableDebugCommand,
+    Appendonly,
+    Save,
+    ActiveExpireEffort,
+    ClientOutputBufferLimit,
+    MetricsAddr,
+    Dbfilename,
+    Dir,
+}
+
+/// Why the configuration was refused.
+///
+/// Startup errors name the option and the bad value. The `Set*` variants are
+/// what [`Config::set`] returns: their `Display` is the complete Redis error
+/// line, `ERR` code included, ready to send as `-{error}\r\n`.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// `-h` / `--help`: not a failure; print [`USAGE`] and exit 0.
+    #[error("help requested")]
+    Help,
+    /// `-v` / `--version`: not a failure; print the version and exit 0.
+    #[error("version requested")]
+    Version,
+    /// The configuration file could not be read.
+    #[error("can't open config file '{}': {error}", path.display())]
+    Read {
+        /// The path as given on the command line.
+        path: PathBuf,
+        /// Why it could not be read.
+        error: std::io::Error,
+    },
+    /// `-` (read the configuration from standard input) is not supported.
+    #[error("reading the configuration from standard input ('-') is not supported")]
+    Stdin,
+    /// A command-line word that is neither an option nor an option's value.
+    #[error("unexpected argument '{arg}': options are written --name value, as in --port 6380")]
+    UnexpectedArgument {
+        /// The offending word.
+        arg: String,
+    },
+    /// An error on a line of the configuration file.
+    #[error("{}:{line}: {error}", path.display())]
+    InFile {
+        /// The configuration file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong with that line.
+        error: Box<ConfigError>,
+    },
+    /// A quote is not closed, or a closing quote is followed by more text.
+    #[error("unbalanced quotes in configuration line")]
+    UnbalancedQuotes,
+    /// `include` is a Redis directive FerrumKV does not implement.
+    #[error("'include' is not supported: put every directive in one file")]
+    Include,
+    /// No such parameter.
+    #[error("unknown option '{name}'")]
+    UnknownOption {
+        /// The name as written, lowercased.
+        name: String,
+    },
+    /// A single-value parameter was given no value or several.
+    #[error("wrong number of arguments for '{name}'")]
+    ArgCount {
+        /// The parameter.
+        name: &'static str,
+    },
+    /// A value the parameter does not accept.
+    #[error("invalid argument '{value}' for '{name}': {reason}")]
+    InvalidValue {
+        /// The parameter.
+        name: &'static str,
+        /// The value as given (several words joined by spaces).
+        value: String,
+        /// Redis's wording of what is wrong.
+        reason: String,
+    },
+    /// `CONFIG SET` of an unknown parameter.
+    #[error("ERR Unknown option or number of arguments for CONFIG SET - '{name}'")]
+    SetUnknown {
+        /// The name as the client sent it.
+        name: String,
+    },
+    /// `CONFIG SET` of a parameter that only takes effect at startup.
+    #[error("ERR CONFIG SET failed (possibly related to argument '{name}') - can't set immutable config")]
+    SetImmutable {
+        /// The name as the client sent it.
+        name: String,
+    },
+    /// `CONFIG SET` named the same parameter twice.
+    #[error("ERR CONFIG SET failed (possibly related to argument '{name}') - duplicate parameter")]
+    SetDuplicate {
+        /// The name as the client sent it.
+        name: String,
+    },
+    /// `CONFIG SET` with a value the parameter does not accept.
+    #[error("ERR CONFIG SET failed (possibly related to argument '{name}') - {reason}")]
+    SetInvalid {
+        /// The parameter's canonical name.
+        name: &'static str,
+        /// Redis's wording of what is wrong.
+        reason: String,
+    },
+}
+
+/// One parameter: everything FerrumKV knows about it.
+struct Spec {
+    name: &'static str,
+    param: Param,
+    /// Whether `CONFIG SET` may change it.
+    mutable: bool,
+    /// The default, as it would be written in redis.conf.
+    default: &'static str,
+    kind: Kind,
+}
+
+/// A parameter's value syntax, with accessors for its typed field.
+enum Kind {
+    /// `yes` or `no`. The setter may refuse one of them.
+    Bool {
+        get: fn(&Config) -> bool,
+        set: fn(&mut Config, bool) -> Result<(), String>,
+    },
+    /// A decimal integer in `min..=max`.
+    Int {
+        min: u64,
+        max: u64,
+        get: fn(&Config) -> u64,
+        set: fn(&mut Config, u64),
+    },
+    /// A byte count with an optional unit, in `min..=max`.
+    Memory {
+        min: u64,
+        max: u64,
+        get: fn(&Config) -> u64,
+        set: fn(&mut Config, u64),
+    },
+    /// One of `names`, case-insensitive; the canonical name is stored.
+    Enum {
+        names: &'static [&'static str],
+        get: fn(&Config) -> &'static str,
+        set: fn(&mut Config, &'static str),
+    },
+    /// One free-form argument, checked by the setter.
+    Text {
+        get: fn(&Config) -> String,
+        set: fn(&mut Config, String) -> Result<(), String>,
+    },
+    /// Any number of words (Redis's `MULTI_ARG_CONFIG`).
+    Words {
+        get: fn(&Config) -> String,
+        set: fn(&mut Config, Vec<String>) -> Result<(), String>,
+    },
+}
+
+/// Every parameter, in the order `CONFIG GET *` lists them.
+///
+/// Bounds are Redis 7's unless the module docs say otherwise (`INT_MAX` is
+/// C's `int` limit, which Redis uses for "unbounded").
+#[rustfmt::skip] // One row per parameter reads better than rustfmt's layout.
+static PARAMS: &[Spec] = &[
+    Spec { name: "bind", param: Param::Bind, mutable: false, default: "127.0.0.1",
+        kind: Kind::Words { get: |c| c.bind.join(" "), set: set_bind } },
+    Spec { name: "port", param: Param::Port, mutable: false, default: "6379",
+        kind: Kind::Int { min: 0, max: 65535, get: |c| c.port.into(),
+            set: |c, v| c.port = u16::try_from(v).unwrap_or(u16::MAX) } },
+    Spec { name: "databases", param: Param::Databases, mutable: false, default: "16",
+        kind: Kind::Int { min: 1, max: INT_MAX, get: |c| c.databases.into(), set: |c, v| c.databases = to_u32(v) } },
+    Spec { name: "maxmemory", param: Param::Maxmemory, mutable: true, default: "0",
+        kind: Kind::Memory { min: 0, max: u64::MAX, get: |c| c.maxmemory_bytes, set: |c, v| c.maxmemory_bytes = v } },
+    Spec { name: "maxmemory-policy", param: Param::MaxmemoryPolicy, mutable: true, default: "noeviction",
+        kind: Kind::Enum { names: MAXMEMORY_POLICIES, get: |c| c.maxmemory_policy, set: |c, v| c.maxmemory_policy = v } },
+    Spec { name: "maxmemory-samples", param: Param::MaxmemorySamples, mutable: true, default: "5",
+        kind: Kind::Int { min: 1, max: 64, get: |c| c.maxmemory_samples.into(),
+            set: |c, v| c.maxmemory_samples = to_u32(v) } },
+    Spec { name: "lfu-log-factor", param: Param::LfuLogFactor, mutable: true, default: "10",
+        kind: Kind::Int { min: 0, max: INT_MAX, get: |c| c.lfu_log_factor.into(),
+            set: |c, v| c.lfu_log_factor = to_u32(v) } },
+    Spec { name: "lfu-decay-time", param: Param::LfuDecayTime, mutable: true, default: "1",
+        kind: Kind::Int { min: 0, max: INT_MAX, get: |c| c.lfu_decay_time_minutes.into(),
+            set: |c, v| c.lfu_decay_time_minutes = to_u32(v) } },
+    Spec { name: "requirepass", param: Param::Requirepass, mutable: true, default: "",
+        kind: Kind::Text { get: |c| c.requirepass.clone().unwrap_or_default(),
+            set: |c, v| { c.requirepass = (!v.is_empty()).then_some(v); Ok(()) } } },
+    Spec { name: "maxclients", param: Param::Maxclients, mutable: true, default: "10000",
+        kind: Kind::Int { min: 1, max: u32::MAX as u64, get: |c| c.maxclients.into(),
+            set: |c, v| c.maxclients = to_u32(v) } },
+    Spec { name: "timeout", param: Param::Timeout, mutable: true, default: "0",
+        kind: Kind::Int { min: 0, max: INT_MAX, get: |c| c.timeout.as_secs(),
+            set: |c, v| c.timeout = Duration::from_secs(v) } },
+    Spec { name: "tcp-keepalive", param: Param::TcpKeepalive, mutable: true, default: "300",
+        kind: Kind::Int { min: 0, max: INT_MAX, get: |c| c.tcp_keepalive.as_secs(),
+            set: |c, v| c.tcp_keepalive = Duration::from_secs(v) } },
+    Spec { name: "proto-max-bulk-len", param: Param::ProtoMaxBulkLen, mutable: true, default: "512mb",
+        kind: Kind::Memory { min: MB, max: LONG_MAX, get: |c| c.proto_max_bulk_len_bytes,
+            set: |c, v| c.proto_max_bulk_len_bytes = v } },
+    Spec { name: "client-query-buffer-limit", param: Param::ClientQueryBufferLimit, mutable: true, default: "1gb",
+        kind: Kind::Memory { min: MB, max: LONG_MAX, get: |c| c.client_query_buffer_limit_bytes,
+            set: |c, v| c.client_query_buffer_limit_bytes = v } },
+    Spec { name: "hz", param: Param::Hz, mutable: true, default: "10",
+        kind: Kind::Int { min: 1, max: 500, get: |c| c.hz.into(), set: |c, v| c.hz = to_u32(v) } },
+    Spec { name: "loglevel", param: Param::Loglevel, mutable: true, default: "notice",
+        kind: Kind::Enum { names: LOGLEVELS, get: |c| c.loglevel, set: |c, v| c.loglevel = v } },
+    Spec { name: "logfile", param: Param::Logfile, mutable: false, default: "",
+        kind: Kind::Text { get: |c| c.logfile.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
+            set: |c, v| { c.logfile = (!v.is_empty()).then(|| PathBuf::from(v)); Ok(()) } } },
+    Spec { name: "daemonize", param: Param::Daemonize, mutable: false, default: "no",
+        kind: Kind::Bool { get: |_| false,
+            set: |_, yes| refuse_yes(yes, "FerrumKV does not daemonize; run it in the foreground under a supervisor") } },
+    Spec { name: "enable-debug-command", param: Param::EnableDebugCommand, mutable: false, default: "no",
+        kind: Kind::Bool { get: |c| c.enable_debug_command, set: |c, v| { c.enable_debug_command = v; Ok(()) } } },
+    Spec { name: "protected-mode", param: Param::ProtectedMode, mutable: true, default: "yes",
+        kind: Kind::Bool { get: |c| c.protected_mode, set: |c, v| { c.protected_mode = v; Ok(()) } } },
+    Spec { name: "appendonly", param: Param::Appendonly, mutable: true, default: "no",
+        kind: Kind::Bool { get: |_| false, set: |_, yes| refuse_yes(yes, "FerrumKV keeps no persistence") } },
+    Spec { name: "save", param: Param::Save, mutable: true, default: "",
+        kind: Kind::Words { get: |c| c.save.clone(), set: |c, words| { c.save = words.join(" "); Ok(()) } } },
+    Spec { name: "active-expire-effort", param: Param::ActiveExpireEffort, mutable: true, default: "1",
+        kind: Kind::Int { min: 1, max: 10, get: |c| c.active_expire_effort.into(),
+            set: |c, v| c.active_expire_effort = to_u32(v) } },
+    Spec { name: "client-output-buffer-limit", param: Param::ClientOutputBufferLimit, mutable: true,
+        default: "normal 0 0 0 slave 256mb 64mb 60 pubsub 32mb 8mb 60",
+        kind: Kind::Words { get: render_output_buffer_limits, set: set_output_buffer_limits } },
+    Spec { name: "metrics-addr", param: Param::MetricsAddr, mutable: false, default: "",
+        kind: Kind::Text { get: |c| c.metrics_addr.map(|a| a.to_string()).unwrap_or_default(),
+            set: |c, v| { c.metrics_addr = parse_metrics_addr(&v)?; Ok(()) } } },
+    Spec { name: "dbfilename", param: Param::Dbfilename, mutable: true, default: "dump.rdb",
+        kind: Kind::Text { get: |c| c.dbfilename.clone(), set: set_dbfilename } },
+    Spec { name: "dir", param: Param::Dir, mutable: true, default: "./",
+        kind: Kind::Text { get: |c| c.dir.clone(), set: |c, v| { c.dir = v; Ok(()) } } },
+];
+
+impl Default for Config {
+    /// Redis's defaults (with FerrumKV's documented differences), built by
+    /// applying each row's `default` text through the row's own setter, so a
+    /// default can never be something the parser would refuse.
+    fn default() -> Self {
+        let mut config = Config::blank();
+        for spec in PARAMS {
+            let args = match spec.kind {
+                Kind::Words { .. } => spec.default.split_whitespace().map(str::to_owned).collect(),
+                _ => vec![spec.default.to_owned()],
+            };
+            if spec.kind.apply(&mut config, args).is_err() {
+                // The table is a constant and the `defaults` test applies every
+                // row, so this is a bug in PARAMS, not something input can reach.
+                unreachable!("invalid default {:?} for {}", spec.default, spec.name);
+            }
+        }
+        config
+    }
+}
+
+impl Config {
+    /// Parses redis-server's command line (without the program name): an
+    /// optional configuration file path (a first argument not starting with
+    /// `-`), then `--name value...` overrides applied after the file. Every
+    /// word up to the next `--name` belongs to the current option, and the
+    /// word right after a bare `--name` is always its value, even if it starts
+    /// with `--`. `--save` with no value means `--save ""`. A single word
+    /// holding both name and values (`"--port 6380"`) is split.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::Help`] / [`ConfigError::Version`] for `-h`/`--help` and
+    /// `-v`/`--version` as the first argument (exit 0 after printing); any
+    /// other variant means startup must stop, and its message names the
+    /// option, the value and, for the file, `path:line`.
+    pub fn from_args(args: impl IntoIterator<Item = String>) -> Result<Config, ConfigError> {
+        let args: Vec<String> = args.into_iter().collect();
+        let mut config = Config::default();
+        let mut overrides = args.as_slice();
+        if let Some(first) = args.first() {
+            match first.as_str() {
+                "-h" | "--help" => return Err(ConfigError::Help),
+                "-v" | "--version" => return Err(ConfigError::Version),
+                "-" => return Err(ConfigError::Stdin),
+                _ => {}
+            }
+            if !first.starts_with('-') {
+                let path = PathBuf::from(first);
+                let text = std::fs::read(&path).map_err(|error| ConfigError::Read {
+                    path: path.clone(),
+                    error,
+                })?;
+                config.apply_file(&path, &text)?;
+                config.config_file = Some(std::path::absolute(&path).unwrap_or(path));
+                overrides = &args[1..];
+            }
+        }
+        for directive in split_overrides(overrides)? {
+            config.apply_directive(directive)?;
+        }
+        Ok(config)
+    }
+
+    /// `CONFIG GET pattern`: every parameter whose name matches the glob
+    /// `pattern` (case-insensitive), once each, with its value as Redis
+    /// prints it (memory in bytes, booleans as yes/no). A pattern without
+    /// `*`, `?` or `[` is an exact, case-insensitive name, as in Redis.
+    pub fn get(&self, pattern: &[u8]) -> Vec<(&'static str, String)> {
+        self.get_many(&[pattern])
+    }
+
+    /// `CONFIG GET pattern [pattern ...]` (Redis 7): each parameter matching
+    /// any pattern, listed once.
+    pub fn get_many(&self, patterns: &[&[u8]]) -> Vec<(&'static str, String)> {
+        PARAMS
+            .iter()
+            .filter(|spec| patterns.iter().any(|p| spec.selected_by(p)))
+            .map(|spec| (spec.name, spec.kind.render(self)))
+            .collect()
+    }
+
+    /// `CONFIG SET name value`: validates and applies one parameter, and says
+    /// which one changed. Multi-word parameters (`save`, `bind`,
+    /// `client-output-buffer-limit`) take their words space-separated in
+    /// `value`. On error nothing changes.
+    ///
+    /// # Errors
+    ///
+    /// A `ConfigError::Set*` variant whose `Display` is Redis's reply text:
+    /// unknown names, immutable parameters (`bind`, `port`, `databases`,
+    /// `daemonize`, `logfile`, `metrics-addr`) and invalid values.
+    pub fn set(&mut self, name: &[u8], value: &[u8]) -> Result<Param, ConfigError> {
+        let spec = settable(name)?;
+        self.set_value(spec, value)?;
+        Ok(spec.param)
+    }
+
+    /// `CONFIG SET name value [name value ...]` (Redis 7): all or nothing.
+    /// Returns the changed parameters in the order given.
+    ///
+    /// # Errors
+    ///
+    /// As [`Config::set`], for the first pair that fails (names are all
+    /// checked before any value), plus a duplicate-parameter error; on error
+    /// nothing changes.
+    pub fn set_many(&mut self, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Param>, ConfigError> {
+        let mut specs: Vec<&Spec> = Vec::with_capacity(pairs.len());
+        for &(name, _) in pairs {
+            let spec = settable(name)?;
+            if specs.iter().any(|s| s.param == spec.param) {
+                return Err(ConfigError::SetDuplicate { name: lossy(name) });
+            }
+            specs.push(spec);
+        }
+        let mut next = self.clone();
+        for (spec, &(_, value)) in specs.iter().zip(pairs) {
+            next.set_value(spec, value)?;
+        }
+        *self = next;
+        Ok(specs.iter().map(|s| s.param).collect())
+    }
+
+    fn set_value(&mut self, spec: &Spec, value: &[u8]) -> Result<(), ConfigError> {
+        let invalid = |reason: String| ConfigError::SetInvalid {
+            name: spec.name,
+            reason,
+        };
+        let value = std::str::from_utf8(value).map_err(|_| invalid(NOT_UTF8.to_owned()))?;
+        let args = match spec.kind {
+            Kind::Words { .. } => value.split_ascii_whitespace().map(str::to_owned).collect(),
+            _ => vec![value.to_owned()],
+        };
+        spec.kind.apply(self, args).map_err(|refusal| {
+            invalid(match refusal {
+                Refusal::ArgCount => "wrong number of arguments".to_owned(),
+                Refusal::Invalid(reason) => reason,
+            })
+        })
+    }
+
+    /// Applies a redis.conf file's contents: one directive per line, `#`
+    /// comment lines, blank lines, `sdssplitargs` quoting; later lines win.
+    fn apply_file(&mut self, path: &Path, text: &[u8]) -> Result<(), ConfigError> {
+        for (index, line) in text.split(|&b| b == b'\n').enumerate() {
+            let line = trim(line);
+            if line.is_empty() || line[0] == b'#' {
+                continue;
+            }
+            let at = |error| ConfigError::InFile {
+                path: path.to_owned(),
+                line: index + 1,
+                error: Box::new(error),
+            };
+            let words = split_args(line).ok_or_else(|| at(ConfigError::UnbalancedQuotes))?;
+            if !words.is_empty() {
+                self.apply_directive(words).map_err(at)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies one directive, name first, from the file or the command line.
+    fn apply_directive(&mut self, words: Vec<Vec<u8>>) -> Result<(), ConfigError> {
+        let mut words = words.into_iter();
+        let name = lossy(&words.next().unwrap_or_default()).to_ascii_lowercase();
+        if name == "include" {
+            return Err(ConfigError::Include);
+        }
+        let spec = PARAMS
+            .iter()
+            .find(|s| s.name == name)
+            .ok_or(ConfigError::UnknownOption { name })?;
+        let words: Vec<Vec<u8>> = words.collect();
+        let shown = words.iter().map(|w| lossy(w)).collect::<Vec<_>>().join(" ");
+        let invalid = |reason: &str| ConfigError::InvalidValue {
+            name: spec.name,
+            value: shown.clone(),
+            reason: reason.to_owned(),
+        };
+        let mut args = words
+            .into_iter()
+            .map(String::from_utf8)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|_| invalid(NOT_UTF8))?;
+        // Like Redis, a multi-word option given as one quoted word is split
+        // again, so `--save "900 1"` means `save 900 1`; an empty word stays.
+        if matches!(spec.kind, Kind::Words { .. }) && args.len() == 1 && !args[0].is_empty() {
+            let split =
+                split_args(args[0].as_bytes()).ok_or_else(|| invalid("unbalanced quotes"))?;
+            args = split
+                .into_iter()
+                .map(String::from_utf8)
+                .collect::<Result<_, _>>()
+                .map_err(|_| invalid(NOT_UTF8))?;
+        }
+        spec.kind
+            .apply(self, args)
+            .map_err(|refusal| match refusal {
+                Refusal::ArgCount => ConfigError::ArgCount { name: spec.name },
+                Refusal::Invalid(reason) => invalid(&reason),
+            })
+    }
+
+    /// A value for every field, overwritten by `Default` from the table.
+    fn blank() -> Config {
+        Config {
+            config_file: None,
+            bind: Vec::new(),
+            port: 0,
+            databases: 0,
+            maxmemory_bytes: 0,
+            maxmemory_policy: "",
+            maxmemory_samples: 0,
+            lfu_log_factor: 0,
+            lfu_decay_time_minutes: 0,
+            requirepass: None,
+            maxclients: 0,
+            timeout: Duration::ZERO,
+            tcp_keepalive: Duration::ZERO,
+            proto_max_bulk_len_bytes: 0,
+            client_query_buffer_limit_bytes: 0,
+            hz: 0,
+            loglevel: "",
+            logfile: None,
+            protected_mode: false,
+            enable_debug_command: false,
+            save: String::new(),
+            active_expire_effort: 0,
+            client_output_buffer_limit: OutputBufferLimits::default(),
+            metrics_addr: None,
+            dbfilename: String::new(),
+            dir: String::new(),
+        }
+    }
+}
+
+const NOT_UTF8: &str = "argument must be valid UTF-8";
+
+/// Why a row refused its arguments, before the caller says where they came from.
+enum Refusal {
+    ArgCount,
+    Invalid(String),
+}
+
+impl Spec {
+    fn selected_by(&self, pattern: &[u8]) -> bool {
+        if pattern.iter().any(|b| matches!(b, b'*' | b'?' | b'[')) {
+            glob_match(pattern, self.name.as_bytes(), true)
+        } else {
+            self.name.as_bytes().eq_ignore_ascii_case(pattern)
+        }
+    }
+}
+
+impl Kind {
+    /// Validates `args` completely, then stores them; on error `config` is
+    /// untouched.
+    fn apply(&self, config: &mut Config, args: Vec<String>) -> Result<(), Refusal> {
+        let single = |args: Vec<String>| match <[String; 1]>::try_from(args) {
+            Ok([value]) => Ok(value),
+            Err(_) => Err(Refusal::ArgCount),
+        };
+        match *self {
+            Kind::Words { set, .. } => set(config, args).map_err(Refusal::Invalid),
+            Kind::Bool { set, .. } => {
+                set(config, parse_bool(&single(args)?)?).map_err(Refusal::Invalid)
+            }
+            Kind::Int { min, max, set, .. } => {
+                let n = parse_int(&single(args)?)
+                    .ok_or_else(|| invalid("argument couldn't be parsed into an integer"))?;
+                // Every bound is non-negative, so a negative number is simply out of range.
+                let n = u64::try_from(n).map_err(|_| out_of_range(min, max))?;
+                set(config, check_range(n, min, max)?);
+                Ok(())
+            }
+            Kind::Memory { min, max, set, .. } => {
+                let n = parse_memory(&single(args)?)
+                    .ok_or_else(|| invalid("argument must be a memory value"))?;
+                set(config, check_range(n, min, max)?);
+                Ok(())
+            }
+            Kind::Enum { names, set, .. } => {
+                let value = single(args)?;
+                let name = names
+                    .iter()
+                    .find(|n| n.eq_ignore_ascii_case(&value))
+                    .ok_or_else(|| {
+                        Refusal::Invalid(format!(
+                            "argument(s) must be one of the following: {}",
+                            names.join(", ")
+                        ))
+                    })?;
+                set(config, name);
+                Ok(())
+            }
+            Kind::Text { set, .. } => set(config, single(args)?).map_err(Refusal::Invalid),
+        }
+    }
+
+    /// The value as `CONFIG GET` prints it.
+    fn render(&self, config: &Config) -> String {
+        match *self {
+            Kind::Bool { get, .. } => if get(config) { "yes" } else { "no" }.to_owned(),
+            Kind::Int { get, .. } | Kind::Memory { get, .. } => get(config).to_string(),
+            Kind::Enum { get, .. } => get(config).to_owned(),
+            Kind::Text { get, .. } | Kind::Words { get, .. } => get(config),
+        }
+    }
+}
+
+fn invalid(reason: &str) -> Refusal {
+    Refusal::Invalid(reason.to_owned())
+}
+
+fn out_of_range(min: u64, max: u64) -> Refusal {
+    Refusal::Invalid(format!(
+        "argument must be between {min} and {max} inclusive"
+    ))
+}
+
+fn check_range(n: u64, min: u64, max: u64) -> Result<u64, Refusal> {
+    if (min..=max).contains(&n) {
+        Ok(n)
+    } else {
+        Err(out_of_range(min, max))
+    }
+}
+
+/// Narrows a value the row's bounds already keep within `u32`.
+fn to_u32(v: u64) -> u32 {
+    u32::try_from(v).unwrap_or(u32::MAX)
+}
+
+fn refuse_yes(yes: bool, why: &str) -> Result<(), String> {
+    if yes {
+        Err(format!("{why}; only 'no' is accepted"))
+    } else {
+        Ok(())
+    }
+}
+
+fn lossy(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Finds a parameter `CONFIG SET` may change.
+fn settable(name: &[u8]) -> Result<&'static Spec, ConfigError> {
+    let spec = PARAMS
+        .iter()
+        .find(|s| s.name.as_bytes().eq_ignore_ascii_case(name))
+        .ok_or_else(|| ConfigError::SetUnknown { name: lossy(name) })?;
+    if !spec.mutable {
+        // Redis names the argument as the client spelled it here.
+        return Err(ConfigError::SetImmutable { name: lossy(name) });
+    }
+    Ok(spec)
+}
+
+/// Redis's `yesnotoi`: `yes` or `no`, any case.
+fn parse_bool(s: &str) -> Result<bool, Refusal> {
+    if s.eq_ignore_ascii_case("yes") {
+        Ok(true)
+    } else if s.eq_ignore_ascii_case("no") {
+        Ok(false)
+    } else {
+        Err(invalid("argument must be 'yes' or 'no'"))
+    }
+}
+
+/// Redis's `string2ll`: an optional `-`, then `0` or digits without a leading
+/// zero, fitting an `i64`. No `+`, no spaces.
+fn parse_int(s: &str) -> Option<i64> {
+    let digits = s.strip_prefix('-').unwrap_or(s);
+    let canonical = if digits.starts_with('0') {
+        s == "0"
+    } else {
+        !digits.is_empty()
+    };
+    if canonical && digits.bytes().all(|b| b.is_ascii_digit()) {
+        s.parse().ok()
+    } else {
+        None
+    }
+}
+
+/// Redis's `memtoull`: digits, then an optional unit `b`, `k` (1000), `kb`
+/// (1024), `m`, `mb`, `g`, `gb`, any case. Unlike Redis, at least one digit
+/// is required (Redis reads `""` and `"kb"` as 0).
+fn parse_memory(s: &str) -> Option<u64> {
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (digits, unit) = s.split_at(split);
+    let multiplier: u64 = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" => 1000,
+        "kb" => 1024,
+        "m" => 1000 * 1000,
+        "mb" => 1024 * 1024,
+        "g" => 1000 * 1000 * 1000,
+        "gb" => 1024 * 1024 * 1024,
+        _ => return None,
+    };
+    if digits.is_empty() {
+        return None;
+    }
+    digits.parse::<u64>().ok()?.checked_mul(multiplier)
+}
+
+/// Redis's `isValidDBfilename`: a file name, not a path.
+fn set_dbfilename(config: &mut Config, name: String) -> Result<(), String> {
+    if name.contains('/') {
+        return Err("dbfilename can't be a path, just a filename".into());
+    }
+    config.dbfilename = name;
+    Ok(())
+}
+
+fn set_bind(config: &mut Config, addrs: Vec<String>) -> Result<(), String> {
+    if addrs.is_empty() {
+        return Err("at least one address is required".into());
+    }
+    if addrs.len() > MAX_BIND_ADDRS {
+        return Err("Too many bind addresses specified.".into());
+    }
+    for addr in &addrs {
+        let ip = addr.strip_prefix('-').unwrap_or(addr);
+        if !(ip == "*" || ip == "::*" || ip.parse::<IpAddr>().is_ok()) {
+            return Err(format!("'{addr}' is not an IP address, '*' or '::*'"));
+        }
+    }
+    config.bind = addrs;
+    Ok(())
+}
+
+/// `metrics-addr`: empty for none, `ip:port`, or a bare port on 127.0.0.1
+/// (DESIGN.md: the exporter binds to loopback unless told otherwise).
+fn parse_metrics_addr(value: &str) -> Result<Option<SocketAddr>, String> {
+    if value.is_empty() {
+        return Ok(None);
+    }
+    if let Ok(port) = value.parse::<u16>() {
+        return Ok(Some(SocketAddr::from(([127, 0, 0, 1], port))));
+    }
+    value
+        .parse()
+        .map(Some)
+        .map_err(|_| "argument must be an address such as 127.0.0.1:9121, or a port".to_owned())
+}
+
+/// Redis's `client-output-buffer-limit` syntax: groups of
+/// `<class> <hard> <soft> <soft-seconds>`. Only the classes named change.
+fn set_output_buffer_limits(config: &mut Config, words: Vec<String>) -> Result<(), String> {
+    if words.len() % 4 != 0 {
+        return Err("Wrong number of arguments in buffer limit configuration.".into());
+    }
+    let mut limits = config.client_output_buffer_limit;
+    for group in words.chunks_exact(4) {
+        let slot = match group[0].to_ascii_lowercase().as_str() {
+            "normal" => &mut limits.normal,
+            "replica" | "slave" => &mut limits.replica,
+            "pubsub" => &mut limits.pubsub,
+            _ => {
+                return Err("Invalid client class specified in buffer limit configuration.".into())
+            }
+        };
+        let parsed = (
+            parse_memory(&group[1]),
+            parse_memory(&group[2]),
+            group[3].parse::<u64>().ok(),
+        );
+        let (Some(hard_bytes), Some(soft_bytes), Some(soft_seconds)) = parsed else {
+            return Err(
+                "Error in hard, soft or soft_seconds setting in buffer limit configuration.".into(),
+            );
+        };
+        *slot = OutputBufferLimit {
+            hard_bytes,
+            soft_bytes,
+            soft_seconds,
+        };
+    }
+    config.client_output_buffer_limit = limits;
+    Ok(())
+}
+
+/// As Redis 7 prints it, every class, in bytes, with `slave` for replicas.
+fn render_output_buffer_limits(config: &Config) -> String {
+    let l = &config.client_output_buffer_limit;
+    [
+        ("normal", l.normal),
+        ("slave", l.replica),
+        ("pubsub", l.pubsub),
+    ]
+    .iter()
+    .map(|(class, x)| {
+        format!(
+            "{class} {} {} {}",
+            x.hard_bytes, x.soft_bytes, x.soft_seconds
+        )
+    })
+    .collect::<Vec<_>>()
+    .join(" ")
+}
+
+/// Groups the command-line overrides into directives, by redis-server's rules
+/// (see [`Config::from_args`]).
+fn split_overrides(args: &[String]) -> Result<Vec<Vec<Vec<u8>>>, ConfigError> {
+    let mut directives: Vec<Vec<Vec<u8>>> = Vec::new();
+    let mut needs_value = false;
+    for (i, arg) in args.iter().enumerate() {
+        let unexpected = || ConfigError::UnexpectedArgument { arg: arg.clone() };
+        match arg.strip_prefix("--") {
+            Some(option) if !needs_value => {
+                let mut words = split_args(option.as_bytes())
+                    .filter(|w| !w.is_empty())
+                    .ok_or_else(unexpected)?;
+                needs_value = words.len() == 1;
+                // redis-server reads a bare `--save` before another option or
+                // at the end as `--save ""`, for scripts that build the line
+                // from a possibly empty list.
+                let next_is_option = args.get(i + 1).is_none_or(|next| next.starts_with("--"));
+                if needs_value && arg.eq_ignore_ascii_case("--save") && next_is_option {
+                    words.push(Vec::new());
+                    needs_value = false;
+                }
+                directives.push(words);
+            }
+            _ => {
+                directives
+                    .last_mut()
+                    .ok_or_else(unexpected)?
+                    .push(arg.clone().into_bytes());
+                needs_value = false;
+            }
+        }
+    }
+    Ok(directives)
+}
+
+/// Strips what Redis's `sdstrim(line, " \t\r\n")` strips.
+fn trim(mut line: &[u8]) -> &[u8] {
+    let strip = |b: &u8| matches!(b, b' ' | b'\t' | b'\r' | b'\n');
+    while line.first().is_some_and(strip) {
+        line = &line[1..];
+    }
+    while line.last().is_some_and(strip) {
+        line = &line[..line.len() - 1];
+    }
+    line
+}
+
+/// C's `isspace` in the "C" locale.
+fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r')
+}
+
+/// Splits a line into words by Redis's `sdssplitargs` rules; `None` for
+/// unbalanced quotes.
+///
+/// Outside quotes a word ends at space, tab, CR or LF. `"..."` understands
+/// `\n \r \t \b \a`, `\xHH` and `\<any>`; `'...'` understands only `\'`. A
+/// quote may start mid-word (`a"b c"` is `ab c`), but a closing quote must be
+/// followed by whitespace or the end. As in C, a NUL byte ends the line.
+fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
+    // One past the end reads as NUL, like the C string terminator.
+    let at = |i: usize| line.get(i).copied().unwrap_or(0);
+    let hex = |b: u8| (b as char).to_digit(16);
+    let mut words = Vec::new();
+    let mut i = 0;
+    loop {
+        while at(i) != 0 && is_space(at(i)) {
+            i += 1;
+        }
+        if at(i) == 0 {
+            return Some(words);
+        }
+        let mut word = Vec::new();
+        let (mut in_double, mut in_single) = (false, false);
+        loop {
+            let c = at(i);
+            if in_double {
+                match (c, at(i + 1)) {
+                    (b'\\', b'x') if hex(at(i + 2)).is_some() && hex(at(i + 3)).is_some() => {
+                        let value = hex(at(i + 2)).unwrap_or(0) * 16 + hex(at(i + 3)).unwrap_or(0);
+                        word.push(u8::try_from(value).unwrap_or(0));
+                        i += 3;
+                    }
+                    (b'\\', next) if next != 0 => {
+                        i += 1;
+                        word.push(match next {
+                            b'n' => b'\n',
+                            b'r' => b'\r',
+                            b't' => b'\t',
+                            b'b' => 0x08,
+                            b'a' => 0x07,
+                            other => other,
+                        });
+                    }
+                    (b'"', next) => {
+                        if next != 0 && !is_space(next) {
+                            return None;
+                        }
+                        i += 1;
+                        break;
+                    }
+                    (0, _) => return None,
+                    _ => word.push(c),
+                }
+            } else if in_single {
+                match (c, at(i + 1)) {
+                    (b'\\', b'\'') => {
+                        i += 1;
+                        word.push(b'\'');
+                    }
+                    (b'\'', next) => {
+                        if next != 0 && !is_space(next) {
+                            return None;
+                        }
+                        i += 1;
+                        break;
+                    }
+                    (0, _) => return None,
+                    _ => word.push(c),
+                }
+            } else {
+                match c {
+                    0 => break,
+                    b' ' | b'\n' | b'\r' | b'\t' => {
+                        i += 1;
+                        break;
+                    }
+                    b'"' => in_double = true,
+                    b'\'' => in_single = true,
+                    _ => word.push(c),
+                }
+            }
+            i += 1;
+        }
+        words.push(word);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    fn args(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| (*w).to_owned()).collect()
+    }
+
+    fn parse(words: &[&str]) -> Result<Config, ConfigError> {
+        Config::from_args(args(words))
+    }
+
+    fn file(text: &str) -> Result<Config, ConfigError> {
+        let mut config = Config::default();
+        config.apply_file(Path::new("test.conf"), text.as_bytes())?;
+        Ok(config)
+    }
+
+    fn file_err(text: &str) -> String {
+        match file(text) {
+            Ok(_) => panic!("expected {text:?} to be refused"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    fn get1(config: &Config, name: &str) -> String {
+        match config.get(name.as_bytes()).as_slice() {
+            [(_, value)] => value.clone(),
+            other => panic!("expected one parameter for {name}, got {other:?}"),
+        }
+    }
+
+    fn set_err(config: &mut Config, name: &str, value: &str) -> String {
+        match config.set(name.as_bytes(), value.as_bytes()) {
+            Ok(param) => panic!("expected CONFIG SET {name} {value:?} to fail, it set {param:?}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    /// A config file under the temp directory, removed on drop.
+    struct TempFile(PathBuf);
+
+    impl TempFile {
+        fn new(contents: &str) -> TempFile {
+            static NEXT: AtomicUsize = AtomicUsize::new(0);
+            let n = NEXT.fetch_add(1, Ordering::Relaxed);
+            let path =
+                std::env::temp_dir().join(format!("ferrum-config-{}-{n}.conf", std::process::id()));
+            std::fs::write(&path, contents).expect("write temp config");
+            TempFile(path)
+        }
+
+        fn arg(&self) -> &str {
+            self.0.to_str().expect("temp path is UTF-8")
+        }
+    }
+
+    impl Drop for TempFile {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+
+    #[test]
+    fn defaults() {
+        let c = Config::default();
+        assert_eq!(c.config_file, None);
+        assert_eq!(c.bind, ["127.0.0.1"]);
+        assert_eq!(c.port, 6379);
+        assert_eq!(c.databases, 16);
+        assert_eq!(c.maxmemory_bytes, 0);
+        assert_eq!(c.maxmemory_policy, "noeviction");
+        assert_eq!(c.maxmemory_samples, 5);
+        assert_eq!(c.lfu_log_factor, 10);
+        assert_eq!(c.lfu_decay_time_minutes, 1);
+        assert_eq!(c.requirepass, None);
+        assert_eq!(c.maxclients, 10000);
+        assert_eq!(c.timeout, Duration::ZERO);
+        assert_eq!(c.tcp_keepalive, Duration::from_secs(300));
+        assert_eq!(c.proto_max_bulk_len_bytes, 512 * MB);
+        assert_eq!(c.client_query_buffer_limit_bytes, 1024 * MB);
+        assert_eq!(c.hz, 10);
+        assert_eq!(c.loglevel, "notice");
+        assert_eq!(c.logfile, None);
+        assert!(c.protected_mode);
+        assert_eq!(c.save, "");
+        assert_eq!(c.active_expire_effort, 1);
+        let limits = c.client_output_buffer_limit;
+        assert_eq!(limits.normal, OutputBufferLimit::default());
+        assert_eq!(
+            limits.replica,
+            OutputBufferLimit {
+                hard_bytes: 256 * MB,
+                soft_bytes: 64 * MB,
+                soft_seconds: 60
+            }
+        );
+        assert_eq!(
+            limits.pubsub,
+            OutputBufferLimit {
+                hard_bytes: 32 * MB,
+                soft_bytes: 8 * MB,
+                soft_seconds: 60
+            }
+        );
+        assert_eq!(c.metrics_addr, None);
+        assert_eq!(c.dbfilename, "dump.rdb");
+        assert_eq!(c.dir, "./");
+        assert_eq!(parse(&[]).expect("no arguments"), c);
+    }
+
+    #[test]
+    fn table_has_one_row_per_name_and_param() {
+        for (i, a) in PARAMS.iter().enumerate() {
+            assert_eq!(a.name, a.name.to_ascii_lowercase(), "names are lowercase");
+            for b in &PARAMS[i + 1..] {
+                assert_ne!(a.name, b.name);
+                assert_ne!(a.param, b.param, "{} and {}", a.name, b.name);
+            }
+        }
+    }
+
+    #[test]
+    fn every_value_round_trips_through_its_rendering() {
+        // What CONFIG GET prints must be accepted back, by the file parser
+        // (all rows) and by CONFIG SET (mutable rows), without changing it.
+        let c = Config::default();
+        for (name, value) in c.get(b"*") {
+            let mut again = Config::default();
+            let words = vec![name.as_bytes().to_vec(), value.clone().into_bytes()];
+            again
+                .apply_directive(words)
+                .unwrap_or_else(|e| panic!("{name} {value:?}: {e}"));
+            assert_eq!(again, c, "{name}");
+            if PARAMS.iter().any(|s| s.name == name && s.mutable) {
+                let mut again = Config::default();
+                again
+                    .set(name.as_bytes(), value.as_bytes())
+                    .unwrap_or_else(|e| panic!("{name}: {e}"));
+                assert_eq!(again, c, "{name}");
+            }
+        }
+    }
+
+    #[test]
+    fn numeric_bounds_are_enforced_and_fit_their_fields() {
+        for spec in PARAMS {
+            let (Kind::Int { min, max, .. } | Kind::Memory { min, max, .. }) = spec.kind else {
+                continue;
+            };
+            let mut c = Config::default();
+            for n in [min, max] {
+                let words = vec![spec.name.as_bytes().to_vec(), n.to_string().into_bytes()];
+                c.apply_directive(words)
+                    .unwrap_or_else(|e| panic!("{}: {e}", spec.name));
+                assert_eq!(
+                    get1(&c, spec.name),
+                    n.to_string(),
+                    "{} must hold {n} without narrowing",
+                    spec.name
+                );
+            }
+            let refused = format!("argument must be between {min} and {max} inclusive");
+            let outside = [min.checked_sub(1), max.checked_add(1)];
+            for n in outside.into_iter().flatten() {
+                let words = vec![spec.name.as_bytes().to_vec(), n.to_string().into_bytes()];
+                let err = c
+                    .apply_directive(words)
+                    .expect_err("out of range")
+                    .to_string();
+                assert!(err.ends_with(&refused), "{}: {err}", spec.name);
+            }
+        }
+    }
+
+    #[test]
+    fn memory_units() {
+        let cases: &[(&str, u64)] = &[
+            ("0", 0),
+            ("100", 100),
+            ("100b", 100),
+            ("1k", 1000),
+            ("1K", 1000),
+            ("1kb", 1024),
+            ("1KB", 1024),
+            ("1kB", 1024),
+            ("16m", 16_000_000),
+            ("16mb", 16 * MB),
+            ("1g", 1_000_000_000),
+            ("1gb", 1024 * MB),
+            ("1Gb", 1024 * MB),
+            ("007mb", 7 * MB),
+            ("18446744073709551615", u64::MAX),
+        ];
+        for &(text, bytes) in cases {
+            assert_eq!(parse_memory(text), Some(bytes), "{text}");
+            let c = parse(&["--maxmemory", text]).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert_eq!(c.maxmemory_bytes, bytes, "{text}");
+        }
+        for text in [
+            "",
+            "kb",
+            "-1",
+            "1.5mb",
+            "1 mb",
+            " 1",
+            "1tb",
+            "1kbb",
+            "+1",
+            "18446744073709551616",
+            "17179869184gb",
+        ] {
+            assert_eq!(parse_memory(text), None, "{text:?}");
+        }
+        let err = parse(&["--maxmemory", "abc"])
+            .expect_err("not memory")
+            .to_string();
+        assert_eq!(
+            err,
+            "invalid argument 'abc' for 'maxmemory': argument must be a memory value"
+        );
+    }
+
+    #[test]
+    fn integers_follow_string2ll() {
+        assert_eq!(parse_int("0"), Some(0));
+        assert_eq!(parse_int("42"), Some(42));
+        assert_eq!(parse_int("-42"), Some(-42));
+        assert_eq!(parse_int("9223372036854775807"), Some(i64::MAX));
+        for text in [
+            "",
+            "-",
+            "+1",
+            "01",
+            "-0",
+            " 1",
+            "1 ",
+            "1k",
+            "1.0",
+            "9223372036854775808",
+        ] {
+            assert_eq!(parse_int(text), None, "{text:?}");
+        }
+        let err = parse(&["--port", "06379"])
+            .expect_err("leading zero")
+            .to_string();
+        assert_eq!(
+            err,
+            "invalid argument '06379' for 'port': argument couldn't be parsed into an integer"
+        );
+        let err = parse(&["--timeout", "-1"])
+            .expect_err("negative")
+            .to_string();
+        assert_eq!(err, "invalid argument '-1' for 'timeout': argument must be between 0 and 2147483647 inclusive");
+        let err = parse(&["--hz", "501"]).expect_err("too fast").to_string();
+        assert_eq!(
+            err,
+            "invalid argument '501' for 'hz': argument must be between 1 and 500 inclusive"
+        );
+    }
+
+    #[test]
+    fn booleans_and_enums() {
+        let c = parse(&[
+            "--protected-mode",
+            "NO",
+            "--maxmemory-policy",
+            "AllKeys-AHE",
+            "--loglevel",
+            "Warning",
+        ])
+        .expect("valid");
+        assert!(!c.protected_mode);
+        assert_eq!(c.maxmemory_policy, "allkeys-ahe");
+        assert_eq!(c.loglevel, "warning");
+        assert_eq!(get1(&c, "maxmemory-policy"), "allkeys-ahe");
+        assert_eq!(get1(&c, "protected-mode"), "no");
+        let err = parse(&["--protected-mode", "true"])
+            .expect_err("not yes/no")
+            .to_string();
+        assert_eq!(
+            err,
+            "invalid argument 'true' for 'protected-mode': argument must be 'yes' or 'no'"
+        );
+        let err = parse(&["--loglevel", "loud"])
+            .expect_err("no such level")
+            .to_string();
+        assert_eq!(
+            err,
+            "invalid argument 'loud' for 'loglevel': argument(s) must be one of the following: debug, verbose, notice, warning"
+        );
+        let err = parse(&["--maxmemory-policy", "lru"])
+            .expect_err("no such policy")
+            .to_string();
+        assert!(err.ends_with(&MAXMEMORY_POLICIES.join(", ")), "{err}");
+        for policy in MAXMEMORY_POLICIES {
+            let mut c = Config::default();
+            assert_eq!(
+                c.set(b"maxmemory-policy", policy.to_uppercase().as_bytes())
+                    .ok(),
+                Some(Param::MaxmemoryPolicy)
+            );
+            assert_eq!(c.maxmemory_policy, *policy);
+        }
+    }
+
+    #[test]
+    fn persistence_and_daemonize_only_accept_no() {
+        let c = parse(&[
+            "--daemonize",
+            "no",
+            "--appendonly",
+            "no",
+            "--save",
+            "900",
+            "1",
+        ])
+        .expect("accepted");
+        assert_eq!(get1(&c, "daemonize"), "no");
+        assert_eq!(get1(&c, "appendonly"), "no");
+        assert_eq!(c.save, "900 1");
+        let err = parse(&["--daemonize", "yes"])
+            .expect_err("no daemon")
+            .to_string();
+        assert!(
+            err.starts_with("invalid argument 'yes' for 'daemonize': FerrumKV does not daemonize"),
+            "{err}"
+        );
+        let err = parse(&["--appendonly", "yes"])
+            .expect_err("no aof")
+            .to_string();
+        assert!(
+            err.starts_with(
+                "invalid argument 'yes' for 'appendonly': FerrumKV keeps no persistence"
+            ),
+            "{err}"
+        );
+        let mut c = Config::default();
+        assert_eq!(c.set(b"appendonly", b"no").ok(), Some(Param::Appendonly));
+        assert!(set_err(&mut c, "appendonly", "yes").contains("FerrumKV keeps no persistence"));
+    }
+
+    #[test]
+    fn text_values() {
+        let c = parse(&[
+            "--requirepass",
+            "s3cret",
+            "--logfile",
+            "/var/log/ferrum.log",
+            "--metrics-addr",
+            "9121",
+        ])
+        .expect("valid");
+        assert_eq!(c.requirepass.as_deref(), Some("s3cret"));
+        assert_eq!(c.logfile, Some(PathBuf::from("/var/log/ferrum.log")));
+        assert_eq!(
+            c.metrics_addr,
+            Some(SocketAddr::from(([127, 0, 0, 1], 9121)))
+        );
+        let c = parse(&["--requirepass", "", "--metrics-addr", "[::1]:9000"]).expect("valid");
+        assert_eq!(c.requirepass, None);
+        assert_eq!(get1(&c, "metrics-addr"), "[::1]:9000");
+        let err = parse(&["--metrics-addr", "localhost:9121"])
+            .expect_err("not an address")
+            .to_string();
+        assert!(
+            err.starts_with("invalid argument 'localhost:9121' for 'metrics-addr': "),
+            "{err}"
+        );
+        let err = parse(&["--dbfilename", "/tmp/x.rdb"])
+            .expect_err("a path")
+            .to_string();
+        assert!(
+            err.ends_with("dbfilename can't be a path, just a filename"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn bind_addresses() {
+        let c = parse(&["--bind", "127.0.0.1", "-::1", "*", "10.0.0.1"]).expect("valid");
+        assert_eq!(c.bind, ["127.0.0.1", "-::1", "*", "10.0.0.1"]);
+        assert_eq!(get1(&c, "bind"), "127.0.0.1 -::1 * 10.0.0.1");
+        let c = parse(&["--bind", "0.0.0.0 ::"]).expect("one quoted word is split");
+        assert_eq!(c.bind, ["0.0.0.0", "::"]);
+        let err = parse(&["--bind", "localhost"])
+            .expect_err("not an IP")
+            .to_string();
+        assert_eq!(err, "invalid argument 'localhost' for 'bind': 'localhost' is not an IP address, '*' or '::*'");
+        let err = parse(&["--bind", ""]).expect_err("empty").to_string();
+        assert!(err.starts_with("invalid argument '' for 'bind'"), "{err}");
+        let seventeen = vec!["127.0.0.1"; MAX_BIND_ADDRS + 1].join(" ");
+        let err = parse(&["--bind", &seventeen])
+            .expect_err("too many")
+            .to_string();
+        assert!(err.ends_with("Too many bind addresses specified."), "{err}");
+    }
+
+    #[test]
+    fn output_buffer_limits() {
+        let mut c = Config::default();
+        assert_eq!(
+            get1(&c, "client-output-buffer-limit"),
+            "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"
+        );
+        // Only the classes named change, in any case; replica and slave are one class.
+        c.set(
+            b"client-output-buffer-limit",
+            b"NORMAL 1mb 512kb 10 replica 1 2 3",
+        )
+        .expect("valid");
+        assert_eq!(
+            c.client_output_buffer_limit.normal,
+            OutputBufferLimit {
+                hard_bytes: MB,
+                soft_bytes: 512 * 1024,
+                soft_seconds: 10
+            }
+        );
+        assert_eq!(
+            c.client_output_buffer_limit.replica,
+            OutputBufferLimit {
+                hard_bytes: 1,
+                soft_bytes: 2,
+                soft_seconds: 3
+            }
+        );
+        assert_eq!(c.client_output_buffer_limit.pubsub.hard_bytes, 32 * MB);
+        let before = c.clone();
+        let wrong = [
+            (
+                "normal 0 0",
+                "Wrong number of arguments in buffer limit configuration.",
+            ),
+            (
+                "master 0 0 0",
+                "Invalid client class specified in buffer limit configuration.",
+            ),
+            (
+                "pubsub 1x 0 0",
+                "Error in hard, soft or soft_seconds setting in buffer limit configuration.",
+            ),
+            (
+                "pubsub 0 0 -1",
+                "Error in hard, soft or soft_seconds setting in buffer limit configuration.",
+            ),
+            // The first group is fine, the second is not: nothing changes.
+            (
+                "pubsub 1 1 1 normal 0 0 x",
+                "Error in hard, soft or soft_seconds setting in buffer limit configuration.",
+            ),
+        ];
+        for (value, reason) in wrong {
+            let err = set_err(&mut c, "client-output-buffer-limit", value);
+            assert_eq!(err, format!("ERR CONFIG SET failed (possibly related to argument 'client-output-buffer-limit') - {reason}"));
+            assert_eq!(c, before, "{value}");
+        }
+        // In a file, one directive per class, as stock redis.conf writes it.
+        let c = file("client-output-buffer-limit normal 0 0 0\nclient-output-buffer-limit pubsub 64mb 16mb 90\n").expect("valid");
+        assert_eq!(
+            c.client_output_buffer_limit.pubsub,
+            OutputBufferLimit {
+                hard_bytes: 64 * MB,
+                soft_bytes: 16 * MB,
+                soft_seconds: 90
+            }
+        );
+    }
+
+    #[test]
+    fn split_args_follows_sdssplitargs() {
+        let split = |line: &str| {
+            split_args(line.as_bytes())
+                .map(|w| w.into_iter().map(|w| lossy(&w)).collect::<Vec<_>>())
+        };
+        assert_eq!(split("  a   b\tc  "), Some(args(&["a", "b", "c"])));
+        assert_eq!(split(""), Some(vec![]));
+        assert_eq!(
+            split("\x0b\x0c a"),
+            Some(args(&["a"])),
+            "leading isspace() is skipped"
+        );
+        assert_eq!(
+            split(r#"requirepass "a b""#),
+            Some(args(&["requirepass", "a b"]))
+        );
+        assert_eq!(split(r#""" x"#), Some(args(&["", "x"])));
+        assert_eq!(split(r#""\n\r\t\"\\\q""#), Some(args(&["\n\r\t\"\\q"])));
+        assert_eq!(split(r#""\x41\x7a\xZZ""#), Some(args(&["AzxZZ"])));
+        assert_eq!(split(r"'it\'s \n'"), Some(args(&[r"it's \n"])));
+        assert_eq!(
+            split(r#"a"b c"d"#),
+            None,
+            "a closing quote must end the word"
+        );
+        assert_eq!(
+            split(r#"a"b c" d"#),
+            Some(args(&["ab c", "d"])),
+            "a quote may start mid-word"
+        );
+        assert_eq!(split(r#""open"#), None);
+        assert_eq!(split("'open"), None);
+        assert_eq!(split(r#""trailing\"#), None);
+        assert_eq!(split_args(b"\"\\xff\""), Some(vec![vec![0xff]]));
+    }
+
+    #[test]
+    fn config_file_syntax() {
+        let text = "# a comment\n\
+                    \n\
+                    \t  port 7000  \r\n\
+                    MaxMemory 100mb\n\
+                    requirepass \"p@ss word\"\n\
+                    dir '/var/lib/ferrum'\n\
+                    save \"\"\n\
+                    save 900 1 300 10\n\
+                    port 7001\n\
+                    \x20  # indented comment\n";
+        let c = file(text).expect("valid file");
+        assert_eq!(c.port, 7001, "later lines win");
+        assert_eq!(c.maxmemory_bytes, 100 * MB);
+        assert_eq!(c.requirepass.as_deref(), Some("p@ss word"));
+        assert_eq!(c.dir, "/var/lib/ferrum");
+        assert_eq!(c.save, "900 1 300 10");
+        // No trailing newline, and CRLF line ends.
+        assert_eq!(file("port 1\r\nhz 20").expect("valid").hz, 20);
+    }
+
+    #[test]
+    fn config_file_errors_name_the_line() {
+        assert_eq!(
+            file_err("port 1\nfoo bar\n"),
+            "test.conf:2: unknown option 'foo'"
+        );
+        assert_eq!(
+            file_err("\n\nport\n"),
+            "test.conf:3: wrong number of arguments for 'port'"
+        );
+        assert_eq!(
+            file_err("port 1 2"),
+            "test.conf:1: wrong number of arguments for 'port'"
+        );
+        assert_eq!(
+            file_err("port 6379 # trailing comment"),
+            "test.conf:1: wrong number of arguments for 'port'"
+        );
+        assert_eq!(
+            file_err("requirepass \"abc"),
+            "test.conf:1: unbalanced quotes in configuration line"
+        );
+        assert_eq!(
+            file_err("maxmemory 10xb"),
+            "test.conf:1: invalid argument '10xb' for 'maxmemory': argument must be a memory value"
+        );
+        assert_eq!(
+            file_err("include /etc/other.conf"),
+            "test.conf:1: 'include' is not supported: put every directive in one file"
+        );
+        assert_eq!(
+            file_err("requirepass \"\\xff\""),
+            "test.conf:1: invalid argument '\u{fffd}' for 'requirepass': argument must be valid UTF-8"
+        );
+    }
+
+    #[test]
+    fn command_line_overrides_the_file() {
+        let conf = TempFile::new("port 7000\nmaxmemory 1gb\nloglevel debug\n");
+        let c = parse(&[
+            conf.arg(),
+            "--port",
+            "7001",
+            "--maxmemory",
+            "2gb",
+            "--maxmemory",
+            "3gb",
+        ])
+        .expect("valid");
+        assert_eq!(c.port, 7001);
+        assert_eq!(c.maxmemory_bytes, 3 * 1024 * MB, "later overrides win");
+        assert_eq!(c.loglevel, "debug", "the file still applies");
+        assert_eq!(
+            c.config_file.as_deref(),
+            Some(std::path::absolute(&conf.0).expect("absolute").as_path())
+        );
+        let c = parse(&[conf.arg()]).expect("file only");
+        assert_eq!(c.port, 7000);
+        let bad = TempFile::new("port 1\nhz 0\n");
+        let err = parse(&[bad.arg()]).expect_err("hz 0").to_string();
+        assert_eq!(
+            err,
+            format!(
+                "{}:2: invalid argument '0' for 'hz': argument must be between 1 and 500 inclusive",
+                bad.arg()
+            )
+        );
+    }
+
+    #[test]
+    fn command_line_grouping() {
+        // Every word up to the next --option is a value.
+        let c = parse(&["--save", "900", "1", "300", "10", "--port", "1"]).expect("valid");
+        assert_eq!((c.save.as_str(), c.port), ("900 1 300 10", 1));
+        // The word after a bare option is its value, even if it starts with --.
+        let c = parse(&["--requirepass", "--not-an-option", "--port", "2"]).expect("valid");
+        assert_eq!(c.requirepass.as_deref(), Some("--not-an-option"));
+        // Name and value in one word.
+        let c = parse(&["--port 6380", "--maxmemory \"1 mb\""]).map(|c| c.port);
+        assert!(
+            matches!(
+                c,
+                Err(ConfigError::InvalidValue {
+                    name: "maxmemory",
+                    ..
+                })
+            ),
+            "{c:?}"
+        );
+        assert_eq!(parse(&["--port 6380"]).expect("valid").port, 6380);
+        // A bare --save before another option, or at the end, means save "".
+        let c = parse(&["--save", "--port", "3"]).expect("valid");
+        assert_eq!((c.save.as_str(), c.port), ("", 3));
+        assert_eq!(parse(&["--port", "4", "--save"]).expect("valid").save, "");
+        // Options may repeat a name in any case.
+        assert_eq!(parse(&["--PORT", "5"]).expect("valid").port, 5);
+        // An option without its value.
+        let err = parse(&["--port"]).expect_err("no value").to_string();
+        assert_eq!(err, "wrong number of arguments for 'port'");
+        let err = parse(&["--port", "1", "2"])
+            .expect_err("two values")
+            .to_string();
+        assert_eq!(err, "wrong number of arguments for 'port'");
+        let err = parse(&["--nosuch", "1"]).expect_err("unknown").to_string();
+        assert_eq!(err, "unknown option 'nosuch'");
+    }
+
+    #[test]
+    fn command_line_oddities() {
+        assert!(matches!(parse(&["-h"]), Err(ConfigError::Help)));
+        assert!(matches!(parse(&["--help"]), Err(ConfigError::Help)));
+        assert!(matches!(parse(&["-v"]), Err(ConfigError::Version)));
+        assert!(matches!(
+            parse(&["--version", "--port", "1"]),
+            Err(ConfigError::Version)
+        ));
+        // Only as the first argument, as redis-server: elsewhere it is an unknown option.
+        assert!(matches!(
+            parse(&["--port", "1", "--help"]),
+            Err(ConfigError::UnknownOption { .. })
+        ));
+        assert!(matches!(parse(&["-"]), Err(ConfigError::Stdin)));
+        let err = parse(&["-x"]).expect_err("stray").to_string();
+        assert_eq!(
+            err,
+            "unexpected argument '-x': options are written --name value, as in --port 6380"
+        );
+        assert!(matches!(
+            parse(&["--", "port", "1"]),
+            Err(ConfigError::UnexpectedArgument { .. })
+        ));
+        let missing = std::env::temp_dir().join("ferrum-config-does-not-exist.conf");
+        let err = parse(&[missing.to_str().expect("UTF-8")])
+            .expect_err("missing file")
+            .to_string();
+        assert!(
+            err.starts_with(&format!("can't open config file '{}': ", missing.display())),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn config_get_globs() {
+        let c = Config::default();
+        let names = |pattern: &str| {
+            c.get(pattern.as_bytes())
+                .into_iter()
+                .map(|(n, _)| n)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names("*").len(), PARAMS.len());
+        assert_eq!(
+            names("maxmemory*"),
+            ["maxmemory", "maxmemory-policy", "maxmemory-samples"]
+        );
+        assert_eq!(names("MAXMEMORY-P*"), ["maxmemory-policy"]);
+        assert_eq!(names("lfu-*"), ["lfu-log-factor", "lfu-decay-time"]);
+        assert_eq!(names("*port*"), ["port"]);
+        assert_eq!(names("?z"), ["hz"]);
+        assert_eq!(
+            names("[bp]*"),
+            ["bind", "port", "proto-max-bulk-len", "protected-mode"]
+        );
+        assert_eq!(names("Port"), ["port"], "exact names are case-insensitive");
+        assert_eq!(
+            names("maxmem"),
+            Vec::<&str>::new(),
+            "no metacharacters means an exact name"
+        );
+        assert_eq!(names("nosuch*"), Vec::<&str>::new());
+        assert_eq!(c.get(b"maxmemory"), [("maxmemory", "0".to_owned())]);
+        assert_eq!(
+            c.get(b"proto-max-bulk-len"),
+            [("proto-max-bulk-len", "536870912".to_owned())]
+        );
+        assert_eq!(c.get(b"timeout"), [("timeout", "0".to_owned())]);
+        assert_eq!(c.get(b"requirepass"), [("requirepass", String::new())]);
+        let many = c.get_many(&[b"port", b"p*", b"hz"]);
+        let many: Vec<_> = many.iter().map(|(n, _)| *n).collect();
+        assert_eq!(
+            many,
+            ["port", "proto-max-bulk-len", "hz", "protected-mode"],
+            "each once, in table order"
+        );
+    }
+
+    #[test]
+    fn config_set_applies_and_reports_the_param() {
+        let mut c = Config::default();
+        assert_eq!(c.set(b"maxmemory", b"64mb").ok(), Some(Param::Maxmemory));
+        assert_eq!(c.maxmemory_bytes, 64 * MB);
+        assert_eq!(get1(&c, "maxmemory"), "67108864");
+        assert_eq!(
+            c.set(b"MAXMEMORY-SAMPLES", b"10").ok(),
+            Some(Param::MaxmemorySamples)
+        );
+        assert_eq!(c.maxmemory_samples, 10);
+        assert_eq!(c.set(b"timeout", b"30").ok(), Some(Param::Timeout));
+        assert_eq!(c.timeout, Duration::from_secs(30));
+        assert_eq!(c.set(b"requirepass", b"pw").ok(), Some(Param::Requirepass));
+        assert_eq!(c.requirepass.as_deref(), Some("pw"));
+        assert_eq!(c.set(b"requirepass", b"").ok(), Some(Param::Requirepass));
+        assert_eq!(c.requirepass, None);
+        assert_eq!(c.set(b"save", b"3600 1  300 100").ok(), Some(Param::Save));
+        assert_eq!(c.save, "3600 1 300 100");
+        assert_eq!(c.set(b"save", b"").ok(), Some(Param::Save));
+        assert_eq!(c.save, "");
+    }
+
+    #[test]
+    fn config_set_errors_use_redis_text() {
+        let mut c = Config::default();
+        let before = c.clone();
+        for name in [
+            "port",
+            "bind",
+            "databases",
+            "daemonize",
+            "logfile",
+            "metrics-addr",
+            "enable-debug-command",
+        ] {
+            assert_eq!(
+                set_err(&mut c, name, "1"),
+                format!("ERR CONFIG SET failed (possibly related to argument '{name}') - can't set immutable config")
+            );
+        }
+        assert_eq!(
+            set_err(&mut c, "PORT", "1"),
+            "ERR CONFIG SET failed (possibly related to argument 'PORT') - can't set immutable config",
+            "Redis echoes the name as sent"
+        );
+        assert_eq!(
+            set_err(&mut c, "foo", "1"),
+            "ERR Unknown option or number of arguments for CONFIG SET - 'foo'"
+        );
+        assert_eq!(
+            set_err(&mut c, "maxmemory", "lots"),
+            "ERR CONFIG SET failed (possibly related to argument 'maxmemory') - argument must be a memory value"
+        );
+        assert_eq!(
+            set_err(&mut c, "Hz", "0"),
+            "ERR CONFIG SET failed (possibly related to argument 'hz') - argument must be between 1 and 500 inclusive"
+        );
+        assert_eq!(
+            set_err(&mut c, "maxmemory-samples", "65"),
+            "ERR CONFIG SET failed (possibly related to argument 'maxmemory-samples') - argument must be between 1 and 64 inclusive"
+        );
+        assert_eq!(
+            set_err(&mut c, "protected-mode", "1"),
+            "ERR CONFIG SET failed (possibly related to argument 'protected-mode') - argument must be 'yes' or 'no'"
+        );
+        assert_eq!(
+            set_err(&mut c, "maxmemory", "1 2"),
+            "ERR CONFIG SET failed (possibly related to argument 'maxmemory') - argument must be a memory value"
+        );
+        assert_eq!(
+            c.set(b"requirepass", b"\xff").map_err(|e| e.to_string()),
+            Err("ERR CONFIG SET failed (possibly related to argument 'requirepass') - argument must be valid UTF-8".to_owned())
+        );
+        assert_eq!(c, before, "failed sets change nothing");
+    }
+
+    #[test]
+    fn config_set_many_is_all_or_nothing() {
+        let mut c = Config::default();
+        let changed = c
+            .set_many(&[(b"maxmemory", b"1mb"), (b"hz", b"100")])
+            .expect("valid");
+        assert_eq!(changed, [Param::Maxmemory, Param::Hz]);
+        assert_eq!((c.maxmemory_bytes, c.hz), (MB, 100));
+        let before = c.clone();
+        let err = c
+            .set_many(&[(b"maxmemory", b"2mb"), (b"hz", b"0")])
+            .expect_err("bad hz")
+            .to_string();
+        assert!(err.contains("'hz'"), "{err}");
+        assert_eq!(c, before, "the valid maxmemory was rolled back");
+        let err = c
+            .set_many(&[(b"hz", b"5"), (b"HZ", b"6")])
+            .expect_err("twice")
+            .to_string();
+        assert_eq!(
+            err,
+            "ERR CONFIG SET failed (possibly related to argument 'HZ') - duplicate parameter"
+        );
+        // Names are checked before values, and the first failure is reported.
+        let err = c
+            .set_many(&[(b"hz", b"0"), (b"port", b"1"), (b"nosuch", b"1")])
+            .expect_err("bad")
+            .to_string();
+        assert_eq!(err, "ERR CONFIG SET failed (possibly related to argument 'port') - can't set immutable config");
+        assert_eq!(c, before);
+    }
+}
