@@ -86,8 +86,17 @@ impl ClientHandle {
     /// field names and order (fields FerrumKV has no notion of read 0).
     pub(crate) fn info_line(&self) -> String {
         let age = self.created.elapsed();
-        let idle = age.as_millis() as u64 - self.last_active_ms.load(Ordering::Relaxed).min(age.as_millis() as u64);
-        let name = self.name.lock().unwrap_or_else(|p| p.into_inner()).clone().unwrap_or_default();
+        let idle = age.as_millis() as u64
+            - self
+                .last_active_ms
+                .load(Ordering::Relaxed)
+                .min(age.as_millis() as u64);
+        let name = self
+            .name
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .unwrap_or_default();
         format!(
             "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags=N db={} sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name= lib-ver=",
             self.id,

@@ -61,9 +61,20 @@ pub(crate) async fn serve(
     let mut wbuf = BytesMut::with_capacity(16 * 1024);
     let mut conn = ConnState::new(handle.clone(), !shared.requires_auth());
     loop {
-        let outcome = run_buffered(&shared, &mut conn, &mut codec, &mut rbuf, &mut wbuf, &mut socket).await;
+        let outcome = run_buffered(
+            &shared,
+            &mut conn,
+            &mut codec,
+            &mut rbuf,
+            &mut wbuf,
+            &mut socket,
+        )
+        .await;
         if !wbuf.is_empty() {
-            shared.stats.net_output_bytes.fetch_add(wbuf.len() as u64, Ordering::Relaxed);
+            shared
+                .stats
+                .net_output_bytes
+                .fetch_add(wbuf.len() as u64, Ordering::Relaxed);
             if let Err(e) = socket.write_all(&wbuf).await {
                 return Closed::Io(e);
             }
@@ -82,7 +93,9 @@ pub(crate) async fn serve(
         }
         let read = async {
             match idle_timeout {
-                Some(t) => tokio::time::timeout(t, socket.read_buf(&mut rbuf)).await.ok(),
+                Some(t) => tokio::time::timeout(t, socket.read_buf(&mut rbuf))
+                    .await
+                    .ok(),
                 None => Some(socket.read_buf(&mut rbuf).await),
             }
         };
@@ -122,7 +135,9 @@ async fn run_buffered(
                 return Err(Closed::Protocol);
             }
         };
-        let Some(args) = into_args(frame) else { continue };
+        let Some(args) = into_args(frame) else {
+            continue;
+        };
         let reply = cmd::execute(shared, conn, args);
         codec.set_protocol(conn.protocol);
         // Encoding into a BytesMut cannot fail.
@@ -131,7 +146,10 @@ async fn run_buffered(
             return Ok(());
         }
         if wbuf.len() >= FLUSH_THRESHOLD {
-            shared.stats.net_output_bytes.fetch_add(wbuf.len() as u64, Ordering::Relaxed);
+            shared
+                .stats
+                .net_output_bytes
+                .fetch_add(wbuf.len() as u64, Ordering::Relaxed);
             socket.write_all(wbuf).await.map_err(Closed::Io)?;
             wbuf.clear();
         }
@@ -141,7 +159,9 @@ async fn run_buffered(
 /// A request frame's arguments. The server-side decoder only produces arrays
 /// of bulk strings; anything else (or an empty array) is skipped.
 fn into_args(frame: Frame) -> Option<Vec<Bytes>> {
-    let Frame::Array(items) = frame else { return None };
+    let Frame::Array(items) = frame else {
+        return None;
+    };
     let args: Vec<Bytes> = items
         .into_iter()
         .filter_map(|f| match f {

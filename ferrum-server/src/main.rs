@@ -13,7 +13,11 @@ fn main() -> anyhow::Result<()> {
             return Ok(());
         }
         Err(ConfigError::Version) => {
-            println!("ferrum-server v={} (redis_version={})", env!("CARGO_PKG_VERSION"), ferrum_server::REDIS_VERSION);
+            println!(
+                "ferrum-server v={} (redis_version={})",
+                env!("CARGO_PKG_VERSION"),
+                ferrum_server::REDIS_VERSION
+            );
             return Ok(());
         }
         Err(e) => {
@@ -33,7 +37,11 @@ fn main() -> anyhow::Result<()> {
         .context("could not start the runtime")?;
     runtime.block_on(async {
         let server = Server::bind(config).await?;
-        tracing::info!("FerrumKV {} ready to accept connections on {}", env!("CARGO_PKG_VERSION"), server.local_addr());
+        tracing::info!(
+            "FerrumKV {} ready to accept connections on {}",
+            env!("CARGO_PKG_VERSION"),
+            server.local_addr()
+        );
         let shutdown = CancellationToken::new();
         tokio::spawn(signal_shutdown(shutdown.clone()));
         server.run(shutdown).await?;
@@ -47,14 +55,15 @@ async fn signal_shutdown(shutdown: CancellationToken) {
     let ctrl_c = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {
-        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(s) => s,
-            Err(_) => {
-                let _ = ctrl_c.await;
-                shutdown.cancel();
-                return;
-            }
-        };
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => {
+                    let _ = ctrl_c.await;
+                    shutdown.cancel();
+                    return;
+                }
+            };
         tokio::select! {
             _ = ctrl_c => tracing::info!("received SIGINT, shutting down"),
             _ = term.recv() => tracing::info!("received SIGTERM, shutting down"),

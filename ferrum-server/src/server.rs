@@ -108,10 +108,16 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, shutdown: Cance
                 continue;
             }
         };
-        shared.stats.connections_received.fetch_add(1, Ordering::Relaxed);
+        shared
+            .stats
+            .connections_received
+            .fetch_add(1, Ordering::Relaxed);
         let maxclients = shared.config().maxclients as usize;
         if shared.clients.len() >= maxclients {
-            shared.stats.rejected_connections.fetch_add(1, Ordering::Relaxed);
+            shared
+                .stats
+                .rejected_connections
+                .fetch_add(1, Ordering::Relaxed);
             tokio::spawn(reject(socket));
             continue;
         }

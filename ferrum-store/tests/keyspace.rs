@@ -27,7 +27,9 @@ fn set(s: &Store, k: &Bytes, v: Value, ttl: Option<Millis>, now: Millis) {
 
 fn get(s: &Store, k: &Bytes, now: Millis) -> Option<Value> {
     let mut ks = s.lock_key(k);
-    ks.shard(k).lookup(0, k, now, Access::Read).map(|e| e.value().clone())
+    ks.shard(k)
+        .lookup(0, k, now, Access::Read)
+        .map(|e| e.value().clone())
 }
 
 #[test]
@@ -38,7 +40,10 @@ fn lazy_expiry_hides_keys_at_their_deadline() {
     assert!(get(&s, &k, Millis(99)).is_some());
     assert!(get(&s, &k, Millis(100)).is_none());
     let st = s.stats();
-    assert_eq!((st.keyspace_hits, st.keyspace_misses, st.expired_keys), (1, 1, 1));
+    assert_eq!(
+        (st.keyspace_hits, st.keyspace_misses, st.expired_keys),
+        (1, 1, 1)
+    );
 }
 
 #[test]
@@ -49,7 +54,10 @@ fn memory_returns_to_baseline_after_delete_and_flush() {
         set(&s, &key(i), val(32), None, Millis(0));
     }
     let full = s.used_memory_bytes();
-    assert!(full - base >= 1000 * (10 + 32), "accounting counts keys and values");
+    assert!(
+        full - base >= 1000 * (10 + 32),
+        "accounting counts keys and values"
+    );
     for i in 0..500 {
         let k = key(i);
         let mut ks = s.lock_key(&k);
@@ -115,11 +123,20 @@ fn volatile_policies_only_evict_keys_with_a_ttl() {
         set(&s, &key(i), val(32), None, Millis(0));
     }
     for i in 100..2000 {
-        set(&s, &key(i), val(32), Some(Millis(1_000_000)), Millis(i as u64));
+        set(
+            &s,
+            &key(i),
+            val(32),
+            Some(Millis(1_000_000)),
+            Millis(i as u64),
+        );
         s.enforce_maxmemory(Millis(i as u64));
     }
     for i in 0..100 {
-        assert!(get(&s, &key(i), Millis(3000)).is_some(), "persistent key {i} was evicted");
+        assert!(
+            get(&s, &key(i), Millis(3000)).is_some(),
+            "persistent key {i} was evicted"
+        );
     }
     // Once only persistent keys are left, nothing can be evicted.
     let mut all = s.lock_all();
@@ -154,7 +171,9 @@ fn versions_change_on_every_write() {
     let k = key(3);
     let version = |s: &Store| {
         let mut ks = s.lock_key(&k);
-        ks.shard(&k).lookup(0, &k, Millis(0), Access::Peek).map(|e| e.version())
+        ks.shard(&k)
+            .lookup(0, &k, Millis(0), Access::Peek)
+            .map(|e| e.version())
     };
     set(&s, &k, val(1), None, Millis(0));
     let v1 = version(&s);
@@ -201,7 +220,10 @@ fn swapdb_exchanges_contents() {
     }
     assert_eq!(all.dbsize(0), 0);
     assert_eq!(all.dbsize(1), 1);
-    assert!(all.shard(&k).lookup(1, &k, Millis(0), Access::Peek).is_some());
+    assert!(all
+        .shard(&k)
+        .lookup(1, &k, Millis(0), Access::Peek)
+        .is_some());
 }
 
 #[test]

@@ -66,7 +66,11 @@ pub(crate) fn hello(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             Some(2) => Protocol::Resp2,
             Some(3) => Protocol::Resp3,
             Some(_) => return Err(CmdError::msg("NOPROTO unsupported protocol version")),
-            None => return Err(CmdError::msg("ERR Protocol version is not an integer or out of range")),
+            None => {
+                return Err(CmdError::msg(
+                    "ERR Protocol version is not an integer or out of range",
+                ))
+            }
         };
     }
     let mut name = None;
@@ -94,7 +98,11 @@ pub(crate) fn hello(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         ));
     }
     if let Some(n) = name {
-        *ctx.conn.handle.name.lock().unwrap_or_else(|p| p.into_inner()) = Some(n);
+        *ctx.conn
+            .handle
+            .name
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some(n);
     }
     ctx.conn.protocol = protocol;
     let resp = if protocol == Protocol::Resp3 { 3 } else { 2 };
@@ -156,7 +164,11 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         Ok(Frame::ok())
     } else if is(sub, "getname") {
         arity(2)?;
-        let name = handle.name.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let name = handle
+            .name
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
         Ok(Frame::bulk_or_null(name))
     } else if is(sub, "info") {
         arity(2)?;
@@ -223,13 +235,18 @@ fn client_list_filter(args: &[Bytes]) -> Result<Option<Vec<u64>>, CmdError> {
     }
 }
 
+/// One `CLIENT KILL` filter: whether a client matches it.
+type ClientFilter = Box<dyn Fn(&crate::client::ClientHandle) -> bool>;
+
 /// `CLIENT KILL ip:port` (old form, replies OK) or
 /// `CLIENT KILL <filter> <value> ...` (replies with the number killed).
 fn client_kill(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let me = ctx.conn.handle.id;
     let clients = ctx.shared.clients.all();
     if let [addr] = args {
-        let target = clients.iter().find(|c| c.addr.to_string().as_bytes() == &addr[..]);
+        let target = clients
+            .iter()
+            .find(|c| c.addr.to_string().as_bytes() == &addr[..]);
         return match target {
             Some(c) => {
                 c.kill.notify_one();
@@ -245,7 +262,7 @@ fn client_kill(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         return Err(CmdError::syntax());
     }
     let mut skipme = true;
-    let mut filters: Vec<Box<dyn Fn(&crate::client::ClientHandle) -> bool>> = Vec::new();
+    let mut filters: Vec<ClientFilter> = Vec::new();
     for pair in args.chunks_exact(2) {
         let (k, v) = (&pair[0], pair[1].clone());
         if is(k, "id") {
@@ -261,7 +278,9 @@ fn client_kill(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             filters.push(Box::new(move |_| &v[..] == b"default"));
         } else if is(k, "maxage") {
             let age = int_arg(&v)?;
-            filters.push(Box::new(move |c| c.created.elapsed().as_secs() as i64 >= age));
+            filters.push(Box::new(move |c| {
+                c.created.elapsed().as_secs() as i64 >= age
+            }));
         } else if is(k, "skipme") {
             skipme = if is(&v, "yes") {
                 true
@@ -271,7 +290,12 @@ fn client_kill(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
                 return Err(CmdError::syntax());
             };
         } else if is(k, "type") {
-            if !(is(&v, "normal") || is(&v, "pubsub") || is(&v, "master") || is(&v, "replica") || is(&v, "slave")) {
+            if !(is(&v, "normal")
+                || is(&v, "pubsub")
+                || is(&v, "master")
+                || is(&v, "replica")
+                || is(&v, "slave"))
+            {
                 return Err(CmdError::msg(format!(
                     "ERR Unknown client type '{}'",
                     String::from_utf8_lossy(&v)
@@ -307,6 +331,10 @@ pub(crate) fn reset(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     ctx.conn.protocol = Protocol::Resp2;
     ctx.conn.handle.resp.store(2, Ordering::Relaxed);
     ctx.conn.authenticated = !ctx.shared.requires_auth();
-    *ctx.conn.handle.name.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    *ctx.conn
+        .handle
+        .name
+        .lock()
+        .unwrap_or_else(|p| p.into_inner()) = None;
     Ok(Frame::simple("RESET"))
 }

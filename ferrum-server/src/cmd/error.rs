@@ -20,13 +20,11 @@ pub(crate) const DB_RANGE: &str = "ERR DB index is out of range";
 /// `-NOAUTH Authentication required.`
 pub(crate) const NOAUTH: &str = "NOAUTH Authentication required.";
 /// `-WRONGPASS ...`
-pub(crate) const WRONGPASS: &str =
-    "WRONGPASS invalid username-password pair or user is disabled.";
+pub(crate) const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is disabled.";
 /// `-ERR AUTH <password> called without any password configured ...`
 pub(crate) const AUTH_NOT_SET: &str = "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?";
 /// `-EXECABORT ...`
-pub(crate) const EXECABORT: &str =
-    "EXECABORT Transaction discarded because of previous errors.";
+pub(crate) const EXECABORT: &str = "EXECABORT Transaction discarded because of previous errors.";
 /// `-OOM ...`
 pub(crate) const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
 

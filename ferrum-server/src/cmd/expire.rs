@@ -81,8 +81,18 @@ impl Condition {
 fn expire_generic(ctx: &mut Ctx<'_>, args: &[Bytes], form: Form) -> CmdResult {
     let n = int_arg(&args[2])?;
     let cond = Condition::parse(&args[3..])?;
-    let invalid = || CmdError::msg(format!("ERR invalid expire time in '{}' command", form.name));
-    let ms = if form.millis { Some(n) } else { n.checked_mul(1000) }.ok_or_else(invalid)?;
+    let invalid = || {
+        CmdError::msg(format!(
+            "ERR invalid expire time in '{}' command",
+            form.name
+        ))
+    };
+    let ms = if form.millis {
+        Some(n)
+    } else {
+        n.checked_mul(1000)
+    }
+    .ok_or_else(invalid)?;
     let now = ctx.now;
     let deadline = if form.absolute {
         ms
@@ -109,23 +119,59 @@ fn expire_generic(ctx: &mut Ctx<'_>, args: &[Bytes], form: Form) -> CmdResult {
 }
 
 pub(crate) fn expire(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    expire_generic(ctx, args, Form { name: "expire", millis: false, absolute: false })
+    expire_generic(
+        ctx,
+        args,
+        Form {
+            name: "expire",
+            millis: false,
+            absolute: false,
+        },
+    )
 }
 
 pub(crate) fn pexpire(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    expire_generic(ctx, args, Form { name: "pexpire", millis: true, absolute: false })
+    expire_generic(
+        ctx,
+        args,
+        Form {
+            name: "pexpire",
+            millis: true,
+            absolute: false,
+        },
+    )
 }
 
 pub(crate) fn expireat(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    expire_generic(ctx, args, Form { name: "expireat", millis: false, absolute: true })
+    expire_generic(
+        ctx,
+        args,
+        Form {
+            name: "expireat",
+            millis: false,
+            absolute: true,
+        },
+    )
 }
 
 pub(crate) fn pexpireat(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    expire_generic(ctx, args, Form { name: "pexpireat", millis: true, absolute: true })
+    expire_generic(
+        ctx,
+        args,
+        Form {
+            name: "pexpireat",
+            millis: true,
+            absolute: true,
+        },
+    )
 }
 
 /// What the TTL-family commands report: -2 for no key, -1 for no expiry.
-fn ttl_generic(ctx: &mut Ctx<'_>, key: &Bytes, report: impl Fn(Millis, Millis) -> i64) -> CmdResult {
+fn ttl_generic(
+    ctx: &mut Ctx<'_>,
+    key: &Bytes,
+    report: impl Fn(Millis, Millis) -> i64,
+) -> CmdResult {
     let (db, now) = (ctx.db(), ctx.now);
     let mut ks = ctx.store().lock_key(key);
     Ok(Frame::Integer(
@@ -138,7 +184,9 @@ fn ttl_generic(ctx: &mut Ctx<'_>, key: &Bytes, report: impl Fn(Millis, Millis) -
 
 pub(crate) fn ttl(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     // Rounded to the nearest second, as Redis does.
-    ttl_generic(ctx, &args[1], |at, now| (at.saturating_sub(now).0 as i64 + 500) / 1000)
+    ttl_generic(ctx, &args[1], |at, now| {
+        (at.saturating_sub(now).0 as i64 + 500) / 1000
+    })
 }
 
 pub(crate) fn pttl(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {

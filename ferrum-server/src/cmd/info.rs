@@ -11,7 +11,10 @@ use super::parse::is;
 use super::{CmdResult, Ctx};
 
 /// Sections in the order `INFO` prints them; all are part of the default set.
-const SECTIONS: &[(&str, fn(&Ctx<'_>, &mut String))] = &[
+/// Writes one section's text.
+type SectionWriter = fn(&Ctx<'_>, &mut String);
+
+const SECTIONS: &[(&str, SectionWriter)] = &[
     ("server", server),
     ("clients", clients),
     ("memory", memory),
@@ -24,7 +27,10 @@ pub(crate) fn info(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let wanted = |name: &str| {
         args.len() == 1
             || args[1..].iter().any(|a| {
-                is(a, name) || is(a, "all") || is(a, "everything") || (is(a, "default") && name != "commandstats")
+                is(a, name)
+                    || is(a, "all")
+                    || is(a, "everything")
+                    || (is(a, "default") && name != "commandstats")
             })
     };
     let mut out = String::new();
@@ -105,7 +111,11 @@ fn memory(ctx: &Ctx<'_>, out: &mut String) {
     let rss = rss_bytes();
     let max = ctx.store().maxmemory_bytes();
     let (policy, _) = ctx.store().policy();
-    let frag = if used == 0 { 0.0 } else { rss as f64 / used as f64 };
+    let frag = if used == 0 {
+        0.0
+    } else {
+        rss as f64 / used as f64
+    };
     let _ = write!(
         out,
         "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nmaxmemory:{max}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nmem_fragmentation_ratio:{frag:.2}\r\nmem_allocator:libc\r\n",

@@ -44,7 +44,10 @@ pub(crate) fn touch(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 pub(crate) fn type_(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let key = &args[1];
     let mut ks = ctx.store().lock_key(key);
-    let name = match ks.shard(key).lookup(ctx.db(), key, ctx.now, Access::ReadNoTouch) {
+    let name = match ks
+        .shard(key)
+        .lookup(ctx.db(), key, ctx.now, Access::ReadNoTouch)
+    {
         Some(e) => e.value().kind().as_str(),
         None => "none",
     };
@@ -69,7 +72,8 @@ fn rename_impl(ctx: &mut Ctx<'_>, args: &[Bytes], nx: bool) -> CmdResult {
     let Some(value) = ks.shard(src).remove(db, src, now) else {
         return Err(CmdError::msg(NO_SUCH_KEY));
     };
-    ks.shard(dst).insert(db, dst.clone(), value, expires_at, now);
+    ks.shard(dst)
+        .insert(db, dst.clone(), value, expires_at, now);
     Ok(if nx { Frame::Integer(1) } else { Frame::ok() })
 }
 

@@ -203,7 +203,9 @@ fn prepare(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Result<Prepared, CmdError> {
     }
     if let Some(queue) = &mut ctx.conn.multi {
         if spec.has(flag::NO_MULTI) {
-            return Err(CmdError::msg("ERR Command not allowed inside a transaction"));
+            return Err(CmdError::msg(
+                "ERR Command not allowed inside a transaction",
+            ));
         }
         if !spec.has(flag::NO_QUEUE) {
             queue.push(args.to_vec());
@@ -269,7 +271,7 @@ mod tests {
 
     #[test]
     fn key_positions_follow_the_table() {
-        let args: Vec<Bytes> = ["mset", "a", "1", "b", "2"].map(Bytes::from_static).to_vec();
+        let args: Vec<Bytes> = ["mset", "a", "1", "b", "2"].map(Bytes::from).to_vec();
         let mset = lookup(b"mset").expect("mset row");
         let keys: Vec<_> = mset.keys(&args).map(|k| &k[..]).collect();
         assert_eq!(keys, [&b"a"[..], b"b"]);

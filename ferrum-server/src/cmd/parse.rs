@@ -13,7 +13,7 @@ pub(crate) fn parse_i64(b: &[u8]) -> Option<i64> {
         return None;
     }
     let digits = b.strip_prefix(b"-").unwrap_or(b);
-    if digits.is_empty() || (digits[0] == b'0' && b.len() > 1) {
+    if digits.is_empty() || !digits[0].is_ascii_digit() || (digits[0] == b'0' && b.len() > 1) {
         return None;
     }
     std::str::from_utf8(b).ok()?.parse().ok()
@@ -78,7 +78,17 @@ mod tests {
         assert_eq!(parse_i64(b"-12"), Some(-12));
         assert_eq!(parse_i64(b"9223372036854775807"), Some(i64::MAX));
         assert_eq!(parse_i64(b"-9223372036854775808"), Some(i64::MIN));
-        for bad in [&b""[..], b"+1", b"01", b"-0", b" 1", b"1 ", b"1.0", b"9223372036854775808", b"-"] {
+        for bad in [
+            &b""[..],
+            b"+1",
+            b"01",
+            b"-0",
+            b" 1",
+            b"1 ",
+            b"1.0",
+            b"9223372036854775808",
+            b"-",
+        ] {
             assert_eq!(parse_i64(bad), None, "{:?}", String::from_utf8_lossy(bad));
         }
     }

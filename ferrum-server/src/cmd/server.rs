@@ -24,7 +24,11 @@ fn flush(ctx: &mut Ctx<'_>, args: &[Bytes], all: bool) -> CmdResult {
             return Err(CmdError::syntax());
         }
     }
-    let dbs = if all { 0..ctx.store().databases() } else { ctx.db()..ctx.db() + 1 };
+    let dbs = if all {
+        0..ctx.store().databases()
+    } else {
+        ctx.db()..ctx.db() + 1
+    };
     let mut ks = ctx.store().lock_all();
     for shard in ks.shards() {
         for db in dbs.clone() {
@@ -58,7 +62,11 @@ pub(crate) fn swapdb(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 pub(crate) fn time(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     let us = ctx.shared.clock.now_micros();
-    let num = |n: u64| Frame::Bulk(Bytes::copy_from_slice(itoa::Buffer::new().format(n).as_bytes()));
+    let num = |n: u64| {
+        Frame::Bulk(Bytes::copy_from_slice(
+            itoa::Buffer::new().format(n).as_bytes(),
+        ))
+    };
     Ok(Frame::Array(vec![num(us / 1_000_000), num(us % 1_000_000)]))
 }
 
@@ -94,7 +102,9 @@ pub(crate) fn config(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         ctx.shared.stats.reset();
         Ok(Frame::ok())
     } else if is(sub, "rewrite") {
-        Err(CmdError::msg("ERR The server is running without a config file"))
+        Err(CmdError::msg(
+            "ERR The server is running without a config file",
+        ))
     } else if is(sub, "help") {
         Ok(Frame::Array(
             [
@@ -125,7 +135,10 @@ fn config_set(ctx: &mut Ctx<'_>, pairs: &[Bytes]) -> CmdResult {
     let shared = ctx.shared;
     let mut config = shared.config.write().unwrap_or_else(|p| p.into_inner());
     let mut staged = config.clone();
-    let pairs: Vec<(&[u8], &[u8])> = pairs.chunks_exact(2).map(|kv| (&kv[0][..], &kv[1][..])).collect();
+    let pairs: Vec<(&[u8], &[u8])> = pairs
+        .chunks_exact(2)
+        .map(|kv| (&kv[0][..], &kv[1][..]))
+        .collect();
     // All or nothing, as Redis 7: the error text is the whole reply.
     staged
         .set_many(&pairs)
@@ -239,7 +252,10 @@ pub(crate) fn command(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         let Some(target) = target.filter(|t| t.arity_ok(args.len() - 2)) else {
             return Err(CmdError::msg("ERR Invalid arguments specified for command"));
         };
-        let keys: Vec<Frame> = target.keys(&args[2..]).map(|k| Frame::Bulk(k.clone())).collect();
+        let keys: Vec<Frame> = target
+            .keys(&args[2..])
+            .map(|k| Frame::Bulk(k.clone()))
+            .collect();
         if keys.is_empty() {
             return Err(CmdError::msg("ERR The command has no key arguments"));
         }
@@ -248,13 +264,20 @@ pub(crate) fn command(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         Ok(Frame::Array(
             [
                 "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-                "(no subcommand)", "    Return details about all commands.",
-                "COUNT", "    Return the total number of commands in this server.",
-                "LIST", "    Return a list of all commands in this server.",
-                "INFO [<command-name> ...]", "    Return details about multiple commands.",
-                "DOCS [<command-name> ...]", "    Return documentation details about multiple commands.",
-                "GETKEYS <full-command>", "    Return the keys from a full Redis command.",
-                "HELP", "    Print this help.",
+                "(no subcommand)",
+                "    Return details about all commands.",
+                "COUNT",
+                "    Return the total number of commands in this server.",
+                "LIST",
+                "    Return a list of all commands in this server.",
+                "INFO [<command-name> ...]",
+                "    Return details about multiple commands.",
+                "DOCS [<command-name> ...]",
+                "    Return documentation details about multiple commands.",
+                "GETKEYS <full-command>",
+                "    Return the keys from a full Redis command.",
+                "HELP",
+                "    Print this help.",
             ]
             .map(Frame::simple)
             .to_vec(),

@@ -30,9 +30,17 @@ impl ExpireArg {
             return Err(invalid());
         }
         let seconds = is(unit, "ex") || is(unit, "exat");
-        let ms = if seconds { n.checked_mul(1000).ok_or_else(invalid)? } else { n };
+        let ms = if seconds {
+            n.checked_mul(1000).ok_or_else(invalid)?
+        } else {
+            n
+        };
         let ms = Millis(ms as u64);
-        Ok(if is(unit, "ex") || is(unit, "px") { ExpireArg::In(ms) } else { ExpireArg::At(ms) })
+        Ok(if is(unit, "ex") || is(unit, "px") {
+            ExpireArg::In(ms)
+        } else {
+            ExpireArg::At(ms)
+        })
     }
 
     /// The absolute deadline.
@@ -142,7 +150,8 @@ fn set_with_expiry(ctx: &mut Ctx<'_>, args: &[Bytes], unit: &str, cmd: &str) -> 
     let (key, db, now) = (&args[1], ctx.db(), ctx.now);
     let mut ks = ctx.store().lock_key(key);
     let at = expire.deadline(now);
-    ks.shard(key).insert(db, key.clone(), Value::Str(args[3].clone()), Some(at), now);
+    ks.shard(key)
+        .insert(db, key.clone(), Value::Str(args[3].clone()), Some(at), now);
     Ok(Frame::ok())
 }
 
@@ -182,9 +191,12 @@ fn pairs(args: &[Bytes], cmd: &str) -> Result<(), CmdError> {
 pub(crate) fn mset(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     pairs(args, "mset")?;
     let (db, now) = (ctx.db(), ctx.now);
-    let mut ks = ctx.store().lock_keys(args[1..].iter().step_by(2).map(|k| &k[..]));
+    let mut ks = ctx
+        .store()
+        .lock_keys(args[1..].iter().step_by(2).map(|k| &k[..]));
     for kv in args[1..].chunks_exact(2) {
-        ks.shard(&kv[0]).insert(db, kv[0].clone(), Value::Str(kv[1].clone()), None, now);
+        ks.shard(&kv[0])
+            .insert(db, kv[0].clone(), Value::Str(kv[1].clone()), None, now);
     }
     Ok(Frame::ok())
 }
@@ -192,14 +204,21 @@ pub(crate) fn mset(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 pub(crate) fn msetnx(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     pairs(args, "msetnx")?;
     let (db, now) = (ctx.db(), ctx.now);
-    let mut ks = ctx.store().lock_keys(args[1..].iter().step_by(2).map(|k| &k[..]));
+    let mut ks = ctx
+        .store()
+        .lock_keys(args[1..].iter().step_by(2).map(|k| &k[..]));
     for kv in args[1..].chunks_exact(2) {
-        if ks.shard(&kv[0]).lookup(db, &kv[0], now, Access::Write).is_some() {
+        if ks
+            .shard(&kv[0])
+            .lookup(db, &kv[0], now, Access::Write)
+            .is_some()
+        {
             return Ok(Frame::Integer(0));
         }
     }
     for kv in args[1..].chunks_exact(2) {
-        ks.shard(&kv[0]).insert(db, kv[0].clone(), Value::Str(kv[1].clone()), None, now);
+        ks.shard(&kv[0])
+            .insert(db, kv[0].clone(), Value::Str(kv[1].clone()), None, now);
     }
     Ok(Frame::Integer(1))
 }
@@ -363,9 +382,13 @@ pub(crate) fn incrbyfloat(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 /// length; `None` when the range is empty.
 pub(crate) fn clamp_range(start: i64, end: i64, len: usize) -> Option<(usize, usize)> {
     let len = len as i64;
-    let start = if start < 0 { (len + start).max(0) } else { start };
+    let start = if start < 0 {
+        (len + start).max(0)
+    } else {
+        start
+    };
     let end = if end < 0 { len + end } else { end.min(len - 1) };
-    (start <= end && start < len && len > 0).then(|| (start as usize, end as usize))
+    (start <= end && start < len && len > 0).then_some((start as usize, end as usize))
 }
 
 pub(crate) fn getrange(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -437,8 +460,18 @@ mod tests {
         let o = SetOptions::parse(&args(&["NX", "GET", "px", "100"])).expect("valid");
         assert!(o.nx && o.get && !o.xx);
         assert_eq!(o.expire, Some(ExpireArg::In(Millis(100))));
-        for bad in [&["nx", "xx"][..], &["ex", "1", "px", "1"], &["keepttl", "ex", "1"], &["ex"], &["foo"]] {
-            assert_eq!(SetOptions::parse(&args(bad)), Err(CmdError::msg(SYNTAX)), "{bad:?}");
+        for bad in [
+            &["nx", "xx"][..],
+            &["ex", "1", "px", "1"],
+            &["keepttl", "ex", "1"],
+            &["ex"],
+            &["foo"],
+        ] {
+            assert_eq!(
+                SetOptions::parse(&args(bad)),
+                Err(CmdError::msg(SYNTAX)),
+                "{bad:?}"
+            );
         }
         assert_eq!(
             SetOptions::parse(&args(&["ex", "0"])),

@@ -82,7 +82,7 @@ pub(crate) static COMMANDS: &[CommandSpec] = &[
     row!("pexpiretime", 2, READONLY | FAST, KEY1, "generic", expire::pexpiretime, "Returns the expiration time of a key as a Unix milliseconds timestamp."),
     row!("persist", 2, WRITE | FAST, KEY1, "generic", expire::persist, "Removes the expiration time of a key."),
     // transactions
-    row!("multi", 1, FAST | NO_QUEUE | NO_MULTI, NONE, "transactions", tx::multi, "Starts a transaction."),
+    row!("multi", 1, FAST | NO_QUEUE, NONE, "transactions", tx::multi, "Starts a transaction."),
     row!("exec", 1, NO_QUEUE, NONE, "transactions", tx::exec, "Executes all commands in a transaction."),
     row!("discard", 1, FAST | NO_QUEUE, NONE, "transactions", tx::discard, "Discards a transaction."),
     row!("watch", -2, FAST | NO_QUEUE, KEYS_ALL, "transactions", tx::watch, "Monitors changes to keys to determine the execution of a transaction."),

@@ -32,7 +32,9 @@ pub(crate) fn discard(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
 /// The version a watched key has now (`None` if absent or expired).
 fn version_now(ctx: &Ctx<'_>, db: usize, key: &Bytes) -> Option<u64> {
     let mut ks = ctx.store().lock_key(key);
-    ks.shard(key).lookup(db, key, ctx.now, Access::Peek).map(|e| e.version())
+    ks.shard(key)
+        .lookup(db, key, ctx.now, Access::Peek)
+        .map(|e| e.version())
 }
 
 pub(crate) fn watch(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -62,7 +64,10 @@ pub(crate) fn exec(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     }
     let shared = ctx.shared;
     let _gate = shared.tx_gate.write().unwrap_or_else(|p| p.into_inner());
-    if watched.iter().any(|(db, key, seen)| version_now(ctx, *db, key) != *seen) {
+    if watched
+        .iter()
+        .any(|(db, key, seen)| version_now(ctx, *db, key) != *seen)
+    {
         return Ok(Frame::NullArray);
     }
     let mut replies = Vec::with_capacity(queue.len());

@@ -10,24 +10,31 @@ use tokio_util::sync::CancellationToken;
 
 /// A server running on its own thread and runtime, bound to 127.0.0.1 on a
 /// port the OS picked. Dropping it shuts the server down and waits for it.
-pub struct TestServer {
-    pub addr: SocketAddr,
+pub(crate) struct TestServer {
+    pub(crate) addr: SocketAddr,
     shutdown: CancellationToken,
     thread: Option<JoinHandle<()>>,
 }
 
 impl TestServer {
     /// A server with default settings plus `DEBUG` enabled.
-    pub fn start() -> TestServer {
+    pub(crate) fn start() -> TestServer {
         TestServer::start_with(&[])
     }
 
     /// A server with extra `--name value` arguments.
-    pub fn start_with(extra: &[&str]) -> TestServer {
-        let mut args: Vec<String> = ["--port", "0", "--bind", "127.0.0.1", "--enable-debug-command", "yes"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+    pub(crate) fn start_with(extra: &[&str]) -> TestServer {
+        let mut args: Vec<String> = [
+            "--port",
+            "0",
+            "--bind",
+            "127.0.0.1",
+            "--enable-debug-command",
+            "yes",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         args.extend(extra.iter().map(|s| s.to_string()));
         let config = Config::from_args(args).expect("valid test configuration");
         let shutdown = CancellationToken::new();
@@ -45,12 +52,18 @@ impl TestServer {
                 server.run(token).await.expect("server run");
             });
         });
-        let addr = rx.recv_timeout(Duration::from_secs(30)).expect("server started");
-        TestServer { addr, shutdown, thread: Some(thread) }
+        let addr = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("server started");
+        TestServer {
+            addr,
+            shutdown,
+            thread: Some(thread),
+        }
     }
 
     /// A `redis` crate connection.
-    pub fn client(&self) -> redis::Connection {
+    pub(crate) fn client(&self) -> redis::Connection {
         redis::Client::open(format!("redis://{}/", self.addr))
             .expect("client")
             .get_connection()
@@ -58,15 +71,21 @@ impl TestServer {
     }
 
     /// A raw socket for protocol-level tests.
-    pub fn raw(&self) -> Raw {
+    pub(crate) fn raw(&self) -> Raw {
         let stream = TcpStream::connect(self.addr).expect("connect");
-        stream.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .expect("timeout");
         Raw { stream }
     }
 
     /// Moves the server's clock forward by `ms` (via `DEBUG ADVANCE-CLOCK`).
-    pub fn advance(&self, con: &mut redis::Connection, ms: u64) {
-        let _: () = redis::cmd("DEBUG").arg("ADVANCE-CLOCK").arg(ms).query(con).expect("advance clock");
+    pub(crate) fn advance(&self, con: &mut redis::Connection, ms: u64) {
+        let _: () = redis::cmd("DEBUG")
+            .arg("ADVANCE-CLOCK")
+            .arg(ms)
+            .query(con)
+            .expect("advance clock");
     }
 }
 
@@ -80,19 +99,19 @@ impl Drop for TestServer {
 }
 
 /// A raw RESP connection.
-pub struct Raw {
-    pub stream: TcpStream,
+pub(crate) struct Raw {
+    pub(crate) stream: TcpStream,
 }
 
 impl Raw {
     /// Sends bytes as they are.
-    pub fn send(&mut self, bytes: &[u8]) {
+    pub(crate) fn send(&mut self, bytes: &[u8]) {
         self.stream.write_all(bytes).expect("write");
     }
 
     /// Reads until `expected.len()` bytes arrived (or the peer closed) and
     /// returns what came.
-    pub fn read_exact_len(&mut self, len: usize) -> Vec<u8> {
+    pub(crate) fn read_exact_len(&mut self, len: usize) -> Vec<u8> {
         let mut out = vec![0u8; len];
         let mut got = 0;
         while got < len {
@@ -107,7 +126,7 @@ impl Raw {
     }
 
     /// Sends `request` and asserts the reply is exactly `reply`.
-    pub fn roundtrip(&mut self, request: &[u8], reply: &[u8]) {
+    pub(crate) fn roundtrip(&mut self, request: &[u8], reply: &[u8]) {
         self.send(request);
         let got = self.read_exact_len(reply.len());
         assert_eq!(
@@ -119,14 +138,14 @@ impl Raw {
     }
 
     /// Whether the server closed the connection (reads EOF).
-    pub fn is_closed(&mut self) -> bool {
+    pub(crate) fn is_closed(&mut self) -> bool {
         let mut b = [0u8; 1];
         matches!(self.stream.read(&mut b), Ok(0) | Err(_))
     }
 }
 
 /// Encodes a command as a RESP array of bulk strings.
-pub fn resp(args: &[&[u8]]) -> Vec<u8> {
+pub(crate) fn resp(args: &[&[u8]]) -> Vec<u8> {
     let mut out = format!("*{}\r\n", args.len()).into_bytes();
     for a in args {
         out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
@@ -137,7 +156,10 @@ pub fn resp(args: &[&[u8]]) -> Vec<u8> {
 }
 
 /// Runs a command and returns its result, errors included.
-pub fn run<T: redis::FromRedisValue>(con: &mut redis::Connection, args: &[&str]) -> redis::RedisResult<T> {
+pub(crate) fn run<T: redis::FromRedisValue>(
+    con: &mut redis::Connection,
+    args: &[&str],
+) -> redis::RedisResult<T> {
     let mut c = redis::cmd(args[0]);
     for a in &args[1..] {
         c.arg(*a);
@@ -146,7 +168,7 @@ pub fn run<T: redis::FromRedisValue>(con: &mut redis::Connection, args: &[&str])
 }
 
 /// The error text of a command that must fail (code and message joined).
-pub fn err(con: &mut redis::Connection, args: &[&str]) -> String {
+pub(crate) fn err(con: &mut redis::Connection, args: &[&str]) -> String {
     match run::<redis::Value>(con, args) {
         Ok(v) => panic!("{args:?} succeeded with {v:?}"),
         Err(e) => {

@@ -8,7 +8,10 @@ fn ping_echo_quit() {
     let mut raw = s.raw();
     raw.roundtrip(b"PING\r\n", b"+PONG\r\n");
     raw.roundtrip(&resp(&[b"PING", b"hi"]), b"$2\r\nhi\r\n");
-    raw.roundtrip(&resp(&[b"PING", b"a", b"b"]), b"-ERR wrong number of arguments for 'ping' command\r\n");
+    raw.roundtrip(
+        &resp(&[b"PING", b"a", b"b"]),
+        b"-ERR wrong number of arguments for 'ping' command\r\n",
+    );
     raw.roundtrip(&resp(&[b"ECHO", b"x y"]), b"$3\r\nx y\r\n");
     raw.roundtrip(b"QUIT\r\n", b"+OK\r\n");
     assert!(raw.is_closed());
@@ -22,9 +25,18 @@ fn select_isolates_databases() {
     let _: () = run(&mut c, &["SELECT", "5"]).unwrap();
     assert_eq!(run::<Option<String>>(&mut c, &["GET", "k"]).unwrap(), None);
     let _: () = run(&mut c, &["SET", "k", "db5"]).unwrap();
-    assert_eq!(err(&mut c, &["SELECT", "16"]), "ERR DB index is out of range");
-    assert_eq!(err(&mut c, &["SELECT", "-1"]), "ERR DB index is out of range");
-    assert_eq!(err(&mut c, &["SELECT", "x"]), "ERR value is not an integer or out of range");
+    assert_eq!(
+        err(&mut c, &["SELECT", "16"]),
+        "ERR DB index is out of range"
+    );
+    assert_eq!(
+        err(&mut c, &["SELECT", "-1"]),
+        "ERR DB index is out of range"
+    );
+    assert_eq!(
+        err(&mut c, &["SELECT", "x"]),
+        "ERR value is not an integer or out of range"
+    );
     let _: () = run(&mut c, &["SELECT", "0"]).unwrap();
     assert_eq!(run::<String>(&mut c, &["GET", "k"]).unwrap(), "db0");
 }
@@ -59,7 +71,10 @@ fn requirepass_and_auth() {
     let s = TestServer::start_with(&["--requirepass", "s3cret"]);
     let mut raw = s.raw();
     raw.roundtrip(b"GET k\r\n", b"-NOAUTH Authentication required.\r\n");
-    raw.roundtrip(b"AUTH wrong\r\n", b"-WRONGPASS invalid username-password pair or user is disabled.\r\n");
+    raw.roundtrip(
+        b"AUTH wrong\r\n",
+        b"-WRONGPASS invalid username-password pair or user is disabled.\r\n",
+    );
     raw.roundtrip(b"AUTH s3cret\r\n", b"+OK\r\n");
     raw.roundtrip(b"GET k\r\n", b"$-1\r\n");
     let mut other = s.raw();
@@ -76,7 +91,8 @@ fn requirepass_and_auth() {
 fn auth_without_password_configured() {
     let s = TestServer::start();
     let mut c = s.client();
-    assert!(err(&mut c, &["AUTH", "x"]).starts_with("ERR AUTH <password> called without any password configured"));
+    assert!(err(&mut c, &["AUTH", "x"])
+        .starts_with("ERR AUTH <password> called without any password configured"));
 }
 
 #[test]
@@ -85,15 +101,24 @@ fn client_subcommands() {
     let mut c = s.client();
     let id: i64 = run(&mut c, &["CLIENT", "ID"]).unwrap();
     assert!(id > 0);
-    assert_eq!(run::<Option<String>>(&mut c, &["CLIENT", "GETNAME"]).unwrap(), None);
+    assert_eq!(
+        run::<Option<String>>(&mut c, &["CLIENT", "GETNAME"]).unwrap(),
+        None
+    );
     let _: () = run(&mut c, &["CLIENT", "SETNAME", "worker-1"]).unwrap();
-    assert_eq!(run::<String>(&mut c, &["CLIENT", "GETNAME"]).unwrap(), "worker-1");
+    assert_eq!(
+        run::<String>(&mut c, &["CLIENT", "GETNAME"]).unwrap(),
+        "worker-1"
+    );
     assert_eq!(
         err(&mut c, &["CLIENT", "SETNAME", "bad name"]),
         "ERR Client names cannot contain spaces, newlines or special characters."
     );
     let info: String = run(&mut c, &["CLIENT", "INFO"]).unwrap();
-    assert!(info.starts_with(&format!("id={id} addr=127.0.0.1:")), "{info}");
+    assert!(
+        info.starts_with(&format!("id={id} addr=127.0.0.1:")),
+        "{info}"
+    );
     assert!(info.contains(" name=worker-1 "), "{info}");
 
     let mut victim = s.raw();
@@ -107,9 +132,21 @@ fn client_subcommands() {
         .and_then(|f| f.strip_prefix("id="))
         .unwrap()
         .to_string();
-    assert_eq!(run::<i64>(&mut c, &["CLIENT", "KILL", "ID", &victim_id]).unwrap(), 1);
+    assert_eq!(
+        run::<i64>(&mut c, &["CLIENT", "KILL", "ID", &victim_id]).unwrap(),
+        1
+    );
     assert!(victim.is_closed());
-    assert_eq!(run::<i64>(&mut c, &["CLIENT", "KILL", "ID", "999999"]).unwrap(), 0);
-    assert_eq!(err(&mut c, &["CLIENT", "KILL", "1.2.3.4:5"]), "ERR No such client");
-    assert_eq!(err(&mut c, &["CLIENT", "FOO"]), "ERR unknown subcommand 'FOO'. Try CLIENT HELP.");
+    assert_eq!(
+        run::<i64>(&mut c, &["CLIENT", "KILL", "ID", "999999"]).unwrap(),
+        0
+    );
+    assert_eq!(
+        err(&mut c, &["CLIENT", "KILL", "1.2.3.4:5"]),
+        "ERR No such client"
+    );
+    assert_eq!(
+        err(&mut c, &["CLIENT", "FOO"]),
+        "ERR unknown subcommand 'FOO'. Try CLIENT HELP."
+    );
 }

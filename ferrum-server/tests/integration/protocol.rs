@@ -49,7 +49,10 @@ fn unknown_commands_and_arity_keep_the_connection() {
         &resp(&[b"FOO", b"bar", b"baz"]),
         b"-ERR unknown command 'FOO', with args beginning with: 'bar' 'baz' \r\n",
     );
-    raw.roundtrip(b"GET\r\n", b"-ERR wrong number of arguments for 'get' command\r\n");
+    raw.roundtrip(
+        b"GET\r\n",
+        b"-ERR wrong number of arguments for 'get' command\r\n",
+    );
     raw.roundtrip(b"PING\r\n", b"+PONG\r\n");
 }
 
@@ -57,15 +60,34 @@ fn unknown_commands_and_arity_keep_the_connection() {
 fn protocol_errors_reply_then_close() {
     let s = TestServer::start();
     for (input, reply) in [
-        (&b"*1\r\n+PING\r\n"[..], &b"-ERR Protocol error: expected '$', got '+'\r\n"[..]),
-        (b"*abc\r\n", b"-ERR Protocol error: invalid multibulk length\r\n"),
-        (b"*1\r\n$-5\r\n", b"-ERR Protocol error: invalid bulk length\r\n"),
-        (b"*1\r\n$999999999999\r\n", b"-ERR Protocol error: invalid bulk length\r\n"),
-        (b"SET a \"unterminated\r\n", b"-ERR Protocol error: unbalanced quotes in request\r\n"),
+        (
+            &b"*1\r\n+PING\r\n"[..],
+            &b"-ERR Protocol error: expected '$', got '+'\r\n"[..],
+        ),
+        (
+            b"*abc\r\n",
+            b"-ERR Protocol error: invalid multibulk length\r\n",
+        ),
+        (
+            b"*1\r\n$-5\r\n",
+            b"-ERR Protocol error: invalid bulk length\r\n",
+        ),
+        (
+            b"*1\r\n$999999999999\r\n",
+            b"-ERR Protocol error: invalid bulk length\r\n",
+        ),
+        (
+            b"SET a \"unterminated\r\n",
+            b"-ERR Protocol error: unbalanced quotes in request\r\n",
+        ),
     ] {
         let mut raw = s.raw();
         raw.roundtrip(input, reply);
-        assert!(raw.is_closed(), "connection stays open after {:?}", String::from_utf8_lossy(input));
+        assert!(
+            raw.is_closed(),
+            "connection stays open after {:?}",
+            String::from_utf8_lossy(input)
+        );
     }
     // The server is fine for everyone else.
     let mut c = s.client();
@@ -85,7 +107,10 @@ fn declared_huge_bulk_costs_nothing_until_it_arrives() {
         .find_map(|l| l.strip_prefix("used_memory_rss:"))
         .and_then(|v| v.trim().parse().ok())
         .expect("used_memory_rss");
-    assert!(rss < 200 * 1024 * 1024, "rss {rss} suggests the declared length was allocated");
+    assert!(
+        rss < 200 * 1024 * 1024,
+        "rss {rss} suggests the declared length was allocated"
+    );
     assert_eq!(run::<i64>(&mut c, &["DBSIZE"]).unwrap(), 0);
     // Hanging up mid-command loses nothing for others.
     drop(hostile);
@@ -103,7 +128,9 @@ fn garbage_never_panics_the_server() {
         let mut raw = s.raw();
         let mut junk = Vec::new();
         for _ in 0..512 {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let alphabet = b"*$+-:\r\n0123456789-abcSETGET \"'\\x";
             junk.push(alphabet[(state >> 33) as usize % alphabet.len()]);
         }

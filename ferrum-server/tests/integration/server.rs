@@ -25,10 +25,22 @@ fn info_sections_use_redis_field_names() {
     }
     let f = info_fields(&info);
     for field in [
-        "redis_version", "tcp_port", "uptime_in_seconds", "connected_clients", "maxclients",
-        "used_memory", "used_memory_human", "used_memory_rss", "maxmemory", "maxmemory_human",
-        "maxmemory_policy", "mem_fragmentation_ratio", "total_connections_received",
-        "total_commands_processed", "expired_keys", "evicted_keys",
+        "redis_version",
+        "tcp_port",
+        "uptime_in_seconds",
+        "connected_clients",
+        "maxclients",
+        "used_memory",
+        "used_memory_human",
+        "used_memory_rss",
+        "maxmemory",
+        "maxmemory_human",
+        "maxmemory_policy",
+        "mem_fragmentation_ratio",
+        "total_connections_received",
+        "total_commands_processed",
+        "expired_keys",
+        "evicted_keys",
     ] {
         assert!(f.contains_key(field), "missing {field}");
     }
@@ -55,7 +67,11 @@ fn config_get_set_with_globs() {
     let _: () = run(&mut c, &["CONFIG", "SET", "maxmemory", "16mb"]).unwrap();
     let got: HashMap<String, String> = run(&mut c, &["CONFIG", "GET", "maxmemory"]).unwrap();
     assert_eq!(got["maxmemory"], (16 * 1024 * 1024).to_string());
-    let _: () = run(&mut c, &["CONFIG", "SET", "maxmemory-policy", "allkeys-lru"]).unwrap();
+    let _: () = run(
+        &mut c,
+        &["CONFIG", "SET", "maxmemory-policy", "allkeys-lru"],
+    )
+    .unwrap();
     let f = info_fields(&run::<String>(&mut c, &["INFO", "memory"]).unwrap());
     assert_eq!(f["maxmemory_policy"], "allkeys-lru");
     assert_eq!(f["maxmemory"], (16 * 1024 * 1024).to_string());
@@ -64,7 +80,10 @@ fn config_get_set_with_globs() {
     assert!(err(&mut c, &["CONFIG", "SET", "maxmemory-policy", "bogus"]).starts_with("ERR"));
     let got: HashMap<String, String> = run(&mut c, &["CONFIG", "GET", "nomatch*"]).unwrap();
     assert!(got.is_empty());
-    assert_eq!(err(&mut c, &["CONFIG", "GET"]), "ERR wrong number of arguments for 'config|get' command");
+    assert_eq!(
+        err(&mut c, &["CONFIG", "GET"]),
+        "ERR wrong number of arguments for 'config|get' command"
+    );
 }
 
 #[test]
@@ -75,12 +94,19 @@ fn command_introspection() {
     let list: Vec<String> = run(&mut c, &["COMMAND", "LIST"]).unwrap();
     assert_eq!(count as usize, list.len());
     for name in ["get", "set", "multi", "exec", "scan", "client", "hello"] {
-        assert!(list.iter().any(|n| n == name), "{name} missing from COMMAND LIST");
+        assert!(
+            list.iter().any(|n| n == name),
+            "{name} missing from COMMAND LIST"
+        );
     }
     let info: redis::Value = run(&mut c, &["COMMAND", "INFO", "get", "nosuch"]).unwrap();
-    let redis::Value::Array(items) = info else { panic!("{info:?}") };
+    let redis::Value::Array(items) = info else {
+        panic!("{info:?}")
+    };
     assert_eq!(items.len(), 2);
-    let redis::Value::Array(get) = &items[0] else { panic!("{:?}", items[0]) };
+    let redis::Value::Array(get) = &items[0] else {
+        panic!("{:?}", items[0])
+    };
     assert_eq!(get[0], redis::Value::BulkString(b"get".to_vec()));
     assert_eq!(get[1], redis::Value::Int(2));
     assert_eq!(items[1], redis::Value::Nil);
@@ -99,8 +125,14 @@ fn dbsize_flush_swapdb_time() {
     let _: () = run(&mut c, &["SWAPDB", "0", "1"]).unwrap();
     assert_eq!(run::<i64>(&mut c, &["DBSIZE"]).unwrap(), 2);
     assert_eq!(run::<String>(&mut c, &["GET", "a"]).unwrap(), "1");
-    assert_eq!(err(&mut c, &["SWAPDB", "0", "99"]), "ERR DB index is out of range");
-    assert_eq!(err(&mut c, &["SWAPDB", "x", "1"]), "ERR invalid first DB index");
+    assert_eq!(
+        err(&mut c, &["SWAPDB", "0", "99"]),
+        "ERR DB index is out of range"
+    );
+    assert_eq!(
+        err(&mut c, &["SWAPDB", "x", "1"]),
+        "ERR invalid first DB index"
+    );
     let _: () = run(&mut c, &["FLUSHDB"]).unwrap();
     assert_eq!(run::<i64>(&mut c, &["DBSIZE"]).unwrap(), 0);
     let _: () = run(&mut c, &["SELECT", "0"]).unwrap();
@@ -125,7 +157,10 @@ fn noeviction_refuses_writes_over_maxmemory_and_keeps_data() {
         }
         assert!(stored < 10_000, "maxmemory never enforced");
     };
-    assert_eq!(oom, "OOM command not allowed when used memory > 'maxmemory'.");
+    assert_eq!(
+        oom,
+        "OOM command not allowed when used memory > 'maxmemory'."
+    );
     // Reads and deletes still work, and nothing stored was lost.
     assert_eq!(run::<i64>(&mut c, &["DBSIZE"]).unwrap(), stored);
     assert_eq!(run::<String>(&mut c, &["GET", "k0"]).unwrap(), value);
@@ -142,7 +177,10 @@ fn allkeys_lru_evicts_to_stay_under_maxmemory() {
     }
     let f = info_fields(&run::<String>(&mut c, &["INFO"]).unwrap());
     let used: u64 = f["used_memory"].parse().unwrap();
-    assert!(used <= 1024 * 1024 + 4096, "used_memory {used} over the limit");
+    assert!(
+        used <= 1024 * 1024 + 4096,
+        "used_memory {used} over the limit"
+    );
     let evicted: u64 = f["evicted_keys"].parse().unwrap();
     let dbsize: u64 = run(&mut c, &["DBSIZE"]).unwrap();
     assert_eq!(evicted + dbsize, 5_000);

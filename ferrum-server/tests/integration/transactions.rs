@@ -39,12 +39,24 @@ fn queue_time_errors_abort_with_execabort() {
     let mut raw = s.raw();
     raw.roundtrip(b"MULTI\r\n", b"+OK\r\n");
     raw.roundtrip(b"SET a 1\r\n", b"+QUEUED\r\n");
-    raw.roundtrip(b"GET\r\n", b"-ERR wrong number of arguments for 'get' command\r\n");
-    raw.roundtrip(b"EXEC\r\n", b"-EXECABORT Transaction discarded because of previous errors.\r\n");
+    raw.roundtrip(
+        b"GET\r\n",
+        b"-ERR wrong number of arguments for 'get' command\r\n",
+    );
+    raw.roundtrip(
+        b"EXEC\r\n",
+        b"-EXECABORT Transaction discarded because of previous errors.\r\n",
+    );
     assert_eq!(run::<i64>(&mut c, &["EXISTS", "a"]).unwrap(), 0);
     raw.roundtrip(b"MULTI\r\n", b"+OK\r\n");
-    raw.roundtrip(b"NOSUCH\r\n", b"-ERR unknown command 'NOSUCH', with args beginning with: \r\n");
-    raw.roundtrip(b"EXEC\r\n", b"-EXECABORT Transaction discarded because of previous errors.\r\n");
+    raw.roundtrip(
+        b"NOSUCH\r\n",
+        b"-ERR unknown command 'NOSUCH', with args beginning with: \r\n",
+    );
+    raw.roundtrip(
+        b"EXEC\r\n",
+        b"-EXECABORT Transaction discarded because of previous errors.\r\n",
+    );
 }
 
 #[test]
@@ -56,7 +68,10 @@ fn discard_and_misuse() {
     let mut raw = s.raw();
     raw.roundtrip(b"MULTI\r\n", b"+OK\r\n");
     raw.roundtrip(b"MULTI\r\n", b"-ERR MULTI calls can not be nested\r\n");
-    raw.roundtrip(b"WATCH x\r\n", b"-ERR WATCH inside MULTI is not allowed\r\n");
+    raw.roundtrip(
+        b"WATCH x\r\n",
+        b"-ERR WATCH inside MULTI is not allowed\r\n",
+    );
     raw.roundtrip(b"SET a 1\r\n", b"+QUEUED\r\n");
     raw.roundtrip(b"DISCARD\r\n", b"+OK\r\n");
     assert_eq!(run::<i64>(&mut c, &["EXISTS", "a"]).unwrap(), 0);
