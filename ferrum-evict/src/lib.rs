@@ -28,11 +28,16 @@
 //! assert_eq!(policy.lfu_counter(EntryId(0), Millis(5)), Some(6));
 //! # Ok::<(), ferrum_evict::ParsePolicyError>(())
 //! ```
+//!
+//! With the `testing` feature, [`testing`] exports the conformance suite
+//! every policy passes, for policies written outside this crate.
 
 mod kind;
 mod lfu;
 mod lru;
 mod random;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 mod time;
 mod ttl;
 
