@@ -90,6 +90,7 @@ impl PolicyKind {
                     log_factor: config.lfu_log_factor,
                     decay_time: Millis(u64::from(config.lfu_decay_time_minutes) * 60_000),
                     seed: config.seed,
+                    ..LfuConfig::default()
                 }))
             }
             PolicyKind::AllKeysRandom | PolicyKind::VolatileRandom => {

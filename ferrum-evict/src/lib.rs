@@ -32,6 +32,7 @@
 //! With the `testing` feature, [`testing`] exports the conformance suite
 //! every policy passes, for policies written outside this crate.
 
+mod heap;
 mod kind;
 mod lfu;
 mod lru;

@@ -145,7 +145,7 @@ where
     F: Fn(u64) -> P,
 {
     let mut runner = TestRunner::new(Config {
-        cases: 256,
+        cases: 128,
         failure_persistence: None,
         ..Config::default()
     });
@@ -189,12 +189,21 @@ mod tests {
     }
 
     #[test]
-    fn lfu_without_decay_or_log_factor_conforms() {
+    fn lfu_variants_conform() {
         check_policy(|seed| {
             Lfu::new(LfuConfig {
                 log_factor: 0,
                 decay_time: Millis(0),
+                aging: 0,
+                expired_first: false,
                 seed,
+            })
+        });
+        check_policy(|seed| {
+            Lfu::new(LfuConfig {
+                aging: u32::MAX,
+                seed,
+                ..LfuConfig::default()
             })
         });
     }
