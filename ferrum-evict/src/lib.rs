@@ -7,25 +7,47 @@
 //! a given seed and lets the same code run inside the server and inside the
 //! hit-ratio simulator, where time is virtual.
 //!
-//! ```
-//! use ferrum_evict::{EntryId, EvictionPolicy, Millis};
+//! Policies: [`Lru`] (exact), [`Lfu`] (Redis's counter, exact aged
+//! choice), [`Random`] and [`Ttl`] (nearest deadline). [`PolicyKind`] parses
+//! Redis's `maxmemory-policy` names and builds an [`AnyPolicy`], which
+//! dispatches with a `match`.
 //!
-//! fn fill<P: EvictionPolicy>(policy: &mut P) {
-//!     for i in 0..3 {
-//!         policy.on_insert(EntryId(i), u64::from(i), 64, Millis(u64::from(i)));
-//!     }
-//!     assert_eq!(policy.len(), 3);
-//! }
-//! # let _ = fill::<ferrum_evict::Lru>;
 //! ```
+//! use ferrum_evict::{EntryId, EvictionPolicy, Millis, PolicyConfig, PolicyKind};
+//!
+//! let kind: PolicyKind = "allkeys-lfu".parse()?;
+//! let mut policy = kind.build(&PolicyConfig::default()).expect("not noeviction");
+//! for i in 0..3 {
+//!     policy.on_insert(EntryId(i), u64::from(i), 64, Millis(u64::from(i)));
+//! }
+//! policy.on_hit(EntryId(0), Millis(3));
+//! policy.on_hit(EntryId(1), Millis(4));
+//! // Entry 2 was never read again: it has the lowest counter.
+//! assert_eq!(policy.evict(Millis(5)), Some(EntryId(2)));
+//! assert_eq!(policy.len(), 2);
+//! assert_eq!(policy.lfu_counter(EntryId(0), Millis(5)), Some(6));
+//! # Ok::<(), ferrum_evict::ParsePolicyError>(())
+//! ```
+//!
+//! With the `testing` feature, [`testing`] exports the conformance suite
+//! every policy passes, for policies written outside this crate.
 
-mod any;
+mod heap;
+mod kind;
+mod lfu;
 mod lru;
+mod random;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 mod time;
+mod ttl;
 
-pub use any::{AnyPolicy, PolicyConfig, PolicyKind, UnknownPolicy};
+pub use kind::{AnyPolicy, ParsePolicyError, PolicyConfig, PolicyKind};
+pub use lfu::{Lfu, LfuConfig, LFU_INIT_VAL};
 pub use lru::{Lru, LruConfig};
+pub use random::{Random, RandomConfig};
 pub use time::Millis;
+pub use ttl::{Ttl, TtlConfig};
 
 /// Slot handle issued by the store.
 ///
@@ -99,8 +121,8 @@ pub trait EvictionPolicy: Send {
     fn heap_bytes(&self) -> usize;
 
     /// The logarithmic access counter of tracked entry `id` after decay at
-    /// `now`, as Redis's `OBJECT FREQ` reports it; `None` for policies that
-    /// keep no frequency.
+    /// `now`, as Redis's `OBJECT FREQ` reports it. `None` when `id` is not
+    /// tracked or the policy keeps no such counter (everything but LFU).
     fn lfu_counter(&self, _id: EntryId, _now: Millis) -> Option<u8> {
         None
     }

@@ -25,9 +25,9 @@ use std::time::Duration;
 
 use ferrum_store::glob::glob_match;
 
-/// The `maxmemory-policy` names FerrumKV accepts, Redis's eight plus AHE.
-/// Kept in one place so it can later be replaced by the eviction crate's own
-/// parser.
+/// The `maxmemory-policy` names FerrumKV accepts: exactly the names of
+/// [`ferrum_store::PolicyKind::ALL`] (a test keeps the two in step; the
+/// config table needs them as a `const` slice).
 pub const MAXMEMORY_POLICIES: &[&str] = &[
     "noeviction",
     "allkeys-lru",
@@ -37,8 +37,6 @@ pub const MAXMEMORY_POLICIES: &[&str] = &[
     "volatile-lfu",
     "volatile-random",
     "volatile-ttl",
-    "allkeys-ahe",
-    "volatile-ahe",
 ];
 
 /// The `loglevel` names, most to least verbose, as in Redis.
@@ -53,7 +51,7 @@ Usage: ferrum-server [/path/to/redis.conf] [options]
 Options are redis.conf directives written as --name value; they are applied
 after the configuration file, in order. Examples:
        ferrum-server --port 7777
-       ferrum-server --maxmemory 100mb --maxmemory-policy allkeys-ahe
+       ferrum-server --maxmemory 100mb --maxmemory-policy allkeys-lfu
        ferrum-server /etc/ferrum/redis.conf --loglevel verbose --save \"\"
 ";
 
@@ -1324,15 +1322,15 @@ mod tests {
             "--protected-mode",
             "NO",
             "--maxmemory-policy",
-            "AllKeys-AHE",
+            "AllKeys-LFU",
             "--loglevel",
             "Warning",
         ])
         .expect("valid");
         assert!(!c.protected_mode);
-        assert_eq!(c.maxmemory_policy, "allkeys-ahe");
+        assert_eq!(c.maxmemory_policy, "allkeys-lfu");
         assert_eq!(c.loglevel, "warning");
-        assert_eq!(get1(&c, "maxmemory-policy"), "allkeys-ahe");
+        assert_eq!(get1(&c, "maxmemory-policy"), "allkeys-lfu");
         assert_eq!(get1(&c, "protected-mode"), "no");
         let err = parse(&["--protected-mode", "true"])
             .expect_err("not yes/no")
@@ -1879,4 +1877,11 @@ mod tests {
         assert_eq!(err, "ERR CONFIG SET failed (possibly related to argument 'port') - can't set immutable config");
         assert_eq!(c, before);
     }
+
+    #[test]
+    fn policy_names_are_the_eviction_crates() {
+        let kinds: Vec<&str> = ferrum_store::PolicyKind::ALL.iter().map(|k| k.as_str()).collect();
+        assert_eq!(MAXMEMORY_POLICIES, kinds.as_slice());
+    }
+
 }

@@ -1,0 +1,181 @@
+//! The `ferrum-bench` command line: run the hit-ratio matrix in the
+//! simulator, export workloads as trace files, replay trace files.
+
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter, Write};
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Parser, Subcommand};
+use ferrum_bench::matrix::{Matrix, MatrixSpec};
+use ferrum_bench::sim::{simulate, SimConfig};
+use ferrum_bench::trace::{read_trace, write_trace};
+use ferrum_bench::workload::{self, Pattern, Workload};
+use ferrum_evict::{PolicyConfig, PolicyKind};
+
+/// FerrumKV hit-ratio benchmarks (WORKLOADS.md).
+#[derive(Debug, Parser)]
+#[command(name = "ferrum-bench", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Simulate every policy on every pattern and print the hit-ratio
+    /// matrix (percent) as a markdown table, or JSON with --json.
+    Sim(SimArgs),
+    /// Write a pattern's requests as a `timestamp_ms,key,ttl_ms` CSV trace.
+    ExportTrace(ExportArgs),
+    /// Replay a CSV trace against each policy and print its hit ratio.
+    Replay(ReplayArgs),
+}
+
+#[derive(Debug, Args)]
+struct SimArgs {
+    /// Requests per (policy, pattern) cell.
+    #[arg(long, default_value_t = workload::REQUESTS)]
+    requests: u64,
+    /// Seed of every workload and policy.
+    #[arg(long, default_value_t = workload::SEED)]
+    seed: u64,
+    /// Cache capacity in entries.
+    #[arg(long, default_value_t = workload::CAPACITY)]
+    capacity: usize,
+    /// Comma-separated `maxmemory-policy` names.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "allkeys-lru,allkeys-lfu,allkeys-random"
+    )]
+    policies: Vec<PolicyKind>,
+    /// Comma-separated patterns.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "zipf,shift,mixed,scan,ttl"
+    )]
+    patterns: Vec<Pattern>,
+    /// Requests per window of the hit-ratio series in the JSON output.
+    #[arg(long, default_value_t = 10_000)]
+    window: u64,
+    /// Print JSON (spec, hit ratios, counters, windowed series) instead of
+    /// the markdown table.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
+struct ExportArgs {
+    /// The pattern to export.
+    #[arg(long)]
+    pattern: Pattern,
+    /// Where to write the trace (`-` for standard output).
+    #[arg(long)]
+    out: PathBuf,
+    /// Requests to write.
+    #[arg(long, default_value_t = workload::REQUESTS)]
+    requests: u64,
+    /// Seed of the workload.
+    #[arg(long, default_value_t = workload::SEED)]
+    seed: u64,
+}
+
+#[derive(Debug, Args)]
+struct ReplayArgs {
+    /// The trace to replay.
+    #[arg(long)]
+    trace: PathBuf,
+    /// Cache capacity in entries.
+    #[arg(long, default_value_t = workload::CAPACITY)]
+    capacity: usize,
+    /// Comma-separated `maxmemory-policy` names.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "allkeys-lru,allkeys-lfu,allkeys-random"
+    )]
+    policies: Vec<PolicyKind>,
+    /// Seed of the policies.
+    #[arg(long, default_value_t = workload::SEED)]
+    seed: u64,
+}
+
+fn main() -> Result<()> {
+    match Cli::parse().command {
+        Command::Sim(args) => sim(args),
+        Command::ExportTrace(args) => export(args),
+        Command::Replay(args) => replay(args),
+    }
+}
+
+fn sim(args: SimArgs) -> Result<()> {
+    if args.capacity == 0 {
+        bail!("--capacity must be at least 1");
+    }
+    let spec = MatrixSpec {
+        seed: args.seed,
+        requests: args.requests,
+        capacity: args.capacity,
+        window: args.window.max(1),
+    };
+    let matrix = Matrix::run(spec, &args.policies, &args.patterns, |cell| {
+        eprintln!(
+            "{:>16} {:>6}: {:5.1}% hits, {:.2} M requests/s",
+            cell.policy,
+            cell.pattern,
+            100.0 * cell.hit_ratio,
+            cell.requests_per_second / 1e6
+        );
+    });
+    let mut stdout = io::stdout().lock();
+    if args.json {
+        writeln!(stdout, "{}", matrix.to_json()?)?;
+    } else {
+        write!(stdout, "{}", matrix.to_markdown())?;
+    }
+    Ok(())
+}
+
+fn export(args: ExportArgs) -> Result<()> {
+    let requests = Workload::new(args.pattern, args.seed, args.requests);
+    let written = if args.out.as_os_str() == "-" {
+        write_trace(BufWriter::new(io::stdout().lock()), requests)?
+    } else {
+        let file = File::create(&args.out)
+            .with_context(|| format!("cannot create {}", args.out.display()))?;
+        write_trace(BufWriter::new(file), requests)
+            .with_context(|| format!("cannot write {}", args.out.display()))?
+    };
+    eprintln!("wrote {written} requests of {}", args.pattern);
+    Ok(())
+}
+
+fn replay(args: ReplayArgs) -> Result<()> {
+    let config = PolicyConfig {
+        seed: args.seed,
+        ..PolicyConfig::default()
+    };
+    let file =
+        File::open(&args.trace).with_context(|| format!("cannot open {}", args.trace.display()))?;
+    let requests: Vec<_> = read_trace(BufReader::new(file))
+        .collect::<Result<_, _>>()
+        .with_context(|| format!("cannot read {}", args.trace.display()))?;
+    println!("| policy | hit ratio | requests |");
+    println!("| --- | ---: | ---: |");
+    for kind in args.policies {
+        let sim_config = SimConfig {
+            capacity: args.capacity,
+            volatile_only: kind.is_volatile(),
+            ..SimConfig::default()
+        };
+        let report = simulate(kind.build(&config), sim_config, requests.iter().copied());
+        println!(
+            "| {kind} | {:.1} | {} |",
+            100.0 * report.hit_ratio(),
+            report.hits + report.misses
+        );
+    }
+    Ok(())
+}

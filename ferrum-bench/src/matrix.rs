@@ -1,0 +1,189 @@
+//! The policies × patterns hit-ratio matrix: running it and rendering it as
+//! a markdown table or JSON.
+
+use std::fmt::Write as _;
+
+use ferrum_evict::PolicyKind;
+use serde::Serialize;
+
+use crate::sim::{run_cell, SimConfig, SimReport};
+use crate::workload::Pattern;
+
+/// What a matrix run was asked to do, recorded next to its results.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MatrixSpec {
+    /// Seed of every workload and policy.
+    pub seed: u64,
+    /// Requests per cell.
+    pub requests: u64,
+    /// Cache capacity in entries.
+    pub capacity: usize,
+    /// Requests per window of the hit-ratio series.
+    pub window: u64,
+}
+
+/// One (policy, pattern) result.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Cell {
+    /// The `maxmemory-policy` name.
+    pub policy: String,
+    /// The pattern name.
+    pub pattern: String,
+    /// `hits / (hits + misses)`.
+    pub hit_ratio: f64,
+    /// Replay speed, requests per second of wall time (workload
+    /// generation included). Varies between runs, unlike everything else.
+    pub requests_per_second: f64,
+    /// The simulator's counters and windowed series.
+    pub report: SimReport,
+}
+
+/// A whole matrix run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Matrix {
+    /// The parameters.
+    pub spec: MatrixSpec,
+    /// Cells, policy-major, in the order requested.
+    pub cells: Vec<Cell>,
+}
+
+impl Matrix {
+    /// Runs every (policy, pattern) pair, one after another, calling
+    /// `progress` after each cell.
+    pub fn run(
+        spec: MatrixSpec,
+        policies: &[PolicyKind],
+        patterns: &[Pattern],
+        mut progress: impl FnMut(&Cell),
+    ) -> Matrix {
+        let config = SimConfig {
+            capacity: spec.capacity,
+            window: spec.window,
+            volatile_only: false,
+        };
+        let mut cells = Vec::with_capacity(policies.len() * patterns.len());
+        for &policy in policies {
+            for &pattern in patterns {
+                let run = run_cell(policy, pattern, spec.seed, spec.requests, &config);
+                let total = run.report.hits + run.report.misses;
+                let cell = Cell {
+                    policy: policy.to_string(),
+                    pattern: pattern.to_string(),
+                    hit_ratio: run.report.hit_ratio(),
+                    requests_per_second: total as f64 / run.elapsed.as_secs_f64().max(1e-9),
+                    report: run.report,
+                };
+                progress(&cell);
+                cells.push(cell);
+            }
+        }
+        Matrix { spec, cells }
+    }
+
+    /// The hit ratio of a cell, if it was run.
+    pub fn hit_ratio(&self, policy: PolicyKind, pattern: Pattern) -> Option<f64> {
+        self.cells
+            .iter()
+            .find(|c| c.policy == policy.as_str() && c.pattern == pattern.as_str())
+            .map(|c| c.hit_ratio)
+    }
+
+    /// A markdown table: one row per policy, one column per pattern, hit
+    /// ratios in percent with one decimal.
+    pub fn to_markdown(&self) -> String {
+        let mut patterns: Vec<&str> = Vec::new();
+        let mut policies: Vec<&str> = Vec::new();
+        for c in &self.cells {
+            if !patterns.contains(&c.pattern.as_str()) {
+                patterns.push(&c.pattern);
+            }
+            if !policies.contains(&c.policy.as_str()) {
+                policies.push(&c.policy);
+            }
+        }
+        let mut out = String::new();
+        let _ = write!(out, "| policy |");
+        for p in &patterns {
+            let _ = write!(out, " {p} |");
+        }
+        let _ = write!(out, "\n| --- |");
+        for _ in &patterns {
+            let _ = write!(out, " ---: |");
+        }
+        out.push('\n');
+        for policy in &policies {
+            let _ = write!(out, "| {policy} |");
+            for pattern in &patterns {
+                let cell = self
+                    .cells
+                    .iter()
+                    .find(|c| c.policy == *policy && c.pattern == *pattern);
+                match cell {
+                    Some(c) => {
+                        let _ = write!(out, " {:.1} |", 100.0 * c.hit_ratio);
+                    }
+                    None => out.push_str(" – |"),
+                }
+            }
+            out.push('\n');
+        }
+        out
+    }
+
+    /// Pretty-printed JSON of the spec and every cell.
+    ///
+    /// # Errors
+    ///
+    /// Only if serialisation fails, which plain numbers and strings do not.
+    pub fn to_json(&self) -> serde_json::Result<String> {
+        serde_json::to_string_pretty(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small(policies: &[PolicyKind], patterns: &[Pattern]) -> Matrix {
+        let spec = MatrixSpec {
+            seed: 1,
+            requests: 3_000,
+            capacity: 100,
+            window: 1_000,
+        };
+        Matrix::run(spec, policies, patterns, |_| {})
+    }
+
+    #[test]
+    fn markdown_has_a_row_per_policy_and_a_column_per_pattern() {
+        let m = small(
+            &[PolicyKind::AllKeysLru, PolicyKind::AllKeysRandom],
+            &[Pattern::Scan, Pattern::Zipf],
+        );
+        let table = m.to_markdown();
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(lines.len(), 4, "{table}");
+        assert_eq!(lines[0], "| policy | scan | zipf |");
+        assert_eq!(lines[1], "| --- | ---: | ---: |");
+        // LRU on a 100 000-key cycle never hits.
+        assert!(lines[2].starts_with("| allkeys-lru | 0.0 | "), "{table}");
+        assert!(lines[3].starts_with("| allkeys-random | 0.0 | "), "{table}");
+    }
+
+    #[test]
+    fn json_carries_spec_and_windows() {
+        let m = small(&[PolicyKind::AllKeysLfu], &[Pattern::Zipf]);
+        let json = m.to_json().map_err(|e| e.to_string());
+        let value: serde_json::Value = json
+            .and_then(|j| serde_json::from_str(&j).map_err(|e| e.to_string()))
+            .unwrap_or_default();
+        assert_eq!(value["spec"]["seed"], 1);
+        assert_eq!(value["cells"][0]["policy"], "allkeys-lfu");
+        assert_eq!(
+            value["cells"][0]["report"]["windows"]
+                .as_array()
+                .map(Vec::len),
+            Some(3)
+        );
+    }
+}

@@ -1,0 +1,411 @@
+//! The five hit-ratio workloads of `shared/WORKLOADS.md` as seeded,
+//! deterministic request iterators.
+//!
+//! A [`Workload`] is built from `(pattern, seed, requests)` and yields
+//! [`Request`]s with request `i` at `Millis(i)`. The simulator, the trace
+//! export and (later) the live driver all consume this one iterator, which
+//! is what makes "same seed, same distribution" hold across them.
+//!
+//! Every random choice flows from one [`SmallRng`] seeded with the seed: it
+//! first shuffles the popularity permutation, then draws per request.
+
+use std::fmt;
+use std::str::FromStr;
+
+use ferrum_evict::Millis;
+use rand::rngs::SmallRng;
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+
+/// Keyspace size `N`: ids `0..N`.
+pub const KEYSPACE: u64 = 100_000;
+/// Default cache capacity `C` in entries (1/20th of the keyspace).
+pub const CAPACITY: usize = 5_000;
+/// Default request count `R` per (policy, pattern) cell.
+pub const REQUESTS: u64 = 1_000_000;
+/// Default seed.
+pub const SEED: u64 = 42;
+/// Zipf exponent of every skewed draw.
+pub const ZIPF_EXPONENT: f64 = 0.99;
+/// Value size in bytes, used as part of the cost passed to policies.
+pub const VALUE_BYTES: u32 = 32;
+
+/// `shift`: requests per epoch.
+const SHIFT_EPOCH: u64 = 100_000;
+/// `shift`: how many ranks the popularity moves each epoch.
+const SHIFT_STEP: u64 = 10_000;
+/// `mixed`: zipf requests before each scan.
+const MIXED_ZIPF: u64 = 100_000;
+/// `mixed`: length of each scan.
+const MIXED_SCAN: u64 = 20_000;
+/// `ttl`: durable ids are `0..TTL_DURABLE`.
+const TTL_DURABLE: u64 = 50_000;
+/// `ttl`: share of requests that go to ephemeral keys.
+const TTL_EPHEMERAL_SHARE: f64 = 0.3;
+/// `ttl`: ephemeral key `k` is created at request `k * TTL_SPAWN_EVERY`.
+const TTL_SPAWN_EVERY: u64 = 20;
+/// `ttl`: an ephemeral request picks among this many newest keys.
+const TTL_NEWEST: u64 = 500;
+/// `ttl`: ephemeral keys live this long (`PX 10000`).
+pub const TTL_EPHEMERAL_LIFE: Millis = Millis(10_000);
+/// `ttl`: first ephemeral id, clear of the durable ones.
+pub const TTL_EPHEMERAL_BASE: u64 = 1_000_000;
+
+/// One read-through access: `GET key`, and on a miss `SET key value`, with
+/// `PX ttl` when `ttl` is set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Request {
+    /// When the request happens (virtual time in the simulator).
+    pub at: Millis,
+    /// The key's id; [`key_name`] turns it into the key string.
+    pub key_id: u64,
+    /// The TTL a miss sets the value with, if any.
+    pub ttl: Option<Millis>,
+}
+
+/// The key string for an id: `key:` and the id zero-padded to 6 digits.
+pub fn key_name(id: u64) -> String {
+    format!("key:{id:06}")
+}
+
+/// The id of a key string written by [`key_name`], or `None` for any other
+/// string.
+pub fn parse_key_name(name: &str) -> Option<u64> {
+    let digits = name.strip_prefix("key:")?;
+    if digits.len() < 6 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let id: u64 = digits.parse().ok()?;
+    // Reject non-canonical spellings such as `key:0000042`, so that
+    // `key_name(parse_key_name(s)) == s` always holds.
+    (key_name(id) == name).then_some(id)
+}
+
+/// The access patterns of WORKLOADS.md.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Pattern {
+    /// Stable skew: `perm[r]`, `r ~ Zipf(0.99)`.
+    Zipf,
+    /// Rotating hot set: the ranks move by 10 000 every 100 000 requests.
+    Shift,
+    /// Zipf blocks of 100 000 requests, each followed by a 20 000-id scan.
+    Mixed,
+    /// Cyclic sequential scan of the whole keyspace.
+    Scan,
+    /// 70% zipf over durable keys, 30% over short-lived keys with a TTL.
+    Ttl,
+}
+
+impl Pattern {
+    /// Every pattern, in WORKLOADS.md order.
+    pub const ALL: [Pattern; 5] = [
+        Pattern::Zipf,
+        Pattern::Shift,
+        Pattern::Mixed,
+        Pattern::Scan,
+        Pattern::Ttl,
+    ];
+
+    /// The pattern's name in WORKLOADS.md and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Pattern::Zipf => "zipf",
+            Pattern::Shift => "shift",
+            Pattern::Mixed => "mixed",
+            Pattern::Scan => "scan",
+            Pattern::Ttl => "ttl",
+        }
+    }
+}
+
+impl fmt::Display for Pattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Pattern {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Pattern::ALL
+            .into_iter()
+            .find(|p| p.as_str().eq_ignore_ascii_case(s))
+            .ok_or_else(|| {
+                format!("unknown pattern '{s}' (expected zipf, shift, mixed, scan or ttl)")
+            })
+    }
+}
+
+/// A Zipf distribution over ranks `0..n`: `P(r) ∝ 1 / (r + 1)^s`.
+///
+/// Sampling inverts a precomputed cumulative distribution with a binary
+/// search: 8 bytes per rank and O(log n) per draw, exact up to `f64`
+/// rounding.
+#[derive(Clone, Debug)]
+pub struct Zipf {
+    cdf: Vec<f64>,
+}
+
+impl Zipf {
+    /// The distribution over `0..n` with exponent `s`.
+    ///
+    /// # Panics
+    ///
+    /// If `n` is zero.
+    pub fn new(n: u64, s: f64) -> Self {
+        assert!(n > 0, "a Zipf distribution needs at least one rank");
+        let mut total = 0.0;
+        let mut cdf: Vec<f64> = (1..=n)
+            .map(|k| {
+                total += (k as f64).powf(-s);
+                total
+            })
+            .collect();
+        for c in &mut cdf {
+            *c /= total;
+        }
+        Zipf { cdf }
+    }
+
+    /// Draws a rank.
+    #[inline]
+    pub fn sample<R: Rng>(&self, rng: &mut R) -> u64 {
+        let u: f64 = rng.random();
+        let r = self.cdf.partition_point(|&c| c <= u);
+        r.min(self.cdf.len() - 1) as u64
+    }
+
+    /// The probability of rank `r`.
+    pub fn probability(&self, r: u64) -> f64 {
+        let r = r as usize;
+        let below = if r == 0 { 0.0 } else { self.cdf[r - 1] };
+        self.cdf.get(r).map_or(0.0, |c| c - below)
+    }
+}
+
+/// A seeded request stream for one pattern; see the module docs.
+#[derive(Clone, Debug)]
+pub struct Workload {
+    pattern: Pattern,
+    rng: SmallRng,
+    zipf: Zipf,
+    /// Popularity order: rank `r` is id `perm[r]`.
+    perm: Vec<u32>,
+    next: u64,
+    requests: u64,
+}
+
+impl Workload {
+    /// `requests` requests of `pattern`, every random choice drawn from
+    /// `seed`.
+    pub fn new(pattern: Pattern, seed: u64, requests: u64) -> Self {
+        let ranks = match pattern {
+            Pattern::Ttl => TTL_DURABLE,
+            _ => KEYSPACE,
+        };
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let mut perm: Vec<u32> = (0..ranks as u32).collect();
+        perm.shuffle(&mut rng);
+        Workload {
+            pattern,
+            rng,
+            zipf: Zipf::new(ranks, ZIPF_EXPONENT),
+            perm,
+            next: 0,
+            requests,
+        }
+    }
+
+    /// The pattern this stream follows.
+    pub fn pattern(&self) -> Pattern {
+        self.pattern
+    }
+
+    fn zipf_id(&mut self, shift: u64) -> u64 {
+        let r = self.zipf.sample(&mut self.rng);
+        let n = self.perm.len() as u64;
+        u64::from(self.perm[((r + shift) % n) as usize])
+    }
+
+    fn key_at(&mut self, i: u64) -> (u64, Option<Millis>) {
+        match self.pattern {
+            Pattern::Zipf => (self.zipf_id(0), None),
+            Pattern::Shift => (self.zipf_id((i / SHIFT_EPOCH) * SHIFT_STEP), None),
+            Pattern::Mixed => {
+                let block = MIXED_ZIPF + MIXED_SCAN;
+                let (j, offset) = (i / block, i % block);
+                if offset < MIXED_ZIPF {
+                    (self.zipf_id(0), None)
+                } else {
+                    let start = (j * MIXED_SCAN) % KEYSPACE;
+                    ((start + offset - MIXED_ZIPF) % KEYSPACE, None)
+                }
+            }
+            Pattern::Scan => (i % KEYSPACE, None),
+            Pattern::Ttl => {
+                if self.rng.random::<f64>() < TTL_EPHEMERAL_SHARE {
+                    let newest = i / TTL_SPAWN_EVERY;
+                    let live = (newest + 1).min(TTL_NEWEST);
+                    let k = newest - self.rng.random_range(0..live);
+                    (TTL_EPHEMERAL_BASE + k, Some(TTL_EPHEMERAL_LIFE))
+                } else {
+                    (self.zipf_id(0), None)
+                }
+            }
+        }
+    }
+}
+
+impl Iterator for Workload {
+    type Item = Request;
+
+    fn next(&mut self) -> Option<Request> {
+        if self.next >= self.requests {
+            return None;
+        }
+        let i = self.next;
+        self.next += 1;
+        let (key_id, ttl) = self.key_at(i);
+        Some(Request {
+            at: Millis(i),
+            key_id,
+            ttl,
+        })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = usize::try_from(self.requests - self.next).unwrap_or(usize::MAX);
+        (left, Some(left))
+    }
+}
+
+impl ExactSizeIterator for Workload {}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    use super::*;
+
+    fn ids(pattern: Pattern, seed: u64, requests: u64) -> Vec<u64> {
+        Workload::new(pattern, seed, requests)
+            .map(|r| r.key_id)
+            .collect()
+    }
+
+    #[test]
+    fn key_names_are_zero_padded_and_round_trip() {
+        assert_eq!(key_name(42), "key:000042");
+        assert_eq!(key_name(1_000_123), "key:1000123");
+        assert_eq!(parse_key_name("key:000042"), Some(42));
+        assert_eq!(parse_key_name("key:1000123"), Some(1_000_123));
+        assert_eq!(parse_key_name("key:42"), None);
+        assert_eq!(parse_key_name("key:0000042"), None);
+        assert_eq!(parse_key_name("user:000042"), None);
+    }
+
+    #[test]
+    fn patterns_parse_case_insensitively() {
+        for p in Pattern::ALL {
+            assert_eq!(p.as_str().to_uppercase().parse::<Pattern>(), Ok(p));
+        }
+        assert!("zipfian".parse::<Pattern>().is_err());
+    }
+
+    #[test]
+    fn same_seed_same_stream_other_seed_other_stream() {
+        for p in Pattern::ALL {
+            assert_eq!(ids(p, 7, 2_000), ids(p, 7, 2_000), "{p}");
+        }
+        assert_ne!(ids(Pattern::Zipf, 7, 2_000), ids(Pattern::Zipf, 8, 2_000));
+    }
+
+    #[test]
+    fn requests_are_one_millisecond_apart() {
+        let w = Workload::new(Pattern::Zipf, 1, 5);
+        assert_eq!(w.len(), 5);
+        let at: Vec<u64> = w.map(|r| r.at.0).collect();
+        assert_eq!(at, [0, 1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn zipf_matches_its_law() {
+        let zipf = Zipf::new(KEYSPACE, ZIPF_EXPONENT);
+        let p0 = zipf.probability(0);
+        // H(100 000, 0.99) is about 12.8, so the top rank gets about 7.8%.
+        assert!((0.07..0.085).contains(&p0), "p0 {p0}");
+        assert!((zipf.probability(9) * 10f64.powf(0.99) / p0 - 1.0).abs() < 1e-9);
+        let mut rng = SmallRng::seed_from_u64(5);
+        let draws = 200_000;
+        let top = (0..draws).filter(|_| zipf.sample(&mut rng) == 0).count();
+        let share = top as f64 / f64::from(draws);
+        assert!((share - p0).abs() < 0.005, "top share {share} vs {p0}");
+    }
+
+    #[test]
+    fn zipf_ranks_are_permuted() {
+        // The most popular id should be perm[0], not id 0.
+        let w = Workload::new(Pattern::Zipf, SEED, 0);
+        assert_ne!(w.perm[..10], [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        let mut sorted = w.perm.clone();
+        sorted.sort_unstable();
+        assert!(sorted.iter().enumerate().all(|(i, &v)| i as u32 == v));
+    }
+
+    #[test]
+    fn shift_moves_the_hot_set_each_epoch() {
+        let w = Workload::new(Pattern::Shift, SEED, 0);
+        let top_of = |epoch: u64| u64::from(w.perm[(epoch * SHIFT_STEP) as usize]);
+        let stream = ids(Pattern::Shift, SEED, 2 * SHIFT_EPOCH);
+        let count = |range: std::ops::Range<usize>, id: u64| {
+            stream[range].iter().filter(|&&x| x == id).count()
+        };
+        // Epoch 0's hottest key is hot in epoch 0 and cold in epoch 1.
+        assert!(count(0..100_000, top_of(0)) > 5_000);
+        assert!(count(100_000..200_000, top_of(0)) < 50);
+        assert!(count(100_000..200_000, top_of(1)) > 5_000);
+    }
+
+    #[test]
+    fn mixed_scans_follow_each_zipf_block() {
+        let stream = ids(Pattern::Mixed, SEED, 2 * 120_000);
+        let first: Vec<u64> = (0..20_000).collect();
+        let second: Vec<u64> = (20_000..40_000).collect();
+        assert_eq!(stream[100_000..120_000], first[..]);
+        assert_eq!(stream[220_000..240_000], second[..]);
+    }
+
+    #[test]
+    fn scan_cycles_through_the_keyspace() {
+        let stream = ids(Pattern::Scan, SEED, 100_003);
+        assert_eq!(stream[..3], [0, 1, 2]);
+        assert_eq!(stream[100_000..], [0, 1, 2]);
+    }
+
+    #[test]
+    fn ttl_mixes_durable_and_ephemeral_keys() {
+        let requests: Vec<Request> = Workload::new(Pattern::Ttl, SEED, 100_000).collect();
+        let ephemeral: Vec<&Request> = requests
+            .iter()
+            .filter(|r| r.key_id >= TTL_EPHEMERAL_BASE)
+            .collect();
+        let share = ephemeral.len() as f64 / requests.len() as f64;
+        assert!((0.29..0.31).contains(&share), "ephemeral share {share}");
+        for r in &requests {
+            if r.key_id >= TTL_EPHEMERAL_BASE {
+                let k = r.key_id - TTL_EPHEMERAL_BASE;
+                let newest = r.at.0 / TTL_SPAWN_EVERY;
+                assert!(k <= newest && newest - k < TTL_NEWEST, "{r:?}");
+                assert_eq!(r.ttl, Some(TTL_EPHEMERAL_LIFE));
+            } else {
+                assert!(r.key_id < TTL_DURABLE, "{r:?}");
+                assert_eq!(r.ttl, None);
+            }
+        }
+        let distinct: HashSet<u64> = ephemeral.iter().map(|r| r.key_id).collect();
+        // 100 000 requests create 5 000 ephemeral keys, each read about 6
+        // times (fewer for the newest), so almost all are read at least once.
+        assert!(distinct.len() > 4_700, "{} ephemeral keys", distinct.len());
+    }
+}
