@@ -7,7 +7,7 @@
 //! straddle a read and take the resumable path.
 
 use bytes::BytesMut;
-use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use criterion::{criterion_main, BatchSize, Criterion, Throughput};
 use ferrum_proto::{Frame, Limits, Protocol, RespCodec};
 use std::hint::black_box;
 use tokio_util::codec::{Decoder, Encoder};
@@ -97,5 +97,10 @@ fn encode(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, decode, encode);
-criterion_main!(benches);
+// The macro generates an undocumented `pub fn benches`.
+#[allow(missing_docs)]
+mod group {
+    use super::{decode, encode};
+    criterion::criterion_group!(benches, decode, encode);
+}
+criterion_main!(group::benches);
