@@ -72,7 +72,10 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let (read_bytes, input) = rest.split_at(rest.len().min(3));
-    let reads: Vec<usize> = read_bytes.iter().map(|&b| usize::from(b % 32) + 1).collect();
+    let reads: Vec<usize> = read_bytes
+        .iter()
+        .map(|&b| usize::from(b % 32) + 1)
+        .collect();
     let limits = if control & 1 == 1 {
         Limits {
             max_bulk_len: 16,
@@ -85,7 +88,11 @@ fuzz_target!(|data: &[u8]| {
     };
 
     let fast = feed(RespCodec::server(limits), input, &reads);
-    let slow = feed(RespCodec::server(limits).with_fast_path(false), input, &reads);
+    let slow = feed(
+        RespCodec::server(limits).with_fast_path(false),
+        input,
+        &reads,
+    );
     assert_eq!(fast, slow, "fast path and combine disagree");
     let whole = feed(RespCodec::server(limits), input, &[usize::MAX]);
     if !too_big(&whole) && !too_big(&fast) {
