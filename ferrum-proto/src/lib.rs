@@ -37,6 +37,19 @@
 //! # Ok::<(), ferrum_proto::ProtoError>(())
 //! ```
 //!
+//! # Choices where Redis leaves room
+//!
+//! - A bulk payload must be followed by CRLF
+//!   ([`ProtoError::ExpectedCrlf`]); Redis skips those two bytes unchecked.
+//! - The line limits ("too big inline request", "too big mbulk count string",
+//!   "too big bulk count string") trip, as in Redis, only while a line's
+//!   terminator has not arrived, so a long line that arrives whole is accepted.
+//! - Inline arguments keep empty quoted strings (`SET k ""`), as Redis 7 does.
+//! - Redis's tighter limits for unauthenticated clients are not built in; a
+//!   server can apply its own with [`RespCodec::set_limits`].
+//! - Requests that straddle reads go through the resumable parser, which
+//!   copies their payloads; only whole requests are sliced without copying.
+//!
 //! A protocol error is the end of the connection: the server sends
 //! `-ERR {error}\r\n` and closes, as Redis does.
 //!
