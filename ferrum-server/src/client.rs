@@ -60,6 +60,10 @@ pub(crate) struct ClientHandle {
     pub(crate) laddr: SocketAddr,
     /// `CLIENT SETNAME`.
     pub(crate) name: Mutex<Option<Bytes>>,
+    /// `CLIENT SETINFO LIB-NAME`.
+    pub(crate) lib_name: Mutex<Option<Bytes>>,
+    /// `CLIENT SETINFO LIB-VER`.
+    pub(crate) lib_ver: Mutex<Option<Bytes>>,
     /// Database, mirrored for `CLIENT LIST`.
     pub(crate) db: AtomicUsize,
     /// RESP version, mirrored for `CLIENT LIST`.
@@ -68,18 +72,43 @@ pub(crate) struct ClientHandle {
     pub(crate) created: Instant,
     /// Milliseconds after `created` of the last command.
     pub(crate) last_active_ms: AtomicU64,
-    /// The last command's name.
-    pub(crate) last_cmd: Mutex<&'static str>,
+    /// The last command's row in `COMMANDS`, or `usize::MAX` before any.
+    pub(crate) last_cmd: AtomicUsize,
+    /// The last container command's subcommand, lower case.
+    last_sub: Mutex<Option<Bytes>>,
     /// Woken to close the connection (`CLIENT KILL`, shutdown).
     pub(crate) kill: Notify,
 }
 
 impl ClientHandle {
-    /// Marks activity now.
-    pub(crate) fn touch(&self, cmd: &'static str) {
+    /// Marks activity now, by the command at `COMMANDS[cmd]` and, for
+    /// container commands, its subcommand.
+    pub(crate) fn touch(&self, cmd: usize, sub: Option<&Bytes>) {
         self.last_active_ms
             .store(self.created.elapsed().as_millis() as u64, Ordering::Relaxed);
-        *self.last_cmd.lock().unwrap_or_else(|p| p.into_inner()) = cmd;
+        if let Some(sub) = sub {
+            let sub = Bytes::from(sub.to_ascii_lowercase());
+            *self.last_sub.lock().unwrap_or_else(|p| p.into_inner()) = Some(sub);
+        }
+        self.last_cmd.store(cmd, Ordering::Relaxed);
+    }
+
+    /// The last command as `CLIENT LIST` names it (`get`, `client|list`).
+    fn last_command(&self) -> String {
+        let Some(spec) = crate::cmd::COMMANDS.get(self.last_cmd.load(Ordering::Relaxed)) else {
+            return "NULL".to_owned();
+        };
+        if spec.has(crate::cmd::flag::CONTAINER) {
+            if let Some(sub) = self
+                .last_sub
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .as_ref()
+            {
+                return format!("{}|{}", spec.name, String::from_utf8_lossy(sub));
+            }
+        }
+        spec.name.to_owned()
     }
 
     /// The client's line in `CLIENT LIST` / `CLIENT INFO`, with Redis's
@@ -91,23 +120,24 @@ impl ClientHandle {
                 .last_active_ms
                 .load(Ordering::Relaxed)
                 .min(age.as_millis() as u64);
-        let name = self
-            .name
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-            .unwrap_or_default();
+        let text = |m: &Mutex<Option<Bytes>>| {
+            let v = m.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            String::from_utf8_lossy(&v.unwrap_or_default()).into_owned()
+        };
+        let name = text(&self.name);
         format!(
-            "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags=N db={} sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name= lib-ver=",
+            "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags=N db={} sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
             self.id,
             self.addr,
             self.laddr,
-            String::from_utf8_lossy(&name),
+            name,
             age.as_secs(),
             idle / 1000,
             self.db.load(Ordering::Relaxed),
-            self.last_cmd.lock().unwrap_or_else(|p| p.into_inner()),
+            self.last_command(),
             self.resp.load(Ordering::Relaxed),
+            text(&self.lib_name),
+            text(&self.lib_ver),
         )
     }
 }
@@ -128,11 +158,14 @@ impl ClientRegistry {
             addr,
             laddr,
             name: Mutex::new(None),
+            lib_name: Mutex::new(None),
+            lib_ver: Mutex::new(None),
             db: AtomicUsize::new(0),
             resp: AtomicUsize::new(2),
             created: Instant::now(),
             last_active_ms: AtomicU64::new(0),
-            last_cmd: Mutex::new("NULL"),
+            last_cmd: AtomicUsize::new(usize::MAX),
+            last_sub: Mutex::new(None),
             kill: Notify::new(),
         });
         self.lock().insert(id, handle.clone());

@@ -1880,8 +1880,10 @@ mod tests {
 
     #[test]
     fn policy_names_are_the_eviction_crates() {
-        let kinds: Vec<&str> = ferrum_store::PolicyKind::ALL.iter().map(|k| k.as_str()).collect();
+        let kinds: Vec<&str> = ferrum_store::PolicyKind::ALL
+            .iter()
+            .map(|k| k.as_str())
+            .collect();
         assert_eq!(MAXMEMORY_POLICIES, kinds.as_slice());
     }
-
 }

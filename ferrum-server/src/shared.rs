@@ -1,15 +1,14 @@
 //! State shared by every connection: the store, the configuration, the
 //! client registry, the clock and the server's own counters.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, RwLock};
+use std::sync::RwLock;
 
 use ferrum_store::Store;
 
 use crate::client::ClientRegistry;
 use crate::clock::Clock;
-use crate::cmd::CommandSpec;
+use crate::cmd::{CommandSpec, COMMANDS};
 use crate::config::Config;
 
 /// Everything connections share. One instance per server, behind an `Arc`.
@@ -49,8 +48,8 @@ impl Shared {
     }
 }
 
-/// Per-command call counts and times, and connection counters.
-#[derive(Default)]
+/// Per-command call counts and times, and connection counters. All plain
+/// atomics: every command touches them, so no lock may sit here.
 pub(crate) struct ServerStats {
     /// Connections accepted since start.
     pub(crate) connections_received: AtomicU64,
@@ -62,33 +61,64 @@ pub(crate) struct ServerStats {
     pub(crate) net_input_bytes: AtomicU64,
     /// Bytes written to clients.
     pub(crate) net_output_bytes: AtomicU64,
-    /// Calls per command name.
-    calls: Mutex<HashMap<&'static str, u64>>,
+    /// Calls and microseconds per command, indexed like `COMMANDS`.
+    per_command: Box<[CommandCounters]>,
+}
+
+#[derive(Default)]
+struct CommandCounters {
+    calls: AtomicU64,
+    usec: AtomicU64,
+}
+
+/// One command's totals, for `INFO commandstats` and the exporter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct CommandStat {
+    /// Lower-case command name.
+    pub(crate) name: &'static str,
+    /// Calls since start (or `CONFIG RESETSTAT`).
+    pub(crate) calls: u64,
+    /// Microseconds spent in the command, summed.
+    pub(crate) usec: u64,
+}
+
+impl Default for ServerStats {
+    fn default() -> Self {
+        ServerStats {
+            connections_received: AtomicU64::new(0),
+            rejected_connections: AtomicU64::new(0),
+            commands_processed: AtomicU64::new(0),
+            net_input_bytes: AtomicU64::new(0),
+            net_output_bytes: AtomicU64::new(0),
+            per_command: COMMANDS
+                .iter()
+                .map(|_| CommandCounters::default())
+                .collect(),
+        }
+    }
 }
 
 impl ServerStats {
-    /// Counts one call of `spec`.
-    pub(crate) fn record_call(&self, spec: &'static CommandSpec) {
+    /// Counts one call of `spec` that took `usec` microseconds.
+    pub(crate) fn record_call(&self, spec: &'static CommandSpec, usec: u64) {
         self.commands_processed.fetch_add(1, Ordering::Relaxed);
-        *self
-            .calls
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .entry(spec.name)
-            .or_default() += 1;
+        let c = &self.per_command[spec.index()];
+        c.calls.fetch_add(1, Ordering::Relaxed);
+        c.usec.fetch_add(usec, Ordering::Relaxed);
     }
 
-    /// Calls per command, sorted by name.
-    pub(crate) fn calls(&self) -> Vec<(&'static str, u64)> {
-        let mut v: Vec<_> = self
-            .calls
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+    /// Totals of every command called at least once, in table order.
+    pub(crate) fn commands(&self) -> Vec<CommandStat> {
+        COMMANDS
             .iter()
-            .map(|(k, v)| (*k, *v))
-            .collect();
-        v.sort_unstable();
-        v
+            .zip(self.per_command.iter())
+            .map(|(spec, c)| CommandStat {
+                name: spec.name,
+                calls: c.calls.load(Ordering::Relaxed),
+                usec: c.usec.load(Ordering::Relaxed),
+            })
+            .filter(|s| s.calls > 0)
+            .collect()
     }
 
     /// Zeroes the counters (`CONFIG RESETSTAT`).
@@ -102,6 +132,9 @@ impl ServerStats {
         ] {
             c.store(0, Ordering::Relaxed);
         }
-        self.calls.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        for c in self.per_command.iter() {
+            c.calls.store(0, Ordering::Relaxed);
+            c.usec.store(0, Ordering::Relaxed);
+        }
     }
 }

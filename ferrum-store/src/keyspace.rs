@@ -42,6 +42,8 @@ pub struct Entry {
     last_access: Millis,
     version: u64,
     id: EntryId,
+    /// Grown in place (APPEND, SETRANGE): Redis then always reports `raw`.
+    grown_in_place: bool,
 }
 
 impl Entry {
@@ -58,6 +60,16 @@ impl Entry {
     /// When the key was last read or written (for `OBJECT IDLETIME`).
     pub fn last_access(&self) -> Millis {
         self.last_access
+    }
+
+    /// The encoding `OBJECT ENCODING` reports: the value's own, except that
+    /// a string grown in place is `raw`, as in Redis.
+    pub fn encoding(&self) -> &'static str {
+        if self.grown_in_place {
+            "raw"
+        } else {
+            self.value.encoding()
+        }
     }
 
     /// Changes each time the key is written; `WATCH` compares it.
@@ -112,6 +124,12 @@ impl EntryMut<'_> {
     /// The expiry deadline.
     pub fn expires_at(&self) -> Option<Millis> {
         self.entry.expires_at
+    }
+
+    /// Records that the value was grown in place (`APPEND`, `SETRANGE`), so
+    /// `OBJECT ENCODING` reports `raw` as Redis does.
+    pub fn mark_grown_in_place(&mut self) {
+        self.entry.grown_in_place = true;
     }
 }
 
@@ -291,6 +309,7 @@ impl Shard {
         let entry = self.tables[t].map.get_mut(&key[..])?;
         self.used_bytes = self.used_bytes - entry.value.heap_bytes() + value.heap_bytes();
         let old = std::mem::replace(&mut entry.value, value);
+        entry.grown_in_place = false;
         entry.last_access = now;
         entry.version = self.version_clock;
         let (id, had_ttl) = (entry.id, entry.expires_at.is_some());
@@ -335,6 +354,7 @@ impl Shard {
                 last_access: now,
                 version: self.version_clock,
                 id: EntryId(id),
+                grown_in_place: false,
             },
         );
         if expires_at.is_some() {

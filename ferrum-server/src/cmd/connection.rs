@@ -183,6 +183,26 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             }
         }
         Ok(verbatim(out))
+    } else if is(sub, "setinfo") {
+        arity(4)?;
+        let slot = if is(&args[2], "lib-name") {
+            &handle.lib_name
+        } else if is(&args[2], "lib-ver") {
+            &handle.lib_ver
+        } else {
+            return Err(CmdError::msg(format!(
+                "ERR Unrecognized option '{}'",
+                String::from_utf8_lossy(&args[2])
+            )));
+        };
+        if args[3].iter().any(|&c| !(b'!'..=b'~').contains(&c)) {
+            return Err(CmdError::msg(format!(
+                "ERR {} cannot contain spaces, newlines or special characters.",
+                String::from_utf8_lossy(&args[2]).to_ascii_lowercase()
+            )));
+        }
+        *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(args[3].clone());
+        Ok(Frame::ok())
     } else if is(sub, "kill") {
         client_kill(ctx, &args[2..])
     } else if is(sub, "help") {
@@ -197,6 +217,7 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
                 "    Kill connections. Options are: ID <client-id>, ADDR <ip:port>, LADDR <ip:port>, SKIPME (YES|NO), USER <username>, MAXAGE <seconds>.",
                 "LIST [ID <client-id> [<client-id> ...]]", "    Return information about client connections.",
                 "SETNAME <name>", "    Assign the name <name> to the current connection.",
+                "SETINFO <option> <value>", "    Set client meta attr. Options are: LIB-NAME, LIB-VER.",
                 "HELP", "    Print this help.",
             ]
             .map(Frame::simple)

@@ -194,7 +194,8 @@ pub(crate) fn pttl(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 pub(crate) fn expiretime(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    ttl_generic(ctx, &args[1], |at, _| (at.0 / 1000) as i64)
+    // Rounded to the nearest second, as Redis does.
+    ttl_generic(ctx, &args[1], |at, _| ((at.0 + 500) / 1000) as i64)
 }
 
 pub(crate) fn pexpiretime(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {

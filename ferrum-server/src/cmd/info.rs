@@ -147,8 +147,13 @@ fn stats(ctx: &Ctx<'_>, out: &mut String) {
 
 fn commandstats(ctx: &Ctx<'_>, out: &mut String) {
     out.push_str("# Commandstats\r\n");
-    for (name, calls) in ctx.shared.stats.calls() {
-        let _ = write!(out, "cmdstat_{name}:calls={calls}\r\n");
+    for c in ctx.shared.stats.commands() {
+        let per_call = c.usec as f64 / c.calls as f64;
+        let _ = write!(
+            out,
+            "cmdstat_{}:calls={},usec={},usec_per_call={per_call:.2},rejected_calls=0,failed_calls=0\r\n",
+            c.name, c.calls, c.usec
+        );
     }
 }
 

@@ -207,24 +207,33 @@ pub(crate) fn object(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         ));
     }
     let known = ["encoding", "freq", "idletime", "refcount"];
-    if !known.iter().any(|k| is(sub, k)) || args.len() != 3 {
+    let Some(name) = known.iter().find(|k| is(sub, k)) else {
         return Err(CmdError::UnknownSubcommand {
             cmd: "OBJECT",
             sub: String::from_utf8_lossy(sub).into_owned(),
         });
+    };
+    if args.len() != 3 {
+        return Err(CmdError::msg(format!(
+            "ERR wrong number of arguments for 'object|{name}' command"
+        )));
     }
     let (key, db, now) = (&args[2], ctx.db(), ctx.now);
     let policy = ctx.store().policy().0;
     let mut ks = ctx.store().lock_key(key);
     let shard = ks.shard(key);
-    let Some(e) = shard.lookup(db, key, now, Access::Peek) else {
+    let Some(e) = shard.lookup(db, key, now, Access::ReadNoTouch) else {
         return Ok(Frame::Null);
     };
     if is(sub, "encoding") {
-        return Ok(Frame::bulk(e.value().encoding()));
+        return Ok(Frame::bulk(e.encoding()));
     }
     if is(sub, "refcount") {
-        return Ok(Frame::Integer(1));
+        // Redis shares the objects for the integers 0..10000 and reports
+        // them as referenced "forever"; clients that print it see the same.
+        let shared = matches!(e.value(), ferrum_store::Value::Str(s)
+            if e.encoding() == "int" && parse_i64(s).is_some_and(|n| (0..10_000).contains(&n)));
+        return Ok(Frame::Integer(if shared { i64::from(i32::MAX) } else { 1 }));
     }
     let lfu = policy.as_str().contains("lfu");
     if is(sub, "idletime") {

@@ -53,6 +53,8 @@ pub(crate) mod flag {
     pub(crate) const NO_MULTI: u16 = 1 << 7;
     /// Refers to the connection, not the keyspace.
     pub(crate) const STALE: u16 = 1 << 8;
+    /// Has subcommands (`CLIENT LIST`): reported as `client|list`.
+    pub(crate) const CONTAINER: u16 = 1 << 9;
 
     /// Flag names in `COMMAND INFO` order.
     pub(crate) const NAMES: &[(u16, &str)] = &[
@@ -102,6 +104,12 @@ impl CommandSpec {
         } else {
             argc >= -arity
         }
+    }
+
+    /// This row's position in [`COMMANDS`], for per-command counters.
+    pub(crate) fn index(&'static self) -> usize {
+        let base = COMMANDS.as_ptr() as usize;
+        (self as *const CommandSpec as usize - base) / std::mem::size_of::<CommandSpec>()
     }
 
     pub(crate) fn has(&self, f: u16) -> bool {
@@ -218,17 +226,20 @@ fn prepare(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Result<Prepared, CmdError> {
 /// Runs a command whose arguments passed [`prepare`]; `EXEC` calls this for
 /// each queued command while it holds the transaction gate.
 pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes]) -> Frame {
-    ctx.shared.stats.record_call(spec);
-    ctx.conn.handle.touch(spec.name);
+    let sub = args.get(1).filter(|_| spec.has(flag::CONTAINER));
+    ctx.conn.handle.touch(spec.index(), sub);
     if spec.has(flag::DENYOOM) {
         if let Err(e) = ctx.store().reserve_for_write(ctx.now) {
             return CmdError::from(e).into_frame();
         }
     }
+    let started = std::time::Instant::now();
     let reply = (spec.handler)(ctx, args).unwrap_or_else(CmdError::into_frame);
     if spec.has(flag::WRITE) {
         ctx.store().enforce_maxmemory(ctx.now);
     }
+    let usec = started.elapsed().as_micros() as u64;
+    ctx.shared.stats.record_call(spec, usec);
     reply
 }
 
@@ -266,6 +277,13 @@ mod tests {
         for c in COMMANDS {
             assert_eq!(c.name, c.name.to_ascii_lowercase());
             assert_ne!(c.arity, 0, "{} has no arity", c.name);
+        }
+    }
+
+    #[test]
+    fn rows_know_their_index() {
+        for (i, c) in COMMANDS.iter().enumerate() {
+            assert_eq!(c.index(), i);
         }
     }
 

@@ -5,6 +5,7 @@ use std::sync::atomic::Ordering;
 
 use bytes::Bytes;
 use ferrum_proto::Frame;
+use ferrum_store::glob::glob_match;
 use ferrum_store::{PolicyConfig, PolicyKind};
 
 use super::parse::{int_arg, is, parse_i64};
@@ -166,7 +167,10 @@ fn config_set(ctx: &mut Ctx<'_>, pairs: &[Bytes]) -> CmdResult {
 pub(crate) fn policy_of(config: &crate::config::Config) -> (PolicyKind, PolicyConfig) {
     // The config only holds names from `PolicyKind::ALL` (a config test
     // checks the two lists agree), so the fallback is never taken.
-    let kind = config.maxmemory_policy.parse().unwrap_or(PolicyKind::NoEviction);
+    let kind = config
+        .maxmemory_policy
+        .parse()
+        .unwrap_or(PolicyKind::NoEviction);
     let pc = PolicyConfig {
         samples: config.maxmemory_samples,
         lfu_log_factor: config.lfu_log_factor.min(255) as u8,
@@ -215,6 +219,29 @@ fn command_docs(c: &CommandSpec) -> Frame {
     ])
 }
 
+/// `COMMAND LIST [FILTERBY MODULE name | ACLCAT category | PATTERN pattern]`
+fn command_list(args: &[Bytes]) -> CmdResult {
+    let names = COMMANDS.iter();
+    match args {
+        [] => Ok(Frame::bulks(names.map(|c| c.name))),
+        [by, kind, value] if is(by, "filterby") => {
+            if is(kind, "pattern") {
+                let keep = names.filter(|c| glob_match(value, c.name.as_bytes(), true));
+                Ok(Frame::bulks(keep.map(|c| c.name)))
+            } else if is(kind, "aclcat") {
+                let want = String::from_utf8_lossy(value).to_ascii_lowercase();
+                let keep = names.filter(|c| acl_category(c.group).trim_start_matches('@') == want);
+                Ok(Frame::bulks(keep.map(|c| c.name)))
+            } else if is(kind, "module") {
+                Ok(Frame::Array(Vec::new()))
+            } else {
+                Err(CmdError::syntax())
+            }
+        }
+        _ => Err(CmdError::syntax()),
+    }
+}
+
 /// `COMMAND [COUNT | INFO [name ...] | DOCS [name ...] | LIST | HELP]`
 pub(crate) fn command(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let Some(sub) = args.get(1) else {
@@ -226,7 +253,7 @@ pub(crate) fn command(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if is(sub, "count") {
         Ok(Frame::Integer(COMMANDS.len() as i64))
     } else if is(sub, "list") {
-        Ok(Frame::bulks(COMMANDS.iter().map(|c| c.name)))
+        command_list(&args[2..])
     } else if is(sub, "info") {
         if args.len() == 2 {
             return Ok(Frame::Array(COMMANDS.iter().map(command_info).collect()));

@@ -43,11 +43,17 @@ impl ExpireArg {
         })
     }
 
-    /// The absolute deadline.
-    pub(crate) fn deadline(self, now: Millis) -> Millis {
+    /// The absolute deadline, or Redis's invalid-expire error when adding
+    /// a relative time to now overflows a signed 64-bit millisecond count.
+    pub(crate) fn deadline(self, now: Millis, cmd: &str) -> Result<Millis, CmdError> {
         match self {
-            ExpireArg::In(d) => now + d,
-            ExpireArg::At(t) => t,
+            ExpireArg::In(d) => (now.0 as i64)
+                .checked_add(d.0 as i64)
+                .map(|t| Millis(t as u64))
+                .ok_or_else(|| {
+                    CmdError::msg(format!("ERR invalid expire time in '{cmd}' command"))
+                }),
+            ExpireArg::At(t) => Ok(t),
         }
     }
 }
@@ -105,7 +111,13 @@ pub(crate) fn set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let (db, now) = (ctx.db(), ctx.now);
     let mut ks = ctx.store().lock_key(key);
     let shard = ks.shard(key);
-    let (old, old_ttl) = match shard.lookup(db, key, now, Access::Write) {
+    // SET ... GET reads the old value, so it counts as a read, as in Redis.
+    let access = if opts.get {
+        Access::Read
+    } else {
+        Access::Write
+    };
+    let (old, old_ttl) = match shard.lookup(db, key, now, access) {
         Some(e) if opts.get => (Some(e.value().as_str()?.clone()), e.expires_at()),
         Some(e) => (Some(Bytes::new()), e.expires_at()),
         None => (None, None),
@@ -120,7 +132,7 @@ pub(crate) fn set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         return Ok(reply(false));
     }
     let expires_at = match (opts.expire, opts.keepttl) {
-        (Some(e), _) => Some(e.deadline(now)),
+        (Some(e), _) => Some(e.deadline(now, "set")?),
         (None, true) => old_ttl,
         (None, false) => None,
     };
@@ -149,7 +161,7 @@ fn set_with_expiry(ctx: &mut Ctx<'_>, args: &[Bytes], unit: &str, cmd: &str) -> 
     let expire = ExpireArg::parse(unit.as_bytes(), &args[2], cmd)?;
     let (key, db, now) = (&args[1], ctx.db(), ctx.now);
     let mut ks = ctx.store().lock_key(key);
-    let at = expire.deadline(now);
+    let at = expire.deadline(now, cmd)?;
     ks.shard(key)
         .insert(db, key.clone(), Value::Str(args[3].clone()), Some(at), now);
     Ok(Frame::ok())
@@ -275,7 +287,7 @@ pub(crate) fn getex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             shard.set_expiry(db, key, None, now);
         }
         Change::Expire(arg) => {
-            let at = arg.deadline(now);
+            let at = arg.deadline(now, "getex")?;
             if at <= now {
                 shard.remove(db, key, now);
             } else {
@@ -298,6 +310,7 @@ pub(crate) fn append(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         buf.extend_from_slice(&args[2]);
         let len = buf.len();
         *e.value_mut() = Value::Str(buf.freeze());
+        e.mark_grown_in_place();
         return Ok(Frame::Integer(len as i64));
     }
     shard.insert(db, key.clone(), Value::Str(args[2].clone()), None, now);
@@ -351,7 +364,9 @@ pub(crate) fn incrby(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 pub(crate) fn decrby(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let delta = int_arg(&args[2])?;
-    let delta = delta.checked_neg().ok_or(StoreError::Overflow)?;
+    let delta = delta
+        .checked_neg()
+        .ok_or_else(|| CmdError::msg("ERR decrement would overflow"))?;
     incr_by(ctx, &args[1], delta)
 }
 
@@ -436,6 +451,7 @@ pub(crate) fn setrange(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         let next = build(cur)?;
         let len = next.len();
         *e.value_mut() = Value::Str(next);
+        e.mark_grown_in_place();
         return Ok(Frame::Integer(len as i64));
     }
     if patch.is_empty() {

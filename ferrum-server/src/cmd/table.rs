@@ -3,7 +3,9 @@
 //! Arity and key positions follow Redis 7's `COMMAND INFO`, so client
 //! libraries that route or validate by them see what they expect.
 
-use super::flag::{ADMIN, DENYOOM, FAST, NO_AUTH, NO_MULTI, NO_QUEUE, READONLY, STALE, WRITE};
+use super::flag::{
+    ADMIN, CONTAINER, DENYOOM, FAST, NO_AUTH, NO_MULTI, NO_QUEUE, READONLY, STALE, WRITE,
+};
 use super::{connection, expire, info, keys, server, string, tx, CommandSpec};
 
 macro_rules! row {
@@ -36,7 +38,7 @@ pub(crate) static COMMANDS: &[CommandSpec] = &[
     row!("hello", -1, FAST | NO_AUTH | STALE, NONE, "connection", connection::hello, "Handshakes with the server."),
     row!("auth", -2, FAST | NO_AUTH | NO_MULTI | STALE, NONE, "connection", connection::auth, "Authenticates the connection."),
     row!("select", 2, FAST | STALE, NONE, "connection", connection::select, "Changes the selected database."),
-    row!("client", -2, ADMIN | STALE, NONE, "connection", connection::client, "A container for client connection commands."),
+    row!("client", -2, ADMIN | STALE | CONTAINER, NONE, "connection", connection::client, "A container for client connection commands."),
     row!("reset", 1, FAST | NO_AUTH | NO_QUEUE | STALE, NONE, "connection", connection::reset, "Resets the connection."),
     // strings
     row!("get", 2, READONLY | FAST, KEY1, "string", string::get, "Returns the string value of a key."),
@@ -71,7 +73,7 @@ pub(crate) static COMMANDS: &[CommandSpec] = &[
     row!("keys", 2, READONLY, NONE, "generic", keys::keys, "Returns all key names that match a pattern."),
     row!("scan", -2, READONLY, NONE, "generic", keys::scan, "Iterates over the key names in the database."),
     row!("randomkey", 1, READONLY, NONE, "generic", keys::randomkey, "Returns a random key name from the database."),
-    row!("object", -2, READONLY, (2, 2, 1), "generic", keys::object, "A container for object introspection commands."),
+    row!("object", -2, READONLY | CONTAINER, (2, 2, 1), "generic", keys::object, "A container for object introspection commands."),
     row!("expire", -3, WRITE | FAST, KEY1, "generic", expire::expire, "Sets the expiration time of a key in seconds."),
     row!("pexpire", -3, WRITE | FAST, KEY1, "generic", expire::pexpire, "Sets the expiration time of a key in milliseconds."),
     row!("expireat", -3, WRITE | FAST, KEY1, "generic", expire::expireat, "Sets the expiration time of a key to a Unix timestamp."),
@@ -89,12 +91,12 @@ pub(crate) static COMMANDS: &[CommandSpec] = &[
     row!("unwatch", 1, FAST | NO_QUEUE, NONE, "transactions", tx::unwatch, "Forgets about watched keys of a transaction."),
     // server
     row!("info", -1, STALE, NONE, "server", info::info, "Returns information and statistics about the server."),
-    row!("config", -2, ADMIN | STALE, NONE, "server", server::config, "A container for server configuration commands."),
-    row!("command", -1, STALE, NONE, "server", server::command, "Returns detailed information about all commands."),
+    row!("config", -2, ADMIN | STALE | CONTAINER, NONE, "server", server::config, "A container for server configuration commands."),
+    row!("command", -1, STALE | CONTAINER, NONE, "server", server::command, "Returns detailed information about all commands."),
     row!("dbsize", 1, READONLY | FAST, NONE, "server", server::dbsize, "Returns the number of keys in the database."),
     row!("flushdb", -1, WRITE, NONE, "server", server::flushdb, "Remove all keys from the current database."),
     row!("flushall", -1, WRITE, NONE, "server", server::flushall, "Removes all keys from all databases."),
     row!("swapdb", 3, WRITE | FAST, NONE, "server", server::swapdb, "Swaps two Redis databases."),
     row!("time", 1, FAST | STALE, NONE, "server", server::time, "Returns the server time."),
-    row!("debug", -2, ADMIN, NONE, "server", server::debug, "A container for debugging commands."),
+    row!("debug", -2, ADMIN | CONTAINER, NONE, "server", server::debug, "A container for debugging commands."),
 ];

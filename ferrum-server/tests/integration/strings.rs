@@ -235,7 +235,7 @@ fn counters() {
     );
     assert_eq!(
         err(&mut c, &["DECRBY", "n", "-9223372036854775808"]),
-        "ERR increment or decrement would overflow"
+        "ERR decrement would overflow"
     );
     // The TTL survives an increment.
     let _: () = run(&mut c, &["SET", "t", "1", "EX", "100"]).unwrap();
