@@ -234,6 +234,10 @@ impl EvictionPolicy for AnyPolicy {
     fn lfu_counter(&self, id: EntryId, now: Millis) -> Option<u8> {
         dispatch!(self, p => p.lfu_counter(id, now))
     }
+
+    fn controller_state(&self) -> Option<crate::ControllerState> {
+        dispatch!(self, p => p.controller_state())
+    }
 }
 
 #[cfg(test)]

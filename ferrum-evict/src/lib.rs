@@ -32,6 +32,7 @@
 //! With the `testing` feature, [`testing`] exports the conformance suite
 //! every policy passes, for policies written outside this crate.
 
+mod controller;
 mod heap;
 mod kind;
 mod lfu;
@@ -42,6 +43,7 @@ pub mod testing;
 mod time;
 mod ttl;
 
+pub use controller::ControllerState;
 pub use kind::{AnyPolicy, ParsePolicyError, PolicyConfig, PolicyKind};
 pub use lfu::{Lfu, LfuConfig, LFU_INIT_VAL};
 pub use lru::{Lru, LruConfig};
@@ -124,6 +126,12 @@ pub trait EvictionPolicy: Send {
     /// `now`, as Redis's `OBJECT FREQ` reports it. `None` when `id` is not
     /// tracked or the policy keeps no such counter (everything but LFU).
     fn lfu_counter(&self, _id: EntryId, _now: Millis) -> Option<u8> {
+        None
+    }
+
+    /// An adaptive policy's controller state, for `INFO` and metrics;
+    /// `None` for policies without a controller.
+    fn controller_state(&self) -> Option<ControllerState> {
         None
     }
 }

@@ -586,6 +586,11 @@ impl Shard {
         }
     }
 
+    /// The policy's controller state, if it is adaptive.
+    pub fn controller_state(&self) -> Option<ferrum_evict::ControllerState> {
+        self.policy.as_ref()?.controller_state()
+    }
+
     /// The policy's logarithmic access counter for a live key, as `OBJECT
     /// FREQ` reports it; `None` if the key is absent or the policy keeps none.
     pub fn lfu_counter(&mut self, db: usize, key: &[u8], now: Millis) -> Option<u8> {

@@ -34,7 +34,7 @@ mod store;
 mod value;
 
 pub use error::StoreError;
-pub use ferrum_evict::{EntryId, Millis, PolicyConfig, PolicyKind};
+pub use ferrum_evict::{ControllerState, EntryId, Millis, PolicyConfig, PolicyKind};
 pub use keyspace::{Access, Entry, EntryMut, ExpireCycle, Shard};
 pub use stats::KeyspaceStats;
 pub use store::{Locked, Store, StoreConfig};

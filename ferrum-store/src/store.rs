@@ -240,6 +240,17 @@ impl Store {
         total
     }
 
+    /// The adaptive policy's controller state, combined over the shards;
+    /// `None` unless the policy is adaptive.
+    pub fn controller_state(&self) -> Option<ferrum_evict::ControllerState> {
+        let states: Vec<_> = self
+            .shards
+            .iter()
+            .filter_map(|s| lock(s).controller_state())
+            .collect();
+        ferrum_evict::ControllerState::combine(states)
+    }
+
     /// Zeroes the counters (`CONFIG RESETSTAT`).
     pub fn reset_stats(&self) {
         for shard in self.shards.iter() {
