@@ -10,11 +10,11 @@ use std::hash::BuildHasher;
 
 use bytes::Bytes;
 use ferrum_evict::{AnyPolicy, EntryId, EvictionPolicy, Millis, PolicyKind};
-use hashbrown::HashMap;
+use hashbrown::HashTable;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use crate::memory::entry_cost;
+use crate::memory::{alloc_size, ENTRY_OVERHEAD};
 use crate::stats::KeyspaceStats;
 use crate::value::Value;
 
@@ -38,10 +38,11 @@ pub enum Access {
 #[derive(Debug)]
 pub struct Entry {
     value: Value,
-    expires_at: Option<Millis>,
+    /// Absolute deadline in milliseconds; 0 means none (a deadline at the
+    /// origin is always already past, so it never needs storing).
+    expires_at: u64,
     last_access: Millis,
     version: u64,
-    id: EntryId,
     /// Grown in place (APPEND, SETRANGE): Redis then always reports `raw`.
     grown_in_place: bool,
 }
@@ -54,7 +55,7 @@ impl Entry {
 
     /// When the key expires, as absolute milliseconds on the caller's clock.
     pub fn expires_at(&self) -> Option<Millis> {
-        self.expires_at
+        (self.expires_at != 0).then_some(Millis(self.expires_at))
     }
 
     /// When the key was last read or written (for `OBJECT IDLETIME`).
@@ -78,24 +79,46 @@ impl Entry {
     }
 
     fn is_expired(&self, now: Millis) -> bool {
-        self.expires_at.is_some_and(|at| at <= now)
+        self.expires_at != 0 && self.expires_at <= now.0
     }
 }
 
-/// A row of the slot table: which key an [`EntryId`] stands for, so that a
-/// policy's victim can be found and removed.
-#[derive(Debug)]
-pub(crate) struct Slot {
-    table: u16,
-    volatile_pos: u32,
-    key: Bytes,
+/// Encodes an optional deadline in [`Entry::expires_at`]'s form.
+fn deadline(expires_at: Option<Millis>) -> u64 {
+    expires_at.map_or(0, |m| m.0.max(1))
 }
 
-/// One database's table within a shard.
+/// One resident key: the row an [`EntryId`] names.
+#[derive(Debug)]
+pub(crate) struct Slot {
+    key: Box<[u8]>,
+    entry: Entry,
+    table: u16,
+    volatile_pos: u32,
+}
+
+/// One database's index within a shard: key hash to slot id. The keys and
+/// entries live in the shard's slot table, so a bucket costs 4 bytes plus a
+/// control byte instead of a whole key and entry.
 #[derive(Debug, Default)]
 struct Table {
-    map: HashMap<Bytes, Entry>,
+    index: HashTable<u32>,
     expires: usize,
+}
+
+impl Table {
+    /// Heap bytes of the index: hashbrown keeps `capacity * 8 / 7` buckets
+    /// (a power of two) of 4 bytes plus one control byte each, and one
+    /// extra group of control bytes.
+    fn heap_bytes(&self) -> usize {
+        match self.index.capacity() {
+            0 => 0,
+            cap => {
+                let buckets = if cap < 8 { cap + 1 } else { cap * 8 / 7 };
+                buckets * 5 + 16
+            }
+        }
+    }
 }
 
 /// A mutable borrow of one entry's value that keeps the shard's memory
@@ -123,7 +146,7 @@ impl EntryMut<'_> {
 
     /// The expiry deadline.
     pub fn expires_at(&self) -> Option<Millis> {
-        self.entry.expires_at
+        self.entry.expires_at()
     }
 
     /// Records that the value was grown in place (`APPEND`, `SETRANGE`), so
@@ -159,6 +182,7 @@ pub struct Shard {
     /// Physical tables; `db_table[db]` says which one a database uses.
     tables: Vec<Table>,
     db_table: Vec<u16>,
+    /// Every resident key of every database, indexed by [`EntryId`].
     slots: Vec<Option<Slot>>,
     free_slots: Vec<u32>,
     /// Ids of entries with a TTL, for the active expiry cycle's sampling.
@@ -193,9 +217,15 @@ impl Shard {
         }
     }
 
-    /// Bytes this shard's data and policy cost.
+    /// Bytes this shard's data, indexes and policy cost: the keys' and
+    /// values' allocations plus the real capacity of every table, so that
+    /// `used_memory` follows what the allocator holds.
     pub fn memory_bytes(&self) -> usize {
-        self.used_bytes + self.policy.as_ref().map_or(0, |p| p.heap_bytes())
+        let tables: usize = self.tables.iter().map(Table::heap_bytes).sum();
+        let slots = self.slots.capacity() * std::mem::size_of::<Option<Slot>>();
+        let lists = (self.free_slots.capacity() + self.volatile.capacity()) * 4;
+        let policy = self.policy.as_ref().map_or(0, |p| p.heap_bytes());
+        self.used_bytes + tables + slots + lists + policy
     }
 
     /// This shard's counters.
@@ -211,7 +241,7 @@ impl Shard {
     /// How many keys database `db` holds here (expired ones not yet removed
     /// included, as Redis's `DBSIZE` does).
     pub fn len(&self, db: usize) -> usize {
-        self.table(db).map.len()
+        self.table(db).index.len()
     }
 
     /// Whether database `db` holds no keys here.
@@ -228,23 +258,54 @@ impl Shard {
         &self.tables[usize::from(self.db_table[db])]
     }
 
-    fn tracks(&self, expires_at: Option<Millis>) -> bool {
-        self.policy.is_some() && (!self.policy_kind.is_volatile() || expires_at.is_some())
+    fn tracks(&self, expires_at: u64) -> bool {
+        self.policy.is_some() && (!self.policy_kind.is_volatile() || expires_at != 0)
+    }
+
+    fn slot(&self, id: u32) -> &Slot {
+        // Ids come from the index or the policy, which only hold live slots.
+        self.slots[id as usize]
+            .as_ref()
+            .unwrap_or_else(|| unreachable!("slot {id} is indexed but empty"))
+    }
+
+    fn slot_mut(&mut self, id: u32) -> &mut Slot {
+        self.slots[id as usize]
+            .as_mut()
+            .unwrap_or_else(|| unreachable!("slot {id} is indexed but empty"))
+    }
+
+    /// The slot holding `key` in physical table `t`, expired or not.
+    fn find(&self, t: usize, key: &[u8]) -> Option<u32> {
+        let hash = self.key_hasher.hash_one(key);
+        let slots = &self.slots;
+        self.tables[t]
+            .index
+            .find(hash, |&id| {
+                slots[id as usize]
+                    .as_ref()
+                    .is_some_and(|s| &s.key[..] == key)
+            })
+            .copied()
+    }
+
+    /// The live slot for `key` in table `t`, removing it first if expired.
+    fn find_live(&mut self, t: usize, key: &[u8], now: Millis) -> Option<u32> {
+        let id = self.find(t, key)?;
+        if self.slot(id).entry.is_expired(now) {
+            self.remove_slot(id);
+            self.stats.expired_keys += 1;
+            return None;
+        }
+        Some(id)
     }
 
     /// Looks `key` up in database `db`, removing it first if it has expired.
     pub fn lookup(&mut self, db: usize, key: &[u8], now: Millis, access: Access) -> Option<&Entry> {
         let t = usize::from(self.db_table[db]);
-        if self.tables[t]
-            .map
-            .get(key)
-            .is_some_and(|e| e.is_expired(now))
-        {
-            self.remove_from(t, key);
-            self.stats.expired_keys += 1;
-        }
-        let Some(entry) = self.tables[t].map.get_mut(key) else {
-            if matches!(access, Access::Read | Access::ReadNoTouch) {
+        let counts = matches!(access, Access::Read | Access::ReadNoTouch);
+        let Some(id) = self.find_live(t, key, now) else {
+            if counts {
                 self.stats.keyspace_misses += 1;
                 if let Some(p) = &mut self.policy {
                     p.on_miss(self.key_hasher.hash_one(key), now);
@@ -252,26 +313,33 @@ impl Shard {
             }
             return None;
         };
-        if matches!(access, Access::Read | Access::ReadNoTouch) {
+        if counts {
             self.stats.keyspace_hits += 1;
         }
         if matches!(access, Access::Read | Access::Write) {
-            entry.last_access = now;
+            self.touch(id, now);
+        }
+        Some(&self.slot(id).entry)
+    }
+
+    /// Refreshes recency: the entry's own clock and the policy's order.
+    fn touch(&mut self, id: u32, now: Millis) {
+        let tracked = self.tracks(self.slot(id).entry.expires_at);
+        self.slot_mut(id).entry.last_access = now;
+        if tracked {
             if let Some(p) = &mut self.policy {
-                if !self.policy_kind.is_volatile() || entry.expires_at.is_some() {
-                    p.on_hit(entry.id, now);
-                }
+                p.on_hit(EntryId(id), now);
             }
         }
-        Some(entry)
     }
 
     /// Looks `key` up for modification (a write access). The returned guard
     /// updates memory accounting and the key's version when dropped.
     pub fn lookup_mut(&mut self, db: usize, key: &[u8], now: Millis) -> Option<EntryMut<'_>> {
-        self.lookup(db, key, now, Access::Write)?;
         let t = usize::from(self.db_table[db]);
-        let entry = self.tables[t].map.get_mut(key)?;
+        let id = self.find_live(t, key, now)?;
+        self.touch(id, now);
+        let entry = &mut self.slots[id as usize].as_mut()?.entry;
         Some(EntryMut {
             cost_before: entry.value.heap_bytes(),
             entry,
@@ -293,43 +361,25 @@ impl Shard {
     ) -> Option<Value> {
         let value = value.compact();
         let t = usize::from(self.db_table[db]);
-        let live = self.tables[t]
-            .map
-            .get(&key[..])
-            .is_some_and(|e| !e.is_expired(now));
-        if !live {
-            if self.tables[t].map.contains_key(&key[..]) {
-                self.remove_from(t, &key);
-                self.stats.expired_keys += 1;
-            }
-            self.insert_new(t, Bytes::copy_from_slice(&key), value, expires_at, now);
+        let Some(id) = self.find_live(t, &key, now) else {
+            self.insert_new(t, &key, value, deadline(expires_at), now);
             return None;
-        }
+        };
+        self.touch(id, now);
         self.version_clock += 1;
-        let entry = self.tables[t].map.get_mut(&key[..])?;
-        self.used_bytes = self.used_bytes - entry.value.heap_bytes() + value.heap_bytes();
+        let version = self.version_clock;
+        let entry = &mut self.slot_mut(id).entry;
+        let cost_before = entry.value.heap_bytes();
+        let cost_after = value.heap_bytes();
         let old = std::mem::replace(&mut entry.value, value);
         entry.grown_in_place = false;
-        entry.last_access = now;
-        entry.version = self.version_clock;
-        let (id, had_ttl) = (entry.id, entry.expires_at.is_some());
-        if let Some(p) = &mut self.policy {
-            if !self.policy_kind.is_volatile() || had_ttl {
-                p.on_hit(id, now);
-            }
-        }
-        self.set_expiry_of(t, &key, expires_at, now);
+        entry.version = version;
+        self.used_bytes = self.used_bytes - cost_before + cost_after;
+        self.set_deadline(id, deadline(expires_at), now);
         Some(old)
     }
 
-    fn insert_new(
-        &mut self,
-        t: usize,
-        key: Bytes,
-        value: Value,
-        expires_at: Option<Millis>,
-        now: Millis,
-    ) {
+    fn insert_new(&mut self, t: usize, key: &[u8], value: Value, expires_at: u64, now: Millis) {
         let id = match self.free_slots.pop() {
             Some(i) => i,
             None => {
@@ -337,39 +387,37 @@ impl Shard {
                 (self.slots.len() - 1) as u32
             }
         };
-        let cost = entry_cost(key.len(), value.heap_bytes());
+        let cost = alloc_size(key.len()) + value.heap_bytes();
         self.used_bytes += cost;
         self.version_clock += 1;
         self.slots[id as usize] = Some(Slot {
-            table: t as u16,
-            volatile_pos: NOT_VOLATILE,
-            key: key.clone(),
-        });
-        let key_hash = self.key_hasher.hash_one(&key[..]);
-        self.tables[t].map.insert(
-            key,
-            Entry {
+            key: key.into(),
+            entry: Entry {
                 value,
                 expires_at,
                 last_access: now,
                 version: self.version_clock,
-                id: EntryId(id),
                 grown_in_place: false,
             },
-        );
-        if expires_at.is_some() {
-            self.add_volatile(t, id);
+            table: t as u16,
+            volatile_pos: NOT_VOLATILE,
+        });
+        let hash = self.key_hasher.hash_one(key);
+        let (hasher, slots) = (&self.key_hasher, &self.slots);
+        self.tables[t].index.insert_unique(hash, id, |&other| {
+            slots[other as usize]
+                .as_ref()
+                .map_or(0, |s| hasher.hash_one(&s.key[..]))
+        });
+        if expires_at != 0 {
+            self.add_volatile(id);
         }
         if self.tracks(expires_at) {
             if let Some(p) = &mut self.policy {
-                p.on_insert(
-                    EntryId(id),
-                    key_hash,
-                    cost.min(u32::MAX as usize) as u32,
-                    now,
-                );
-                if expires_at.is_some() {
-                    p.on_expiry_change(EntryId(id), expires_at);
+                let policy_cost = (cost + ENTRY_OVERHEAD).min(u32::MAX as usize) as u32;
+                p.on_insert(EntryId(id), hash, policy_cost, now);
+                if expires_at != 0 {
+                    p.on_expiry_change(EntryId(id), Some(Millis(expires_at)));
                 }
             }
         }
@@ -378,38 +426,45 @@ impl Shard {
     /// Removes `key` from database `db`. An expired key counts as absent.
     pub fn remove(&mut self, db: usize, key: &[u8], now: Millis) -> Option<Value> {
         let t = usize::from(self.db_table[db]);
-        let expired = self.tables[t].map.get(key)?.is_expired(now);
-        let entry = self.remove_from(t, key)?;
-        if expired {
-            self.stats.expired_keys += 1;
-            return None;
-        }
-        Some(entry.value)
-    }
-
-    /// Removes a key and its slot, telling the policy. The one place entries
-    /// leave a table (eviction aside, which the policy already forgot).
-    fn remove_from(&mut self, t: usize, key: &[u8]) -> Option<Entry> {
-        let entry = self.unlink(t, key)?;
-        if self.tracks(entry.expires_at) {
+        let id = self.find_live(t, key, now)?;
+        let tracked = self.tracks(self.slot(id).entry.expires_at);
+        if tracked {
             if let Some(p) = &mut self.policy {
-                p.on_remove(entry.id);
+                p.on_remove(EntryId(id));
             }
         }
-        Some(entry)
+        Some(self.unlink(id).entry.value)
     }
 
-    /// Removes a key and its slot without telling the policy.
-    fn unlink(&mut self, t: usize, key: &[u8]) -> Option<Entry> {
-        let (stored_key, entry) = self.tables[t].map.remove_entry(key)?;
-        self.used_bytes -= entry_cost(stored_key.len(), entry.value.heap_bytes());
-        self.version_clock += 1;
-        if entry.expires_at.is_some() {
-            self.remove_volatile(t, entry.id.0);
+    /// Removes a slot and tells the policy. With [`Shard::unlink`], the only
+    /// ways entries leave.
+    fn remove_slot(&mut self, id: u32) {
+        if self.tracks(self.slot(id).entry.expires_at) {
+            if let Some(p) = &mut self.policy {
+                p.on_remove(EntryId(id));
+            }
         }
-        self.slots[entry.id.index()] = None;
-        self.free_slots.push(entry.id.0);
-        Some(entry)
+        self.unlink(id);
+    }
+
+    /// Removes a slot from its table and the volatile list, without telling
+    /// the policy (eviction: the policy already forgot it).
+    fn unlink(&mut self, id: u32) -> Slot {
+        if self.slot(id).entry.expires_at != 0 {
+            self.remove_volatile(id);
+        }
+        let Some(slot) = self.slots[id as usize].take() else {
+            unreachable!("slot {id} unlinked twice")
+        };
+        let t = usize::from(slot.table);
+        let hash = self.key_hasher.hash_one(&slot.key[..]);
+        if let Ok(found) = self.tables[t].index.find_entry(hash, |&other| other == id) {
+            found.remove();
+        }
+        self.used_bytes -= alloc_size(slot.key.len()) + slot.entry.value.heap_bytes();
+        self.version_clock += 1;
+        self.free_slots.push(id);
+        slot
     }
 
     /// Sets or clears the expiry of an existing key. Returns whether the key
@@ -421,65 +476,63 @@ impl Shard {
         expires_at: Option<Millis>,
         now: Millis,
     ) -> bool {
-        if self.lookup(db, key, now, Access::Write).is_none() {
-            return false;
-        }
         let t = usize::from(self.db_table[db]);
+        let Some(id) = self.find_live(t, key, now) else {
+            return false;
+        };
+        self.touch(id, now);
         self.version_clock += 1;
-        if let Some(e) = self.tables[t].map.get_mut(key) {
-            e.version = self.version_clock;
-        }
-        self.set_expiry_of(t, key, expires_at, now);
+        self.slot_mut(id).entry.version = self.version_clock;
+        self.set_deadline(id, deadline(expires_at), now);
         true
     }
 
-    fn set_expiry_of(&mut self, t: usize, key: &[u8], expires_at: Option<Millis>, now: Millis) {
-        let Some(entry) = self.tables[t].map.get_mut(key) else {
-            return;
-        };
-        let before = entry.expires_at;
-        entry.expires_at = expires_at;
-        let (id, cost) = (entry.id, entry_cost(key.len(), entry.value.heap_bytes()));
-        match (before.is_some(), expires_at.is_some()) {
-            (false, true) => self.add_volatile(t, id.0),
-            (true, false) => self.remove_volatile(t, id.0),
+    /// Changes a slot's deadline, keeping the volatile list and a volatile
+    /// policy's membership in step.
+    fn set_deadline(&mut self, id: u32, expires_at: u64, now: Millis) {
+        let before = std::mem::replace(&mut self.slot_mut(id).entry.expires_at, expires_at);
+        match (before != 0, expires_at != 0) {
+            (false, true) => self.add_volatile(id),
+            (true, false) => self.remove_volatile(id),
             _ => {}
         }
         let (was, is) = (self.tracks(before), self.tracks(expires_at));
-        let key_hash = self.key_hasher.hash_one(key);
+        let slot = self.slot(id);
+        let hash = self.key_hasher.hash_one(&slot.key[..]);
+        let cost = alloc_size(slot.key.len()) + slot.entry.value.heap_bytes() + ENTRY_OVERHEAD;
+        let new_deadline = (expires_at != 0).then_some(Millis(expires_at));
         let Some(p) = &mut self.policy else { return };
+        let id = EntryId(id);
         match (was, is) {
             (false, true) => {
-                p.on_insert(id, key_hash, cost.min(u32::MAX as usize) as u32, now);
-                p.on_expiry_change(id, expires_at);
+                p.on_insert(id, hash, cost.min(u32::MAX as usize) as u32, now);
+                p.on_expiry_change(id, new_deadline);
             }
             (true, false) => p.on_remove(id),
-            (true, true) if before != expires_at => p.on_expiry_change(id, expires_at),
+            (true, true) if before != expires_at => p.on_expiry_change(id, new_deadline),
             _ => {}
         }
     }
 
-    fn add_volatile(&mut self, t: usize, id: u32) {
-        if let Some(slot) = &mut self.slots[id as usize] {
-            slot.volatile_pos = self.volatile.len() as u32;
-            self.volatile.push(id);
-            self.tables[t].expires += 1;
-        }
+    fn add_volatile(&mut self, id: u32) {
+        let pos = self.volatile.len() as u32;
+        let slot = self.slot_mut(id);
+        slot.volatile_pos = pos;
+        let t = usize::from(slot.table);
+        self.volatile.push(id);
+        self.tables[t].expires += 1;
     }
 
-    fn remove_volatile(&mut self, t: usize, id: u32) {
-        let Some(slot) = &mut self.slots[id as usize] else {
-            return;
-        };
+    fn remove_volatile(&mut self, id: u32) {
+        let slot = self.slot_mut(id);
         let pos = std::mem::replace(&mut slot.volatile_pos, NOT_VOLATILE);
+        let t = usize::from(slot.table);
         if pos == NOT_VOLATILE {
             return;
         }
         self.volatile.swap_remove(pos as usize);
         if let Some(&moved) = self.volatile.get(pos as usize) {
-            if let Some(s) = &mut self.slots[moved as usize] {
-                s.volatile_pos = pos;
-            }
+            self.slot_mut(moved).volatile_pos = pos;
         }
         self.tables[t].expires -= 1;
     }
@@ -489,9 +542,8 @@ impl Shard {
     pub fn evict_one(&mut self, now: Millis) -> Option<usize> {
         let before = self.memory_bytes();
         let id = self.policy.as_mut()?.evict(now)?;
-        let slot = self.slots[id.index()].as_ref()?;
-        let (t, key) = (usize::from(slot.table), slot.key.clone());
-        self.unlink(t, &key)?;
+        self.slots.get(id.index())?.as_ref()?;
+        self.unlink(id.0);
         self.stats.evicted_keys += 1;
         Some(before.saturating_sub(self.memory_bytes()))
     }
@@ -511,18 +563,10 @@ impl Shard {
                     break;
                 }
                 let pos = self.rng.random_range(0..self.volatile.len());
-                let id = self.volatile[pos] as usize;
+                let id = self.volatile[pos];
                 out.checked += 1;
-                let Some(slot) = &self.slots[id] else {
-                    continue;
-                };
-                let (t, key) = (usize::from(slot.table), slot.key.clone());
-                if self.tables[t]
-                    .map
-                    .get(&key[..])
-                    .is_some_and(|e| e.is_expired(now))
-                {
-                    self.remove_from(t, &key);
+                if self.slot(id).entry.is_expired(now) {
+                    self.remove_slot(id);
                     self.stats.expired_keys += 1;
                     expired_this_round += 1;
                 }
@@ -532,17 +576,51 @@ impl Shard {
                 break;
             }
         }
+        self.shrink_if_sparse();
         out
     }
 
     /// Removes every key of database `db`. Returns how many there were.
     pub fn flush_db(&mut self, db: usize) -> usize {
         let t = usize::from(self.db_table[db]);
-        let keys: Vec<Bytes> = self.tables[t].map.keys().cloned().collect();
-        for key in &keys {
-            self.remove_from(t, key);
+        let ids: Vec<u32> = self.tables[t].index.iter().copied().collect();
+        for &id in &ids {
+            self.remove_slot(id);
         }
-        keys.len()
+        // Give the index's memory back, as Redis frees a flushed dict.
+        self.tables[t].index = HashTable::new();
+        self.shrink_if_sparse();
+        ids.len()
+    }
+
+    /// Returns memory after mass deletion, as Redis's cron resizes sparse
+    /// dicts: trailing free slots are cut off the slot table (ids of live
+    /// entries never change, so policies and SCAN cursors stay valid) and
+    /// indexes are shrunk to fit. O(slots) when it acts, which is only when
+    /// three quarters of the slot table are free; the server calls it from
+    /// the active expiry cycle.
+    pub fn shrink_if_sparse(&mut self) {
+        let live = self.slots.len() - self.free_slots.len();
+        if self.slots.is_empty() || live * 4 > self.slots.len() {
+            return;
+        }
+        while matches!(self.slots.last(), Some(None)) {
+            self.slots.pop();
+        }
+        let len = self.slots.len() as u32;
+        self.free_slots.retain(|&id| id < len);
+        self.slots.shrink_to_fit();
+        self.free_slots.shrink_to_fit();
+        self.volatile.shrink_to_fit();
+        let (hasher, slots) = (&self.key_hasher, &self.slots);
+        for table in &mut self.tables {
+            let n = table.index.len();
+            table.index.shrink_to(n, |&id| {
+                slots[id as usize]
+                    .as_ref()
+                    .map_or(0, |s| hasher.hash_one(&s.key[..]))
+            });
+        }
     }
 
     /// Exchanges the contents of databases `a` and `b`.
@@ -559,28 +637,23 @@ impl Shard {
         if self.policy.is_none() {
             return;
         }
-        let mut resident: Vec<(Millis, EntryId, u64, usize, Option<Millis>)> = self
-            .tables
+        let mut resident: Vec<(Millis, u32)> = self
+            .slots
             .iter()
-            .flat_map(|t| t.map.iter())
-            .filter(|(_, e)| self.tracks(e.expires_at))
-            .map(|(k, e)| {
-                let cost = entry_cost(k.len(), e.value.heap_bytes());
-                (
-                    e.last_access,
-                    e.id,
-                    self.key_hasher.hash_one(&k[..]),
-                    cost,
-                    e.expires_at,
-                )
-            })
+            .enumerate()
+            .filter_map(|(id, s)| s.as_ref().map(|s| (s.entry.last_access, id as u32)))
+            .filter(|&(_, id)| self.tracks(self.slot(id).entry.expires_at))
             .collect();
-        resident.sort_unstable_by_key(|r| (r.0, r.1));
-        if let Some(p) = &mut self.policy {
-            for (at, id, hash, cost, expires_at) in resident {
-                p.on_insert(id, hash, cost.min(u32::MAX as usize) as u32, at);
+        resident.sort_unstable();
+        for (at, id) in resident {
+            let slot = self.slot(id);
+            let hash = self.key_hasher.hash_one(&slot.key[..]);
+            let cost = alloc_size(slot.key.len()) + slot.entry.value.heap_bytes() + ENTRY_OVERHEAD;
+            let expires_at = slot.entry.expires_at();
+            if let Some(p) = &mut self.policy {
+                p.on_insert(EntryId(id), hash, cost.min(u32::MAX as usize) as u32, at);
                 if expires_at.is_some() {
-                    p.on_expiry_change(id, expires_at);
+                    p.on_expiry_change(EntryId(id), expires_at);
                 }
             }
         }
@@ -594,15 +667,17 @@ impl Shard {
     /// The policy's logarithmic access counter for a live key, as `OBJECT
     /// FREQ` reports it; `None` if the key is absent or the policy keeps none.
     pub fn lfu_counter(&mut self, db: usize, key: &[u8], now: Millis) -> Option<u8> {
-        let id = self.lookup(db, key, now, Access::Peek)?.id;
-        self.policy.as_ref()?.lfu_counter(id, now)
+        let t = usize::from(self.db_table[db]);
+        let id = self.find_live(t, key, now)?;
+        self.policy.as_ref()?.lfu_counter(EntryId(id), now)
     }
 
     /// Calls `f` on each live key of database `db`.
-    pub fn for_each_key(&self, db: usize, now: Millis, mut f: impl FnMut(&Bytes, &Entry)) {
-        for (k, e) in &self.table(db).map {
-            if !e.is_expired(now) {
-                f(k, e);
+    pub fn for_each_key(&self, db: usize, now: Millis, mut f: impl FnMut(&[u8], &Entry)) {
+        for &id in self.table(db).index.iter() {
+            let slot = self.slot(id);
+            if !slot.entry.is_expired(now) {
+                f(&slot.key, &slot.entry);
             }
         }
     }
@@ -613,15 +688,9 @@ impl Shard {
     }
 
     /// The live key of database `db` held in slot `slot`, if any.
-    pub fn key_at_slot(&self, db: usize, slot: usize, now: Millis) -> Option<(&Bytes, &Entry)> {
+    pub fn key_at_slot(&self, db: usize, slot: usize, now: Millis) -> Option<(&[u8], &Entry)> {
         let s = self.slots.get(slot)?.as_ref()?;
-        if s.table != self.db_table[db] {
-            return None;
-        }
-        let (k, e) = self.tables[usize::from(s.table)]
-            .map
-            .get_key_value(&s.key[..])?;
-        (!e.is_expired(now)).then_some((k, e))
+        (s.table == self.db_table[db] && !s.entry.is_expired(now)).then_some((&s.key[..], &s.entry))
     }
 
     /// A uniformly random live key of database `db`, if it has any.
@@ -634,25 +703,16 @@ impl Shard {
         for _ in 0..64 {
             let slot = self.rng.random_range(0..self.slots.len());
             if let Some((k, _)) = self.key_at_slot(db, slot, now) {
-                return Some(k.clone());
+                return Some(Bytes::copy_from_slice(k));
             }
         }
-        let live = self
-            .table(db)
-            .map
-            .values()
-            .filter(|e| !e.is_expired(now))
-            .count();
-        if live == 0 {
+        let mut live = Vec::new();
+        self.for_each_key(db, now, |k, _| live.push(Bytes::copy_from_slice(k)));
+        if live.is_empty() {
             return None;
         }
-        let nth = self.rng.random_range(0..live);
-        let t = usize::from(self.db_table[db]);
-        let mut keys = self.tables[t]
-            .map
-            .iter()
-            .filter(|(_, e)| !e.is_expired(now));
-        keys.nth(nth).map(|(k, _)| k.clone())
+        let i = self.rng.random_range(0..live.len());
+        Some(live.swap_remove(i))
     }
 
     /// A random number for callers that need one drawn from the shard's seed.

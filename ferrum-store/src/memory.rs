@@ -9,9 +9,7 @@
 
 use std::mem::size_of;
 
-use bytes::Bytes;
-
-use crate::keyspace::{Entry, Slot};
+use crate::keyspace::Slot;
 
 /// Bytes the allocator hands out for a request of `n` bytes: at least 16,
 /// rounded up to a multiple of 16 (glibc's malloc granularity, with its
@@ -25,14 +23,15 @@ pub fn alloc_size(n: usize) -> usize {
     }
 }
 
-/// Fixed bytes one key costs beyond its key and value allocations: its bucket
-/// in the hash table (key handle plus [`Entry`], at hashbrown's 7/8 maximum
-/// load, so on average 8/7 buckets per entry plus a control byte) and its row
-/// in the shard's slot table.
-pub const ENTRY_OVERHEAD: usize =
-    (size_of::<Bytes>() + size_of::<Entry>() + 1) * 8 / 7 + size_of::<Slot>();
+/// Fixed bytes one key costs beyond its key and value allocations, at full
+/// tables: its row in the shard's slot table and its 4-byte bucket plus
+/// control byte in the index at hashbrown's 7/8 load. The store counts the
+/// tables' real capacity instead (see `Shard::memory_bytes`); this figure is
+/// what a policy is told an entry costs.
+pub const ENTRY_OVERHEAD: usize = size_of::<Option<Slot>>() + 5 * 8 / 7;
 
-/// What one key costs in total, given the heap bytes of its value.
+/// What one key costs in total at full tables, given the heap bytes of its
+/// value.
 #[inline]
 pub fn entry_cost(key_len: usize, value_heap_bytes: usize) -> usize {
     ENTRY_OVERHEAD + alloc_size(key_len) + value_heap_bytes

@@ -364,7 +364,7 @@ impl<'a> Locked<'a> {
         cursor: u64,
         count: usize,
         now: Millis,
-        mut f: impl FnMut(&Bytes, &crate::Entry),
+        mut f: impl FnMut(&[u8], &crate::Entry),
     ) -> u64 {
         let n = self.guards.len() as u64;
         let max_slots = self

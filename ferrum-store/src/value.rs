@@ -73,7 +73,8 @@ impl Value {
     /// its size classes). O(1).
     pub fn heap_bytes(&self) -> usize {
         match self {
-            Value::Str(s) => memory::alloc_size(s.len()),
+            Value::Str(s) if s.is_empty() => 0,
+            Value::Str(s) => memory::alloc_size(s.len()) + memory::alloc_size(SHARED_HEADER_BYTES),
         }
     }
 
@@ -82,12 +83,25 @@ impl Value {
     /// Bytes decoded from the network are slices of a connection's read
     /// buffer; storing such a slice would pin the whole buffer. Everything the
     /// store keeps goes through this first.
+    ///
+    /// The copy is also made shared up front: the first clone of a `Bytes`
+    /// built from a `Vec` allocates a small shared header, and every `GET`
+    /// clones. Paying it at store time keeps [`Value::heap_bytes`] true for
+    /// the value's whole life instead of growing on first read.
     pub fn compact(self) -> Value {
         match self {
-            Value::Str(s) => Value::Str(Bytes::copy_from_slice(&s)),
+            Value::Str(s) => {
+                let owned = Bytes::copy_from_slice(&s);
+                drop(owned.clone());
+                Value::Str(owned)
+            }
         }
     }
 }
+
+/// Size of the header `bytes` allocates when a `Bytes` built from a `Vec`
+/// is first cloned (a buffer pointer, its capacity and a reference count).
+const SHARED_HEADER_BYTES: usize = 3 * std::mem::size_of::<usize>();
 
 /// Whether `s` is the canonical decimal form of an `i64` (no sign on zero, no
 /// leading zeros or `+`), the test Redis uses before storing an int encoding.

@@ -128,7 +128,7 @@ pub(crate) fn keys(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     for shard in ks.shards() {
         shard.for_each_key(db, now, |k, _| {
             if glob_match(pattern, k, false) {
-                out.push(Frame::Bulk(k.clone()));
+                out.push(Frame::Bulk(Bytes::copy_from_slice(k)));
             }
         });
     }
@@ -167,7 +167,7 @@ pub(crate) fn scan(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         let type_ok = kind.is_none_or(|want| want == Some(e.value().kind()));
         let name_ok = pattern.as_ref().is_none_or(|p| glob_match(p, k, false));
         if type_ok && name_ok {
-            found.push(Frame::Bulk(k.clone()));
+            found.push(Frame::Bulk(Bytes::copy_from_slice(k)));
         }
     });
     let cursor = Bytes::copy_from_slice(itoa::Buffer::new().format(next).as_bytes());
