@@ -5,6 +5,7 @@
 
 mod common;
 mod connection;
+mod eviction;
 mod expiry;
 mod keys;
 mod protocol;
