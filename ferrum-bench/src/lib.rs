@@ -6,6 +6,9 @@
 //! - [`trace`]: the `timestamp_ms,key,ttl_ms` CSV trace format;
 //! - [`sim`]: a fixed-capacity read-through cache on virtual time that
 //!   drives a `ferrum_evict::EvictionPolicy` directly;
+//! - [`store_sim`]: the same read-through client driving the real
+//!   `ferrum_store::Store` (the server's keyspace, expiry, memory accounting
+//!   and eviction) with a `maxmemory` calibrated to the capacity;
 //! - [`matrix`]: the policies × patterns table, as markdown or JSON.
 //!
 //! The `ferrum-bench` binary wraps these (`ferrum-bench sim --help`).
@@ -26,5 +29,6 @@
 
 pub mod matrix;
 pub mod sim;
+pub mod store_sim;
 pub mod trace;
 pub mod workload;

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
-use ferrum_bench::matrix::{Matrix, MatrixSpec};
+use ferrum_bench::matrix::{Engine, Matrix, MatrixSpec};
 use ferrum_bench::sim::{simulate, SimConfig};
 use ferrum_bench::trace::{read_trace, write_trace};
 use ferrum_bench::workload::{self, Pattern, Workload};
@@ -64,6 +64,11 @@ struct SimArgs {
     /// the markdown table.
     #[arg(long)]
     json: bool,
+    /// `store` replays through the server's own keyspace code (bytes,
+    /// expiry, eviction); `policy` drives the policy over an entry-counted
+    /// slab, faster.
+    #[arg(long, value_enum, default_value_t = Engine::Store)]
+    engine: Engine,
 }
 
 #[derive(Debug, Args)]
@@ -119,6 +124,7 @@ fn sim(args: SimArgs) -> Result<()> {
         requests: args.requests,
         capacity: args.capacity,
         window: args.window.max(1),
+        engine: args.engine,
     };
     let matrix = Matrix::run(spec, &args.policies, &args.patterns, |cell| {
         eprintln!(

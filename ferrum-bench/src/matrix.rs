@@ -7,6 +7,7 @@ use ferrum_evict::PolicyKind;
 use serde::Serialize;
 
 use crate::sim::{run_cell, SimConfig, SimReport};
+use crate::store_sim::{run_store_cell, StoreSimConfig};
 use crate::workload::Pattern;
 
 /// What a matrix run was asked to do, recorded next to its results.
@@ -20,6 +21,22 @@ pub struct MatrixSpec {
     pub capacity: usize,
     /// Requests per window of the hit-ratio series.
     pub window: u64,
+    /// Which engine replays the requests.
+    pub engine: Engine,
+}
+
+/// How the simulator replays requests.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Engine {
+    /// Through the real `ferrum_store::Store`: the server's keyspace,
+    /// expiry, memory accounting and eviction, with `maxmemory` calibrated to
+    /// the capacity. What the server would do.
+    #[default]
+    Store,
+    /// Straight into the policy over a fixed-capacity slab: faster, counts
+    /// entries instead of bytes.
+    Policy,
 }
 
 /// One (policy, pattern) result.
@@ -64,7 +81,17 @@ impl Matrix {
         let mut cells = Vec::with_capacity(policies.len() * patterns.len());
         for &policy in policies {
             for &pattern in patterns {
-                let run = run_cell(policy, pattern, spec.seed, spec.requests, &config);
+                let run = match spec.engine {
+                    Engine::Policy => run_cell(policy, pattern, spec.seed, spec.requests, &config),
+                    Engine::Store => {
+                        let config = StoreSimConfig {
+                            capacity: spec.capacity,
+                            window: spec.window,
+                            ..StoreSimConfig::default()
+                        };
+                        run_store_cell(policy, pattern, spec.seed, spec.requests, &config)
+                    }
+                };
                 let total = run.report.hits + run.report.misses;
                 let cell = Cell {
                     policy: policy.to_string(),
@@ -146,6 +173,7 @@ mod tests {
 
     fn small(policies: &[PolicyKind], patterns: &[Pattern]) -> Matrix {
         let spec = MatrixSpec {
+            engine: Engine::Policy,
             seed: 1,
             requests: 3_000,
             capacity: 100,

@@ -107,17 +107,10 @@ struct Table {
 }
 
 impl Table {
-    /// Heap bytes of the index: hashbrown keeps `capacity * 8 / 7` buckets
-    /// (a power of two) of 4 bytes plus one control byte each, and one
-    /// extra group of control bytes.
+    /// Heap bytes of the index, as hashbrown allocated them (buckets of
+    /// 4 bytes plus control bytes; tombstones included).
     fn heap_bytes(&self) -> usize {
-        match self.index.capacity() {
-            0 => 0,
-            cap => {
-                let buckets = if cap < 8 { cap + 1 } else { cap * 8 / 7 };
-                buckets * 5 + 16
-            }
-        }
+        self.index.allocation_size()
     }
 }
 
@@ -383,6 +376,13 @@ impl Shard {
         let id = match self.free_slots.pop() {
             Some(i) => i,
             None => {
+                if self.slots.len() == self.slots.capacity() {
+                    // Grow by an eighth, not by doubling: under maxmemory a
+                    // doubling slot table (88 bytes a slot) would evict a
+                    // large share of the keys at once to pay for slots that
+                    // stay empty. An eighth keeps pushes amortised O(1).
+                    self.slots.reserve_exact((self.slots.len() / 8).max(16));
+                }
                 self.slots.push(None);
                 (self.slots.len() - 1) as u32
             }

@@ -1,0 +1,238 @@
+//! The simulator's faithful engine: requests replayed through the real
+//! [`Store`] — the server's own keyspace, expiry, memory accounting and
+//! eviction code — on virtual time.
+//!
+//! The policy-level engine in [`crate::sim`] counts entries; this one counts
+//! bytes, as the server does. [`calibrate_maxmemory`] finds the `maxmemory`
+//! at which the store holds exactly the spec's capacity of 5,000 entries of
+//! `key:NNNNNN` names with 32-byte values, so both engines answer the same
+//! question. Active expiry runs every 100 virtual milliseconds, as the server
+//! does at its default `hz 10`.
+
+use std::time::Instant;
+
+use bytes::Bytes;
+use ferrum_evict::{Millis, PolicyConfig, PolicyKind};
+use ferrum_store::{Access, Store, StoreConfig, Value};
+
+use crate::sim::{CellRun, SimReport};
+use crate::workload::{key_name, Pattern, Request, Workload, VALUE_BYTES};
+
+/// Parameters of a store-engine run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoreSimConfig {
+    /// Entries the store should hold at steady state. Default: 5 000.
+    pub capacity: usize,
+    /// Shards of the store. Default: 1, so the policy sees the whole cache as
+    /// the policy-level engine does; the server uses 16.
+    pub shards: usize,
+    /// Virtual milliseconds between active expiry cycles. Default: 100 (the
+    /// server's `hz 10`).
+    pub expire_every: Millis,
+    /// Requests per window of the hit-ratio series. Default: 10 000.
+    pub window: u64,
+}
+
+impl Default for StoreSimConfig {
+    fn default() -> Self {
+        StoreSimConfig {
+            capacity: crate::workload::CAPACITY,
+            shards: 1,
+            expire_every: Millis(100),
+            window: 10_000,
+        }
+    }
+}
+
+fn store_config(kind: PolicyKind, seed: u64, shards: usize, maxmemory_bytes: u64) -> StoreConfig {
+    StoreConfig {
+        databases: 1,
+        shards,
+        maxmemory_bytes,
+        policy: kind,
+        policy_config: PolicyConfig {
+            seed,
+            ..PolicyConfig::default()
+        },
+    }
+}
+
+/// The `maxmemory` at which a store of `kind` holds `capacity` workload
+/// entries: measured by filling an unlimited store with that many entries,
+/// so every table's capacity and the policy's own structures are included.
+pub fn calibrate_maxmemory(kind: PolicyKind, seed: u64, shards: usize, capacity: usize) -> u64 {
+    let store = Store::new(store_config(kind, seed, shards, 0));
+    let value = Value::Str(Bytes::from(vec![b'v'; VALUE_BYTES as usize]));
+    for id in 0..capacity as u64 {
+        let key = Bytes::from(key_name(id));
+        let mut ks = store.lock_key(&key);
+        ks.shard(&key)
+            .insert(0, key.clone(), value.clone(), None, Millis(0));
+    }
+    store.used_memory_bytes() as u64
+}
+
+/// A read-through client of an in-process store: `GET`, and on a miss `SET`
+/// with the request's TTL.
+#[derive(Debug)]
+pub struct StoreSimulator {
+    store: Store,
+    value: Value,
+    config: StoreSimConfig,
+    next_expire: Millis,
+    window_hits: u64,
+    window_len: u64,
+    windows: Vec<f64>,
+}
+
+impl StoreSimulator {
+    /// A store evicting with `kind`, its `maxmemory` calibrated for
+    /// `config.capacity` entries.
+    pub fn new(kind: PolicyKind, seed: u64, config: StoreSimConfig) -> StoreSimulator {
+        let maxmemory = calibrate_maxmemory(kind, seed, config.shards, config.capacity);
+        StoreSimulator {
+            store: Store::new(store_config(kind, seed, config.shards, maxmemory)),
+            value: Value::Str(Bytes::from(vec![b'v'; VALUE_BYTES as usize])),
+            next_expire: config.expire_every,
+            config,
+            window_hits: 0,
+            window_len: 0,
+            windows: Vec::new(),
+        }
+    }
+
+    /// Replays one request; returns whether it hit.
+    pub fn request(&mut self, req: &Request) -> bool {
+        let now = req.at;
+        while now >= self.next_expire {
+            while self.store.expire_cycle(self.next_expire, 200) > 0 {}
+            self.next_expire = self.next_expire + self.config.expire_every;
+        }
+        let key = Bytes::from(key_name(req.key_id));
+        let hit = {
+            let mut ks = self.store.lock_key(&key);
+            let shard = ks.shard(&key);
+            let hit = shard.lookup(0, &key, now, Access::Read).is_some();
+            if !hit {
+                let deadline = req.ttl.map(|ttl| now + ttl);
+                shard.insert(0, key.clone(), self.value.clone(), deadline, now);
+            }
+            hit
+        };
+        if !hit {
+            self.store.enforce_maxmemory(now);
+        }
+        self.window_hits += u64::from(hit);
+        self.window_len += 1;
+        if self.window_len == self.config.window {
+            self.close_window();
+        }
+        hit
+    }
+
+    fn close_window(&mut self) {
+        if self.window_len > 0 {
+            self.windows
+                .push(self.window_hits as f64 / self.window_len as f64);
+        }
+        self.window_hits = 0;
+        self.window_len = 0;
+    }
+
+    /// Keys resident now (the live driver's `DBSIZE`).
+    pub fn dbsize(&self) -> usize {
+        self.store.keyspace_sizes()[0].0
+    }
+
+    /// The store, for inspection.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The counters, read from the store's own statistics as `INFO` does.
+    pub fn finish(mut self) -> SimReport {
+        self.close_window();
+        let stats = self.store.stats();
+        SimReport {
+            hits: stats.keyspace_hits,
+            misses: stats.keyspace_misses,
+            evictions: stats.evicted_keys,
+            expired: stats.expired_keys,
+            rejected: 0,
+            window: self.config.window,
+            windows: self.windows,
+        }
+    }
+}
+
+/// Runs `kind` on `requests` requests of `pattern` from `seed` through the
+/// store engine.
+pub fn run_store_cell(
+    kind: PolicyKind,
+    pattern: Pattern,
+    seed: u64,
+    requests: u64,
+    config: &StoreSimConfig,
+) -> CellRun {
+    let start = Instant::now();
+    let mut sim = StoreSimulator::new(kind, seed, config.clone());
+    for req in Workload::new(pattern, seed, requests) {
+        sim.request(&req);
+    }
+    CellRun {
+        report: sim.finish(),
+        elapsed: start.elapsed(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::{run_cell, SimConfig};
+
+    #[test]
+    fn calibration_holds_the_capacity_at_steady_state() {
+        let config = StoreSimConfig {
+            capacity: 500,
+            ..StoreSimConfig::default()
+        };
+        let mut sim = StoreSimulator::new(PolicyKind::AllKeysLru, 42, config);
+        for req in Workload::new(Pattern::Scan, 42, 5_000) {
+            sim.request(&req);
+        }
+        let resident = sim.dbsize();
+        assert!(
+            (495..=505).contains(&resident),
+            "{resident} entries resident"
+        );
+    }
+
+    #[test]
+    fn store_engine_agrees_with_the_policy_engine() {
+        for pattern in [Pattern::Zipf, Pattern::Shift, Pattern::Mixed, Pattern::Scan] {
+            for kind in [PolicyKind::AllKeysLru, PolicyKind::AllKeysLfu] {
+                let store = run_store_cell(kind, pattern, 42, 100_000, &StoreSimConfig::default());
+                let policy = run_cell(kind, pattern, 42, 100_000, &SimConfig::default());
+                let (a, b) = (store.report.hit_ratio(), policy.report.hit_ratio());
+                assert!(
+                    (a - b).abs() < 0.005,
+                    "{kind} {pattern}: store {a:.4} vs policy {b:.4}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_seed_reproduces_the_same_run() {
+        let run = || {
+            run_store_cell(
+                PolicyKind::AllKeysRandom,
+                Pattern::Ttl,
+                7,
+                30_000,
+                &StoreSimConfig::default(),
+            )
+        };
+        assert_eq!(run().report, run().report);
+    }
+}
