@@ -57,19 +57,47 @@ fn store_config(kind: PolicyKind, seed: u64, shards: usize, maxmemory_bytes: u64
     }
 }
 
-/// The `maxmemory` at which a store of `kind` holds `capacity` workload
-/// entries: measured by filling an unlimited store with that many entries,
-/// so every table's capacity and the policy's own structures are included.
-pub fn calibrate_maxmemory(kind: PolicyKind, seed: u64, shards: usize, capacity: usize) -> u64 {
-    let store = Store::new(store_config(kind, seed, shards, 0));
+/// The `maxmemory` at which a store of `kind` holds `capacity` entries at
+/// steady state on `pattern`.
+///
+/// Measured through the same code the simulation runs, as the live driver
+/// calibrates a server: a first guess from filling an unlimited store with
+/// `capacity` entries, then rounds of replaying the pattern's first
+/// 100,000 requests under that limit and correcting it by the entries the
+/// store held too many or too few at the end (entries with a TTL, and
+/// policies that keep per-deadline state, cost a few bytes more).
+pub fn calibrate_maxmemory(
+    kind: PolicyKind,
+    pattern: Pattern,
+    seed: u64,
+    config: &StoreSimConfig,
+) -> u64 {
     let value = Value::Str(Bytes::from(vec![b'v'; VALUE_BYTES as usize]));
-    for id in 0..capacity as u64 {
-        let key = Bytes::from(key_name(id));
-        let mut ks = store.lock_key(&key);
-        ks.shard(&key)
-            .insert(0, key.clone(), value.clone(), None, Millis(0));
+    let filled = {
+        let store = Store::new(store_config(kind, seed, config.shards, 0));
+        for id in 0..config.capacity as u64 {
+            let key = Bytes::from(key_name(id));
+            let mut ks = store.lock_key(&key);
+            ks.shard(&key)
+                .insert(0, key.clone(), value.clone(), None, Millis(0));
+        }
+        store.used_memory_bytes() as u64
+    };
+    let per_entry = (filled / config.capacity.max(1) as u64).max(1);
+    let tolerance = (config.capacity / 1000) as i64;
+    let mut maxmemory = filled;
+    for _ in 0..6 {
+        let mut sim = StoreSimulator::with_maxmemory(kind, seed, config.clone(), maxmemory);
+        for req in Workload::new(pattern, seed, 100_000) {
+            sim.request(&req);
+        }
+        let missing = config.capacity as i64 - sim.dbsize() as i64;
+        if missing.abs() <= tolerance {
+            break;
+        }
+        maxmemory = maxmemory.saturating_add_signed(missing * per_entry as i64);
     }
-    store.used_memory_bytes() as u64
+    maxmemory
 }
 
 /// A read-through client of an in-process store: `GET`, and on a miss `SET`
@@ -87,9 +115,24 @@ pub struct StoreSimulator {
 
 impl StoreSimulator {
     /// A store evicting with `kind`, its `maxmemory` calibrated for
-    /// `config.capacity` entries.
-    pub fn new(kind: PolicyKind, seed: u64, config: StoreSimConfig) -> StoreSimulator {
-        let maxmemory = calibrate_maxmemory(kind, seed, config.shards, config.capacity);
+    /// `config.capacity` entries of `pattern`.
+    pub fn new(
+        kind: PolicyKind,
+        pattern: Pattern,
+        seed: u64,
+        config: StoreSimConfig,
+    ) -> StoreSimulator {
+        let maxmemory = calibrate_maxmemory(kind, pattern, seed, &config);
+        StoreSimulator::with_maxmemory(kind, seed, config, maxmemory)
+    }
+
+    /// A store evicting with `kind` under an explicit `maxmemory`.
+    pub fn with_maxmemory(
+        kind: PolicyKind,
+        seed: u64,
+        config: StoreSimConfig,
+        maxmemory: u64,
+    ) -> StoreSimulator {
         StoreSimulator {
             store: Store::new(store_config(kind, seed, config.shards, maxmemory)),
             value: Value::Str(Bytes::from(vec![b'v'; VALUE_BYTES as usize])),
@@ -175,7 +218,7 @@ pub fn run_store_cell(
     config: &StoreSimConfig,
 ) -> CellRun {
     let start = Instant::now();
-    let mut sim = StoreSimulator::new(kind, seed, config.clone());
+    let mut sim = StoreSimulator::new(kind, pattern, seed, config.clone());
     for req in Workload::new(pattern, seed, requests) {
         sim.request(&req);
     }
@@ -196,7 +239,7 @@ mod tests {
             capacity: 500,
             ..StoreSimConfig::default()
         };
-        let mut sim = StoreSimulator::new(PolicyKind::AllKeysLru, 42, config);
+        let mut sim = StoreSimulator::new(PolicyKind::AllKeysLru, Pattern::Scan, 42, config);
         for req in Workload::new(Pattern::Scan, 42, 5_000) {
             sim.request(&req);
         }
@@ -205,6 +248,21 @@ mod tests {
             (495..=505).contains(&resident),
             "{resident} entries resident"
         );
+    }
+
+    #[test]
+    fn calibration_holds_ttl_workloads_within_one_percent() {
+        for kind in [PolicyKind::AllKeysLru, PolicyKind::AllKeysLfu] {
+            let mut sim = StoreSimulator::new(kind, Pattern::Ttl, 42, StoreSimConfig::default());
+            for req in Workload::new(Pattern::Ttl, 42, 150_000) {
+                sim.request(&req);
+            }
+            let resident = sim.dbsize();
+            assert!(
+                (4950..=5050).contains(&resident),
+                "{kind}: {resident} entries resident"
+            );
+        }
     }
 
     #[test]
