@@ -7,6 +7,7 @@ mod common;
 mod connection;
 mod expiry;
 mod keys;
+mod metrics;
 mod protocol;
 mod server;
 mod strings;
