@@ -24,6 +24,7 @@ mod clock;
 mod cmd;
 pub mod config;
 mod connection;
+mod metrics;
 mod server;
 mod shared;
 

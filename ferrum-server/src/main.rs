@@ -42,6 +42,9 @@ fn main() -> anyhow::Result<()> {
             env!("CARGO_PKG_VERSION"),
             server.local_addr()
         );
+        if let Some(addr) = server.metrics_addr() {
+            tracing::info!("Prometheus metrics at http://{addr}/metrics");
+        }
         let shutdown = CancellationToken::new();
         tokio::spawn(signal_shutdown(shutdown.clone()));
         server.run(shutdown).await?;

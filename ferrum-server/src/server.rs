@@ -1,5 +1,5 @@
 //! The listener: accepts connections up to `maxclients`, runs the active
-//! expiry cycle, and shuts down cleanly on request.
+//! expiry cycle and the metrics endpoint, and shuts down cleanly on request.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU16, Ordering};
@@ -23,12 +23,14 @@ use crate::shared::{ServerStats, Shared};
 /// A bound, not yet running, FerrumKV server.
 pub struct Server {
     listeners: Vec<TcpListener>,
+    /// The Prometheus endpoint's listener, when `metrics-addr` is set.
+    metrics: Option<TcpListener>,
     shared: Arc<Shared>,
 }
 
 impl Server {
     /// Builds the store and binds every `bind` address on `port` (0 picks a
-    /// free port, shared by all addresses).
+    /// free port, shared by all addresses), and `metrics-addr` if set.
     ///
     /// # Errors
     ///
@@ -53,6 +55,14 @@ impl Server {
             listeners.push(listener);
         }
         anyhow::ensure!(!listeners.is_empty(), "no bind address given");
+        let metrics = match config.metrics_addr {
+            Some(addr) => Some(
+                TcpListener::bind(addr)
+                    .await
+                    .with_context(|| format!("could not bind metrics-addr {addr}"))?,
+            ),
+            None => None,
+        };
         let shared = Arc::new(Shared {
             store,
             auth_required: AtomicBool::new(config.requirepass.is_some()),
@@ -64,7 +74,11 @@ impl Server {
             stats: ServerStats::default(),
             tx_gate: RwLock::new(()),
         });
-        Ok(Server { listeners, shared })
+        Ok(Server {
+            listeners,
+            metrics,
+            shared,
+        })
     }
 
     /// The first bound address.
@@ -72,6 +86,13 @@ impl Server {
         self.listeners[0]
             .local_addr()
             .unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 0)))
+    }
+
+    /// The Prometheus endpoint's bound address (`http://{addr}/metrics`),
+    /// or `None` when `metrics-addr` is unset. With port 0 this is the port
+    /// the OS picked.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics.as_ref().and_then(|l| l.local_addr().ok())
     }
 
     /// Serves until `shutdown` is cancelled, then stops accepting, closes
@@ -86,6 +107,13 @@ impl Server {
             tasks.spawn(accept_loop(listener, self.shared.clone(), shutdown.clone()));
         }
         tasks.spawn(expire_loop(self.shared.clone(), shutdown.clone()));
+        if let Some(listener) = self.metrics {
+            tasks.spawn(crate::metrics::serve(
+                listener,
+                self.shared.clone(),
+                shutdown.clone(),
+            ));
+        }
         shutdown.cancelled().await;
         while tasks.join_next().await.is_some() {}
         Ok(())

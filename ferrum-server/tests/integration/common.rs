@@ -12,6 +12,8 @@ use tokio_util::sync::CancellationToken;
 /// port the OS picked. Dropping it shuts the server down and waits for it.
 pub(crate) struct TestServer {
     pub(crate) addr: SocketAddr,
+    /// The Prometheus endpoint, when started with `--metrics-addr`.
+    pub(crate) metrics_addr: Option<SocketAddr>,
     shutdown: CancellationToken,
     thread: Option<JoinHandle<()>>,
 }
@@ -48,15 +50,17 @@ impl TestServer {
                 .expect("runtime");
             rt.block_on(async move {
                 let server = Server::bind(config).await.expect("bind");
-                tx.send(server.local_addr()).expect("report address");
+                tx.send((server.local_addr(), server.metrics_addr()))
+                    .expect("report address");
                 server.run(token).await.expect("server run");
             });
         });
-        let addr = rx
+        let (addr, metrics_addr) = rx
             .recv_timeout(Duration::from_secs(30))
             .expect("server started");
         TestServer {
             addr,
+            metrics_addr,
             shutdown,
             thread: Some(thread),
         }

@@ -8,6 +8,7 @@ mod connection;
 mod eviction;
 mod expiry;
 mod keys;
+mod metrics;
 mod protocol;
 mod server;
 mod strings;
