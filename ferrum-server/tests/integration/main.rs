@@ -6,8 +6,13 @@
 mod common;
 mod connection;
 mod expiry;
+mod hashes;
 mod keys;
+mod lists;
 mod protocol;
 mod server;
+mod sets;
+mod streams;
 mod strings;
 mod transactions;
+mod zsets;

@@ -52,6 +52,12 @@ impl List {
         alloc_size(self.items.capacity() * size_of::<Bytes>()) + self.elem_bytes
     }
 
+    /// Bytes the elements' own allocations take: the running count behind
+    /// [`List::heap_bytes`], without the deque's buffer.
+    pub fn element_bytes(&self) -> usize {
+        self.elem_bytes
+    }
+
     /// `listpack` for small lists, `quicklist` beyond, as Redis 7.2 reports.
     pub fn encoding(&self) -> &'static str {
         if self.items.len() <= LISTPACK_MAX_ENTRIES && self.elem_bytes <= LISTPACK_MAX_BYTES {

@@ -155,7 +155,7 @@ impl Stream {
 
     fn entry_bytes(fields: &[(Bytes, Bytes)]) -> usize {
         ENTRY_OVERHEAD
-            + alloc_size(fields.len() * size_of::<(Bytes, Bytes)>())
+            + alloc_size(size_of_val(fields))
             + fields
                 .iter()
                 .map(|(f, v)| alloc_size(f.len()) + alloc_size(v.len()))
