@@ -31,6 +31,7 @@ mod keyspace;
 pub mod memory;
 mod stats;
 mod store;
+pub mod types;
 mod value;
 
 pub use error::StoreError;
@@ -38,4 +39,4 @@ pub use ferrum_evict::{ControllerState, EntryId, Millis, PolicyConfig, PolicyKin
 pub use keyspace::{Access, Entry, EntryMut, ExpireCycle, Shard};
 pub use stats::KeyspaceStats;
 pub use store::{Locked, Store, StoreConfig};
-pub use value::{Value, ValueKind};
+pub use value::{Collection, Typed, Value, ValueKind};

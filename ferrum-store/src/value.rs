@@ -3,18 +3,38 @@
 use bytes::Bytes;
 
 use crate::memory;
+use crate::types::{Hash, List, Set, Stream, ZSet};
 use crate::StoreError;
 
 /// The value stored under a key.
 ///
-/// Only strings exist today; lists, hashes, sets, sorted sets and streams
-/// join as variants, each keeping its own byte count so that
-/// [`Value::heap_bytes`] stays O(1).
+/// Strings are inline; every other type sits behind one box in
+/// [`Collection`]. Two variants keep `Value` at 32 bytes (the `Bytes`
+/// handle's non-null vtable pointer is the niche that tells them apart), so
+/// the per-key overhead of plain string keys does not grow with the number
+/// of types.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Value {
     /// A binary-safe string. Integers are stored as their decimal text, as
     /// Redis clients see them.
     Str(Bytes),
+    /// A list, hash, set, sorted set or stream.
+    Coll(Box<Collection>),
+}
+
+/// The non-string types.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Collection {
+    /// `list`
+    List(List),
+    /// `hash`
+    Hash(Hash),
+    /// `set`
+    Set(Set),
+    /// `zset`
+    ZSet(ZSet),
+    /// `stream`
+    Stream(Stream),
 }
 
 /// The type of a value, as `TYPE` and `SCAN ... TYPE` name it.
@@ -22,22 +42,116 @@ pub enum Value {
 pub enum ValueKind {
     /// `string`
     Str,
+    /// `list`
+    List,
+    /// `hash`
+    Hash,
+    /// `set`
+    Set,
+    /// `zset`
+    ZSet,
+    /// `stream`
+    Stream,
 }
+
+const KINDS: [(ValueKind, &str); 6] = [
+    (ValueKind::Str, "string"),
+    (ValueKind::List, "list"),
+    (ValueKind::Hash, "hash"),
+    (ValueKind::Set, "set"),
+    (ValueKind::ZSet, "zset"),
+    (ValueKind::Stream, "stream"),
+];
 
 impl ValueKind {
     /// The name `TYPE` replies with.
     pub fn as_str(self) -> &'static str {
-        match self {
-            ValueKind::Str => "string",
-        }
+        KINDS
+            .iter()
+            .find(|(k, _)| *k == self)
+            .map_or("none", |(_, n)| n)
     }
 
     /// Parses a `TYPE` name, case-insensitively. Unknown names give `None`.
     pub fn parse(name: &[u8]) -> Option<ValueKind> {
-        name.eq_ignore_ascii_case(b"string")
-            .then_some(ValueKind::Str)
+        KINDS
+            .iter()
+            .find(|(_, n)| name.eq_ignore_ascii_case(n.as_bytes()))
+            .map(|(k, _)| *k)
     }
 }
+
+/// A collection type that can be read out of, and put into, a [`Value`].
+///
+/// Command handlers use it to reach a key's list, hash, ... generically,
+/// with [`StoreError::WrongType`] for a key of another type.
+pub trait Typed: Default + Into<Value> {
+    /// The type as `TYPE` names it.
+    const KIND: ValueKind;
+
+    /// The value as this type.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::WrongType`] when the value is of another type.
+    fn of(v: &Value) -> Result<&Self, StoreError>;
+
+    /// The value as this type, mutably.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::WrongType`] when the value is of another type.
+    fn of_mut(v: &mut Value) -> Result<&mut Self, StoreError>;
+
+    /// Whether the key should go: Redis never keeps an empty list, hash, set
+    /// or sorted set (streams stay, even empty).
+    fn is_drained(&self) -> bool;
+}
+
+macro_rules! typed {
+    ($ty:ident, $variant:ident, $drained:expr) => {
+        impl From<$ty> for Value {
+            fn from(v: $ty) -> Value {
+                Value::Coll(Box::new(Collection::$variant(v)))
+            }
+        }
+
+        impl Typed for $ty {
+            const KIND: ValueKind = ValueKind::$variant;
+
+            fn of(v: &Value) -> Result<&$ty, StoreError> {
+                match v {
+                    Value::Coll(c) => match &**c {
+                        Collection::$variant(x) => Ok(x),
+                        _ => Err(StoreError::WrongType),
+                    },
+                    Value::Str(_) => Err(StoreError::WrongType),
+                }
+            }
+
+            fn of_mut(v: &mut Value) -> Result<&mut $ty, StoreError> {
+                match v {
+                    Value::Coll(c) => match &mut **c {
+                        Collection::$variant(x) => Ok(x),
+                        _ => Err(StoreError::WrongType),
+                    },
+                    Value::Str(_) => Err(StoreError::WrongType),
+                }
+            }
+
+            fn is_drained(&self) -> bool {
+                let f: fn(&$ty) -> bool = $drained;
+                f(self)
+            }
+        }
+    };
+}
+
+typed!(List, List, List::is_empty);
+typed!(Hash, Hash, Hash::is_empty);
+typed!(Set, Set, Set::is_empty);
+typed!(ZSet, ZSet, ZSet::is_empty);
+typed!(Stream, Stream, |_| false);
 
 impl Value {
     /// The string, or [`StoreError::WrongType`] for any other type.
@@ -48,6 +162,7 @@ impl Value {
     pub fn as_str(&self) -> Result<&Bytes, StoreError> {
         match self {
             Value::Str(s) => Ok(s),
+            Value::Coll(_) => Err(StoreError::WrongType),
         }
     }
 
@@ -55,26 +170,50 @@ impl Value {
     pub fn kind(&self) -> ValueKind {
         match self {
             Value::Str(_) => ValueKind::Str,
+            Value::Coll(c) => match &**c {
+                Collection::List(_) => ValueKind::List,
+                Collection::Hash(_) => ValueKind::Hash,
+                Collection::Set(_) => ValueKind::Set,
+                Collection::ZSet(_) => ValueKind::ZSet,
+                Collection::Stream(_) => ValueKind::Stream,
+            },
         }
     }
 
     /// The internal encoding `OBJECT ENCODING` reports, following Redis's
-    /// rules for strings: `int` for a canonical 64-bit integer, `embstr` up to
-    /// 44 bytes, `raw` beyond.
+    /// rules: for strings `int` for a canonical 64-bit integer, `embstr` up
+    /// to 44 bytes, `raw` beyond; each collection type reports its own.
     pub fn encoding(&self) -> &'static str {
         match self {
             Value::Str(s) if is_canonical_i64(s) => "int",
             Value::Str(s) if s.len() <= 44 => "embstr",
             Value::Str(_) => "raw",
+            Value::Coll(c) => match &**c {
+                Collection::List(l) => l.encoding(),
+                Collection::Hash(h) => h.encoding(),
+                Collection::Set(s) => s.encoding(),
+                Collection::ZSet(z) => z.encoding(),
+                Collection::Stream(_) => "stream",
+            },
         }
     }
 
     /// Heap bytes the value owns, as the allocator sees them (rounded up to
-    /// its size classes). O(1).
+    /// its size classes). O(1): collections keep their own running count.
     pub fn heap_bytes(&self) -> usize {
         match self {
             Value::Str(s) if s.is_empty() => 0,
             Value::Str(s) => memory::alloc_size(s.len()) + memory::alloc_size(SHARED_HEADER_BYTES),
+            Value::Coll(c) => {
+                memory::alloc_size(size_of::<Collection>())
+                    + match &**c {
+                        Collection::List(l) => l.heap_bytes(),
+                        Collection::Hash(h) => h.heap_bytes(),
+                        Collection::Set(s) => s.heap_bytes(),
+                        Collection::ZSet(z) => z.heap_bytes(),
+                        Collection::Stream(s) => s.heap_bytes(),
+                    }
+            }
         }
     }
 
@@ -82,12 +221,13 @@ impl Value {
     ///
     /// Bytes decoded from the network are slices of a connection's read
     /// buffer; storing such a slice would pin the whole buffer. Everything the
-    /// store keeps goes through this first.
+    /// store keeps goes through this first. Collections copy each element as
+    /// it is added, so they are already compact.
     ///
-    /// The copy is also made shared up front: the first clone of a `Bytes`
-    /// built from a `Vec` allocates a small shared header, and every `GET`
-    /// clones. Paying it at store time keeps [`Value::heap_bytes`] true for
-    /// the value's whole life instead of growing on first read.
+    /// A string copy is also made shared up front: the first clone of a
+    /// `Bytes` built from a `Vec` allocates a small shared header, and every
+    /// `GET` clones. Paying it at store time keeps [`Value::heap_bytes`] true
+    /// for the value's whole life instead of growing on first read.
     pub fn compact(self) -> Value {
         match self {
             Value::Str(s) => {
@@ -95,6 +235,7 @@ impl Value {
                 drop(owned.clone());
                 Value::Str(owned)
             }
+            coll @ Value::Coll(_) => coll,
         }
     }
 }
@@ -122,6 +263,7 @@ fn is_canonical_i64(s: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::End;
 
     #[test]
     fn string_encodings_follow_redis() {
@@ -139,7 +281,24 @@ mod tests {
     #[test]
     fn kinds_parse_case_insensitively() {
         assert_eq!(ValueKind::parse(b"STRING"), Some(ValueKind::Str));
-        assert_eq!(ValueKind::parse(b"list"), None);
-        assert_eq!(ValueKind::Str.as_str(), "string");
+        assert_eq!(ValueKind::parse(b"zSet"), Some(ValueKind::ZSet));
+        assert_eq!(ValueKind::parse(b"nope"), None);
+        assert_eq!(ValueKind::Stream.as_str(), "stream");
+    }
+
+    #[test]
+    fn value_stays_one_handle_wide() {
+        assert_eq!(size_of::<Value>(), size_of::<Bytes>());
+    }
+
+    #[test]
+    fn typed_access_checks_the_type() {
+        let mut v: Value = List::new().into();
+        assert!(Set::of(&v).is_err());
+        assert!(v.as_str().is_err());
+        List::of_mut(&mut v).unwrap().push(End::Left, b"x");
+        assert_eq!(List::of(&v).unwrap().len(), 1);
+        assert_eq!(v.kind(), ValueKind::List);
+        assert_eq!(v.encoding(), "listpack");
     }
 }

@@ -28,6 +28,50 @@ pub(crate) const EXECABORT: &str = "EXECABORT Transaction discarded because of p
 /// `-OOM ...`
 pub(crate) const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
 
+/// `-ERR value is out of range, must be positive` (pop and random counts).
+pub(crate) const MUST_BE_POSITIVE: &str = "ERR value is out of range, must be positive";
+/// `-ERR invalid cursor`
+pub(crate) const INVALID_CURSOR: &str = "ERR invalid cursor";
+/// `-ERR index out of range` (`LSET`).
+pub(crate) const INDEX_RANGE: &str = "ERR index out of range";
+/// `-ERR hash value is not an integer` (`HINCRBY`).
+pub(crate) const HASH_NOT_INTEGER: &str = "ERR hash value is not an integer";
+/// `-ERR hash value is not a float` (`HINCRBYFLOAT`).
+pub(crate) const HASH_NOT_FLOAT: &str = "ERR hash value is not a float";
+/// `-ERR min or max is not a float` (score ranges).
+pub(crate) const MIN_MAX_FLOAT: &str = "ERR min or max is not a float";
+/// `-ERR min or max not valid string range item` (lex ranges).
+pub(crate) const MIN_MAX_LEX: &str = "ERR min or max not valid string range item";
+/// `-ERR XX and NX options at the same time are not compatible`
+pub(crate) const ZADD_XX_NX: &str = "ERR XX and NX options at the same time are not compatible";
+/// `-ERR GT, LT, and/or NX options at the same time are not compatible`
+pub(crate) const ZADD_GT_LT_NX: &str =
+    "ERR GT, LT, and/or NX options at the same time are not compatible";
+/// `-ERR INCR option supports a single increment-element pair`
+pub(crate) const ZADD_INCR_PAIR: &str = "ERR INCR option supports a single increment-element pair";
+/// `-ERR resulting score is not a number (NaN)`
+pub(crate) const SCORE_NAN: &str = "ERR resulting score is not a number (NaN)";
+/// `-ERR at least 1 input key is needed for '...' command` (formatted).
+pub(crate) const NUMKEYS_ZERO: &str = "ERR at least 1 input key is needed for";
+/// `-ERR numkeys should be greater than 0`
+pub(crate) const NUMKEYS_POSITIVE: &str = "ERR numkeys should be greater than 0";
+/// `-ERR Number of keys can't be greater than number of args`
+pub(crate) const NUMKEYS_TOO_MANY: &str = "ERR Number of keys can't be greater than number of args";
+/// `-ERR LIMIT can't be negative`
+pub(crate) const LIMIT_NEGATIVE: &str = "ERR LIMIT can't be negative";
+/// `-ERR weight value is not a float`
+pub(crate) const WEIGHT_FLOAT: &str = "ERR weight value is not a float";
+/// `-ERR Invalid stream ID specified as stream command argument`
+pub(crate) const STREAM_ID: &str = "ERR Invalid stream ID specified as stream command argument";
+/// `-ERR The ID specified in XADD is equal or smaller than the target stream top item`
+pub(crate) const XADD_SMALL: &str =
+    "ERR The ID specified in XADD is equal or smaller than the target stream top item";
+/// `-ERR The ID specified in XADD must be greater than 0-0`
+pub(crate) const XADD_ZERO: &str = "ERR The ID specified in XADD must be greater than 0-0";
+/// `-ERR The stream has exhausted the last possible ID, unable to add more items`
+pub(crate) const XADD_EXHAUSTED: &str =
+    "ERR The stream has exhausted the last possible ID, unable to add more items";
+
 /// Why a command produced an error reply. The connection goes on after any
 /// of these; only protocol errors close it.
 #[derive(Debug, thiserror::Error, PartialEq)]

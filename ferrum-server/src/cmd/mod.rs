@@ -8,16 +8,24 @@
 //! of its arguments before it touches the store, so a bad argument changes
 //! nothing.
 
+mod coll;
 mod connection;
 mod error;
 mod expire;
+mod hash;
 mod info;
 mod keys;
+mod list;
 mod parse;
 mod server;
+mod set;
+mod stream;
 mod string;
 mod table;
 mod tx;
+mod zrange;
+mod zset;
+mod zstore;
 
 use std::collections::HashMap;
 use std::sync::LazyLock;

@@ -182,3 +182,18 @@ pub(crate) fn err(con: &mut redis::Connection, args: &[&str]) -> String {
         }
     }
 }
+
+impl Raw {
+    /// Switches the connection to RESP3 (`HELLO 3`) and discards the
+    /// handshake reply, whose length depends on the server.
+    pub(crate) fn hello3(&mut self) {
+        self.send(b"HELLO 3\r\nECHO end-of-hello\r\n");
+        let mut got = Vec::new();
+        let mut b = [0u8; 256];
+        while !got.ends_with(b"end-of-hello\r\n") {
+            let n = self.stream.read(&mut b).expect("read hello reply");
+            assert!(n > 0, "closed during HELLO");
+            got.extend_from_slice(&b[..n]);
+        }
+    }
+}

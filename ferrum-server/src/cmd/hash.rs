@@ -1,0 +1,193 @@
+//! Hash commands: HSET and friends, counters, HRANDFIELD, HSCAN.
+
+use bytes::Bytes;
+use ferrum_proto::Frame;
+use ferrum_store::types::Hash;
+use ferrum_store::StoreError;
+
+use super::coll::{
+    bulks, cursor_arg, matches, random_count, random_indices, read, read_in, resp3, scan_opts,
+    scan_reply, write, Picker,
+};
+use super::error::{HASH_NOT_FLOAT, HASH_NOT_INTEGER};
+use super::parse::{f64_bytes, float_arg, i64_bytes, int_arg, is, parse_f64, parse_i64};
+use super::{CmdError, CmdResult, Ctx};
+
+fn set_pairs(ctx: &mut Ctx<'_>, args: &[Bytes], name: &str) -> Result<usize, CmdError> {
+    if args.len() % 2 != 0 {
+        return Err(CmdError::Arity(name.to_owned()));
+    }
+    let added = write(ctx, &args[1], true, |h: &mut Hash| {
+        args[2..]
+            .chunks_exact(2)
+            .filter(|fv| h.set(&fv[0], &fv[1]))
+            .count()
+    })?;
+    Ok(added.unwrap_or(0))
+}
+
+pub(crate) fn hset(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    Ok(Frame::Integer(set_pairs(ctx, args, "hset")? as i64))
+}
+
+pub(crate) fn hmset(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    set_pairs(ctx, args, "hmset")?;
+    Ok(Frame::ok())
+}
+
+pub(crate) fn hsetnx(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let added = write(ctx, &args[1], true, |h: &mut Hash| {
+        h.get(&args[2]).is_none() && h.set(&args[2], &args[3])
+    })?;
+    Ok(Frame::Integer(i64::from(added == Some(true))))
+}
+
+pub(crate) fn hget(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let v = read(ctx, &args[1], |h: &Hash| h.get(&args[2]).cloned())?;
+    Ok(Frame::bulk_or_null(v.flatten()))
+}
+
+pub(crate) fn hmget(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let fields = &args[2..];
+    let got = read(ctx, &args[1], |h: &Hash| {
+        fields
+            .iter()
+            .map(|f| Frame::bulk_or_null(h.get(f).cloned()))
+            .collect()
+    })?;
+    Ok(Frame::Array(
+        got.unwrap_or_else(|| vec![Frame::Null; fields.len()]),
+    ))
+}
+
+pub(crate) fn hdel(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let n = write(ctx, &args[1], false, |h: &mut Hash| {
+        args[2..].iter().filter(|f| h.remove(f)).count()
+    })?;
+    Ok(Frame::Integer(n.unwrap_or(0) as i64))
+}
+
+pub(crate) fn hlen(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let n = read(ctx, &args[1], |h: &Hash| h.len())?;
+    Ok(Frame::Integer(n.unwrap_or(0) as i64))
+}
+
+pub(crate) fn hexists(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let found = read(ctx, &args[1], |h: &Hash| h.get(&args[2]).is_some())?;
+    Ok(Frame::Integer(i64::from(found == Some(true))))
+}
+
+pub(crate) fn hstrlen(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let n = read(ctx, &args[1], |h: &Hash| {
+        h.get(&args[2]).map_or(0, |v| v.len())
+    })?;
+    Ok(Frame::Integer(n.unwrap_or(0) as i64))
+}
+
+pub(crate) fn hgetall(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let pairs = read(ctx, &args[1], |h: &Hash| {
+        h.iter()
+            .map(|(f, v)| (Frame::Bulk(f.clone()), Frame::Bulk(v.clone())))
+            .collect()
+    })?;
+    Ok(Frame::Map(pairs.unwrap_or_default()))
+}
+
+pub(crate) fn hkeys(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let out = read(ctx, &args[1], |h: &Hash| bulks(h.iter().map(|(f, _)| f)))?;
+    Ok(out.unwrap_or(Frame::Array(Vec::new())))
+}
+
+pub(crate) fn hvals(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let out = read(ctx, &args[1], |h: &Hash| bulks(h.iter().map(|(_, v)| v)))?;
+    Ok(out.unwrap_or(Frame::Array(Vec::new())))
+}
+
+pub(crate) fn hincrby(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let by = int_arg(&args[3])?;
+    let r = write(ctx, &args[1], true, |h: &mut Hash| {
+        let cur = match h.get(&args[2]) {
+            Some(v) => parse_i64(v).ok_or_else(|| CmdError::msg(HASH_NOT_INTEGER))?,
+            None => 0,
+        };
+        let n = cur.checked_add(by).ok_or(StoreError::Overflow)?;
+        h.set(&args[2], &i64_bytes(n));
+        Ok::<_, CmdError>(n)
+    })?;
+    r.map_or(Ok(Frame::Integer(0)), |r| r.map(Frame::Integer))
+}
+
+pub(crate) fn hincrbyfloat(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let by = float_arg(&args[3])?;
+    let r = write(ctx, &args[1], true, |h: &mut Hash| {
+        let cur = match h.get(&args[2]) {
+            Some(v) => parse_f64(v).ok_or_else(|| CmdError::msg(HASH_NOT_FLOAT))?,
+            None => 0.0,
+        };
+        let n = cur + by;
+        if !n.is_finite() {
+            return Err(StoreError::NanOrInfinity.into());
+        }
+        let text = f64_bytes(n);
+        h.set(&args[2], &text);
+        Ok::<_, CmdError>(text)
+    })?;
+    r.map_or(Ok(Frame::Null), |r| r.map(Frame::Bulk))
+}
+
+/// `HRANDFIELD key [count [WITHVALUES]]`
+pub(crate) fn hrandfield(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let count = args.get(2).map(|c| random_count(c)).transpose()?;
+    let with_values = match args.get(3) {
+        Some(a) if is(a, "withvalues") && args.len() == 4 => true,
+        Some(_) => return Err(CmdError::syntax()),
+        None => false,
+    };
+    let (key, db, now, resp3) = (&args[1], ctx.db(), ctx.now, resp3(ctx));
+    let mut ks = ctx.store().lock_key(key);
+    let shard = ks.shard(key);
+    let mut picker = Picker::from_shard(shard);
+    let reply = read_in(shard, db, key, now, |h: &Hash| {
+        let Some(count) = count else {
+            return Frame::Bulk(
+                h.at(picker.below(h.len()))
+                    .map(|(f, _)| f.clone())
+                    .unwrap_or_default(),
+            );
+        };
+        let picks = random_indices(&mut picker, h.len(), count);
+        let mut out = Vec::with_capacity(picks.len() * 2);
+        for (f, v) in picks.into_iter().filter_map(|i| h.at(i)) {
+            match (with_values, resp3) {
+                (true, true) => out.push(Frame::Array(vec![
+                    Frame::Bulk(f.clone()),
+                    Frame::Bulk(v.clone()),
+                ])),
+                (true, false) => out.extend([Frame::Bulk(f.clone()), Frame::Bulk(v.clone())]),
+                (false, _) => out.push(Frame::Bulk(f.clone())),
+            }
+        }
+        Frame::Array(out)
+    })?;
+    Ok(reply.unwrap_or(if count.is_some() {
+        Frame::Array(Vec::new())
+    } else {
+        Frame::Null
+    }))
+}
+
+/// `HSCAN key cursor [MATCH pattern] [COUNT count]`
+pub(crate) fn hscan(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let cursor = cursor_arg(&args[2])?;
+    let (pattern, count) = scan_opts(&args[3..])?;
+    let r = read(ctx, &args[1], |h: &Hash| {
+        let mut items = Vec::new();
+        let next = h.scan(cursor, count, |f, v| {
+            if matches(&pattern, f) {
+                items.extend([Frame::Bulk(f.clone()), Frame::Bulk(v.clone())]);
+            }
+        });
+        scan_reply(next, items)
+    })?;
+    Ok(r.unwrap_or_else(|| scan_reply(0, Vec::new())))
+}

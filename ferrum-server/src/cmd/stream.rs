@@ -1,0 +1,207 @@
+//! Stream commands, the part `redis-benchmark` and simple producers use:
+//! XADD (with trimming and NOMKSTREAM), XLEN, XRANGE, XREVRANGE, XDEL, XTRIM.
+
+use bytes::Bytes;
+use ferrum_proto::Frame;
+use ferrum_store::types::{AddError, IdSpec, Stream, StreamId, Trim, NODE_ENTRIES};
+
+use super::coll::{read, write};
+use super::error::{STREAM_ID, XADD_EXHAUSTED, XADD_SMALL, XADD_ZERO};
+use super::parse::{int_arg, is, parse_i64};
+use super::{CmdError, CmdResult, Ctx};
+
+/// A parsed `MAXLEN|MINID [=|~] threshold [LIMIT count]` clause.
+struct TrimArgs {
+    how: Trim,
+    approx: bool,
+    limit: usize,
+}
+
+fn id_arg(b: &[u8], default_seq: u64) -> Result<StreamId, CmdError> {
+    StreamId::parse(b, default_seq).ok_or_else(|| CmdError::msg(STREAM_ID))
+}
+
+/// Parses a trim clause at `args[*i]` if there is one, advancing `i`.
+fn parse_trim(args: &[Bytes], i: &mut usize) -> Result<Option<TrimArgs>, CmdError> {
+    let maxlen = is(&args[*i], "maxlen");
+    if !maxlen && !is(&args[*i], "minid") {
+        return Ok(None);
+    }
+    *i += 1;
+    let mut approx = false;
+    match args.get(*i) {
+        Some(a) if &a[..] == b"~" => {
+            approx = true;
+            *i += 1;
+        }
+        Some(a) if &a[..] == b"=" => *i += 1,
+        _ => {}
+    }
+    let t = args.get(*i).ok_or_else(CmdError::syntax)?;
+    let how = if maxlen {
+        match parse_i64(t) {
+            Some(n) if n >= 0 => Trim::MaxLen(n as usize),
+            Some(_) => return Err(CmdError::msg("ERR The MAXLEN argument must be >= 0.")),
+            None => return Err(CmdError::msg(super::error::NOT_INTEGER)),
+        }
+    } else {
+        Trim::MinId(id_arg(t, 0)?)
+    };
+    *i += 1;
+    let mut limit = if approx { 100 * NODE_ENTRIES } else { 0 };
+    if args.get(*i).is_some_and(|a| is(a, "limit")) {
+        let n = int_arg(args.get(*i + 1).ok_or_else(CmdError::syntax)?)?;
+        if n < 0 {
+            return Err(CmdError::msg("ERR The LIMIT argument must be >= 0."));
+        }
+        if !approx {
+            return Err(CmdError::msg(
+                "ERR syntax error, LIMIT cannot be used without the special ~ option",
+            ));
+        }
+        limit = n as usize;
+        *i += 2;
+    }
+    Ok(Some(TrimArgs { how, approx, limit }))
+}
+
+fn id_frame(id: StreamId) -> Frame {
+    Frame::Bulk(Bytes::from(id.to_string()))
+}
+
+/// `XADD key [NOMKSTREAM] [MAXLEN|MINID [=|~] threshold [LIMIT count]] *|id field value [field value ...]`
+pub(crate) fn xadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let (mut i, mut nomkstream, mut trim) = (2, false, None);
+    while i < args.len() {
+        if is(&args[i], "nomkstream") {
+            nomkstream = true;
+            i += 1;
+        } else if let Some(t) = parse_trim(args, &mut i)? {
+            trim = Some(t);
+        } else {
+            break;
+        }
+    }
+    let Some(id_text) = args.get(i) else {
+        return Err(CmdError::syntax());
+    };
+    let fields = &args[i + 1..];
+    if fields.is_empty() || fields.len() % 2 != 0 {
+        return Err(CmdError::Arity("xadd".to_owned()));
+    }
+    let spec = if &id_text[..] == b"*" {
+        IdSpec::Auto
+    } else if let Some(ms) = id_text.strip_suffix(b"-*") {
+        IdSpec::AutoSeq(id_arg(ms, 0)?.ms)
+    } else {
+        IdSpec::Explicit(id_arg(id_text, 0)?)
+    };
+    // The only ID a new, empty stream refuses; checking it first means a
+    // failed XADD never creates the key.
+    if spec == IdSpec::Explicit(StreamId::MIN) {
+        return Err(CmdError::msg(XADD_ZERO));
+    }
+    let pairs: Vec<(Bytes, Bytes)> = fields
+        .chunks_exact(2)
+        .map(|fv| (fv[0].clone(), fv[1].clone()))
+        .collect();
+    let now_ms = ctx.now.0;
+    let r = write(ctx, &args[1], !nomkstream, |s: &mut Stream| {
+        let id = s.next_id(spec, now_ms)?;
+        s.add(id, &pairs);
+        if let Some(t) = &trim {
+            s.trim(t.how, t.approx, t.limit);
+        }
+        Ok::<_, AddError>(id)
+    })?;
+    match r {
+        None => Ok(Frame::Null),
+        Some(Ok(id)) => Ok(id_frame(id)),
+        Some(Err(AddError::TooSmall)) => Err(CmdError::msg(XADD_SMALL)),
+        Some(Err(AddError::Zero)) => Err(CmdError::msg(XADD_ZERO)),
+        Some(Err(AddError::Exhausted)) => Err(CmdError::msg(XADD_EXHAUSTED)),
+    }
+}
+
+pub(crate) fn xlen(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let n = read(ctx, &args[1], |s: &Stream| s.len())?;
+    Ok(Frame::Integer(n.unwrap_or(0) as i64))
+}
+
+/// A range end: `-`, `+`, `ms[-seq]` or exclusive `(ms[-seq]`. `low` says
+/// whether it is the low end (a bare `ms` then means `ms-0`, else `ms-max`).
+fn range_end(b: &[u8], low: bool) -> Result<StreamId, CmdError> {
+    match b {
+        b"-" => Ok(StreamId::MIN),
+        b"+" => Ok(StreamId::MAX),
+        [b'(', rest @ ..] => {
+            let id = id_arg(rest, if low { 0 } else { u64::MAX })?;
+            let moved = if low { id.next() } else { id.prev() };
+            moved.ok_or_else(|| CmdError::msg("ERR invalid start ID for the interval"))
+        }
+        _ => id_arg(b, if low { 0 } else { u64::MAX }),
+    }
+}
+
+fn range(ctx: &mut Ctx<'_>, args: &[Bytes], rev: bool) -> CmdResult {
+    let (lo, hi) = if rev {
+        (&args[3], &args[2])
+    } else {
+        (&args[2], &args[3])
+    };
+    let (start, end) = (range_end(lo, true)?, range_end(hi, false)?);
+    let count = match &args[4..] {
+        [] => usize::MAX,
+        [c, n] if is(c, "count") => int_arg(n)?.max(0) as usize,
+        _ => return Err(CmdError::syntax()),
+    };
+    let out = read(ctx, &args[1], |s: &Stream| {
+        s.range(start, end, count, rev)
+            .into_iter()
+            .map(|(id, fields)| {
+                let flat = fields
+                    .iter()
+                    .flat_map(|(f, v)| [Frame::Bulk(f.clone()), Frame::Bulk(v.clone())])
+                    .collect();
+                Frame::Array(vec![id_frame(id), Frame::Array(flat)])
+            })
+            .collect()
+    })?;
+    Ok(Frame::Array(out.unwrap_or_default()))
+}
+
+/// `XRANGE key start end [COUNT count]`
+pub(crate) fn xrange(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    range(ctx, args, false)
+}
+
+/// `XREVRANGE key end start [COUNT count]`
+pub(crate) fn xrevrange(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    range(ctx, args, true)
+}
+
+pub(crate) fn xdel(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let ids = args[2..]
+        .iter()
+        .map(|b| id_arg(b, 0))
+        .collect::<Result<Vec<_>, _>>()?;
+    let n = write(ctx, &args[1], false, |s: &mut Stream| {
+        ids.iter().filter(|id| s.delete(**id)).count()
+    })?;
+    Ok(Frame::Integer(n.unwrap_or(0) as i64))
+}
+
+/// `XTRIM key MAXLEN|MINID [=|~] threshold [LIMIT count]`
+pub(crate) fn xtrim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let mut i = 2;
+    let Some(t) = parse_trim(args, &mut i)? else {
+        return Err(CmdError::syntax());
+    };
+    if i != args.len() {
+        return Err(CmdError::syntax());
+    }
+    let n = write(ctx, &args[1], false, |s: &mut Stream| {
+        s.trim(t.how, t.approx, t.limit)
+    })?;
+    Ok(Frame::Integer(n.unwrap_or(0) as i64))
+}

@@ -1,0 +1,130 @@
+//! Stream commands over a real socket.
+
+use crate::common::{err, run, TestServer};
+
+type Entry = (String, Vec<String>);
+
+#[test]
+fn xadd_ids_and_errors() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    assert_eq!(
+        run::<String>(&mut c, &["XADD", "s", "5-1", "f", "v"]).unwrap(),
+        "5-1"
+    );
+    assert_eq!(
+        run::<String>(&mut c, &["XADD", "s", "5-*", "f", "v"]).unwrap(),
+        "5-2"
+    );
+    assert_eq!(
+        run::<String>(&mut c, &["XADD", "s", "7", "f", "v"]).unwrap(),
+        "7-0"
+    );
+    let auto: String = run(&mut c, &["XADD", "s", "*", "f", "v"]).unwrap();
+    assert!(auto.ends_with("-0"), "{auto}");
+    assert_eq!(
+        err(&mut c, &["XADD", "s", "6-0", "f", "v"]),
+        "ERR The ID specified in XADD is equal or smaller than the target stream top item"
+    );
+    assert_eq!(
+        err(&mut c, &["XADD", "t", "0-0", "f", "v"]),
+        "ERR The ID specified in XADD must be greater than 0-0"
+    );
+    assert_eq!(
+        err(&mut c, &["XADD", "t", "x-1", "f", "v"]),
+        "ERR Invalid stream ID specified as stream command argument"
+    );
+    assert_eq!(
+        err(&mut c, &["XADD", "t", "*", "f"]),
+        "ERR wrong number of arguments for 'xadd' command"
+    );
+    assert_eq!(
+        run::<Option<String>>(&mut c, &["XADD", "t", "NOMKSTREAM", "*", "f", "v"]).unwrap(),
+        None
+    );
+    assert_eq!(run::<i64>(&mut c, &["EXISTS", "t"]).unwrap(), 0);
+    assert_eq!(run::<i64>(&mut c, &["XLEN", "s"]).unwrap(), 4);
+    assert_eq!(run::<String>(&mut c, &["TYPE", "s"]).unwrap(), "stream");
+    assert_eq!(
+        run::<String>(&mut c, &["OBJECT", "ENCODING", "s"]).unwrap(),
+        "stream"
+    );
+}
+
+#[test]
+fn ranges_delete_and_trim() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    for i in 1..=5 {
+        let _: String = run(
+            &mut c,
+            &["XADD", "s", &format!("{i}-0"), "n", &i.to_string()],
+        )
+        .unwrap();
+    }
+    let all: Vec<Entry> = run(&mut c, &["XRANGE", "s", "-", "+"]).unwrap();
+    assert_eq!(all.len(), 5);
+    assert_eq!(
+        all[0],
+        ("1-0".to_string(), vec!["n".to_string(), "1".to_string()])
+    );
+    let some: Vec<Entry> = run(&mut c, &["XRANGE", "s", "(2-0", "4", "COUNT", "1"]).unwrap();
+    assert_eq!(some[0].0, "3-0");
+    let rev: Vec<Entry> = run(&mut c, &["XREVRANGE", "s", "+", "-", "COUNT", "2"]).unwrap();
+    assert_eq!(
+        rev.iter().map(|e| e.0.as_str()).collect::<Vec<_>>(),
+        ["5-0", "4-0"]
+    );
+    assert_eq!(run::<i64>(&mut c, &["XDEL", "s", "2-0", "9-0"]).unwrap(), 1);
+    assert_eq!(
+        run::<i64>(&mut c, &["XTRIM", "s", "MAXLEN", "2"]).unwrap(),
+        2
+    );
+    assert_eq!(
+        run::<i64>(&mut c, &["XTRIM", "s", "MINID", "5"]).unwrap(),
+        1
+    );
+    assert_eq!(
+        run::<i64>(&mut c, &["XTRIM", "s", "MAXLEN", "0"]).unwrap(),
+        1
+    );
+    assert_eq!(
+        run::<i64>(&mut c, &["EXISTS", "s"]).unwrap(),
+        1,
+        "an empty stream stays"
+    );
+    assert_eq!(
+        err(&mut c, &["XTRIM", "s", "MAXLEN", "1", "LIMIT", "5"]),
+        "ERR syntax error, LIMIT cannot be used without the special ~ option"
+    );
+    for i in 10..=260 {
+        let _: String = run(
+            &mut c,
+            &[
+                "XADD",
+                "s",
+                "MAXLEN",
+                "~",
+                "50",
+                &format!("{i}-0"),
+                "n",
+                "v",
+            ],
+        )
+        .unwrap();
+    }
+    let len: i64 = run(&mut c, &["XLEN", "s"]).unwrap();
+    assert!(
+        (50..150).contains(&len),
+        "approximate trim keeps at least MAXLEN: {len}"
+    );
+    assert_eq!(
+        run::<Vec<Entry>>(&mut c, &["XRANGE", "nokey", "-", "+"]).unwrap(),
+        Vec::<Entry>::new()
+    );
+    let _: () = run(&mut c, &["SET", "str", "x"]).unwrap();
+    assert_eq!(
+        err(&mut c, &["XADD", "str", "*", "f", "v"]),
+        "WRONGTYPE Operation against a key holding the wrong kind of value"
+    );
+}

@@ -1,0 +1,23 @@
+//! The collection types a key can hold besides strings: lists, hashes,
+//! sets, sorted sets and streams.
+//!
+//! Each type keeps a running count of the heap bytes its elements own, so
+//! that [`Value::heap_bytes`](crate::Value::heap_bytes) is O(1) however big
+//! the collection is. Element bytes are copied into their own allocations on
+//! the way in (never kept as slices of a network buffer) and counted with
+//! [`alloc_size`](crate::memory::alloc_size); the tables that hold them are
+//! counted by capacity. Each file documents its structural overhead.
+
+mod dense;
+mod hash;
+mod list;
+mod ostree;
+mod set;
+mod stream;
+mod zset;
+
+pub use hash::Hash;
+pub use list::{End, List};
+pub use set::Set;
+pub use stream::{AddError, IdSpec, Stream, StreamId, Trim, NODE_ENTRIES};
+pub use zset::{LexBound, ScoreBound, ZSet};

@@ -1,0 +1,321 @@
+//! The stream type: entries of field-value pairs ordered by a `ms-seq` ID.
+//!
+//! Redis keeps a radix tree of listpacks; a `BTreeMap` gives the same
+//! operations here (append at the end, range by ID, delete, trim from the
+//! head) in O(log n). Approximate trimming (`MAXLEN ~`) mimics Redis's
+//! whole-node granularity by trimming only in steps of
+//! [`NODE_ENTRIES`] entries.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use bytes::Bytes;
+
+use crate::memory::alloc_size;
+
+/// `stream-node-max-entries`: approximate trimming removes whole multiples.
+pub const NODE_ENTRIES: usize = 100;
+
+/// Estimated fixed cost of one entry in the B-tree: its key and value
+/// handles, plus a share of the node they sit in (B-tree nodes hold up to 11
+/// entries and run about two-thirds full).
+const ENTRY_OVERHEAD: usize = (size_of::<StreamId>() + size_of::<Vec<(Bytes, Bytes)>>()) * 3 / 2;
+
+/// A stream entry ID: milliseconds and a sequence number.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct StreamId {
+    /// The millisecond part.
+    pub ms: u64,
+    /// The sequence within that millisecond.
+    pub seq: u64,
+}
+
+impl StreamId {
+    /// The smallest ID.
+    pub const MIN: StreamId = StreamId { ms: 0, seq: 0 };
+    /// The largest ID.
+    pub const MAX: StreamId = StreamId {
+        ms: u64::MAX,
+        seq: u64::MAX,
+    };
+
+    /// Parses `ms-seq`, or `ms` alone with `seq` given by `default_seq`.
+    pub fn parse(s: &[u8], default_seq: u64) -> Option<StreamId> {
+        let s = std::str::from_utf8(s).ok()?;
+        let (ms, seq) = match s.split_once('-') {
+            Some((ms, seq)) => (ms, Some(seq)),
+            None => (s, None),
+        };
+        let num = |t: &str| {
+            (!t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| t.parse::<u64>().ok())
+                .flatten()
+        };
+        Some(StreamId {
+            ms: num(ms)?,
+            seq: match seq {
+                Some(seq) => num(seq)?,
+                None => default_seq,
+            },
+        })
+    }
+
+    /// The next ID after this one, if any.
+    pub fn next(self) -> Option<StreamId> {
+        match self.seq.checked_add(1) {
+            Some(seq) => Some(StreamId { ms: self.ms, seq }),
+            None => self.ms.checked_add(1).map(|ms| StreamId { ms, seq: 0 }),
+        }
+    }
+
+    /// The ID just before this one, if any.
+    pub fn prev(self) -> Option<StreamId> {
+        match self.seq.checked_sub(1) {
+            Some(seq) => Some(StreamId { ms: self.ms, seq }),
+            None => self
+                .ms
+                .checked_sub(1)
+                .map(|ms| StreamId { ms, seq: u64::MAX }),
+        }
+    }
+}
+
+impl fmt::Display for StreamId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}-{}", self.ms, self.seq)
+    }
+}
+
+/// How `XADD` was asked to choose the new entry's ID.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IdSpec {
+    /// `*`: from the clock.
+    Auto,
+    /// `ms-*`: the given milliseconds, next free sequence.
+    AutoSeq(u64),
+    /// `ms-seq` (or `ms`).
+    Explicit(StreamId),
+}
+
+/// Why an `XADD` ID was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AddError {
+    /// The ID is not above the stream's last ID.
+    TooSmall,
+    /// `0-0` was given explicitly.
+    Zero,
+    /// No ID is left above the last one.
+    Exhausted,
+}
+
+/// How to trim a stream (`MAXLEN` / `MINID`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Trim {
+    /// Keep at most this many entries.
+    MaxLen(usize),
+    /// Remove entries below this ID.
+    MinId(StreamId),
+}
+
+/// A Redis stream.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stream {
+    entries: BTreeMap<StreamId, Vec<(Bytes, Bytes)>>,
+    last_id: StreamId,
+    entries_added: u64,
+    max_deleted: StreamId,
+    elem_bytes: usize,
+}
+
+impl Stream {
+    /// An empty stream.
+    pub fn new() -> Stream {
+        Stream::default()
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether there are no entries. An empty stream still exists as a key.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The last ID ever added (not necessarily still present).
+    pub fn last_id(&self) -> StreamId {
+        self.last_id
+    }
+
+    /// Heap bytes the stream owns. O(1).
+    pub fn heap_bytes(&self) -> usize {
+        self.elem_bytes
+    }
+
+    fn entry_bytes(fields: &[(Bytes, Bytes)]) -> usize {
+        ENTRY_OVERHEAD
+            + alloc_size(size_of_val(fields))
+            + fields
+                .iter()
+                .map(|(f, v)| alloc_size(f.len()) + alloc_size(v.len()))
+                .sum::<usize>()
+    }
+
+    /// The ID `XADD` would give a new entry, at `now_ms` on the server clock.
+    ///
+    /// # Errors
+    ///
+    /// [`AddError`] when the ID is not above the last one, is `0-0`, or no
+    /// ID is left.
+    pub fn next_id(&self, spec: IdSpec, now_ms: u64) -> Result<StreamId, AddError> {
+        let last = self.last_id;
+        let id = match spec {
+            IdSpec::Auto if now_ms > last.ms => StreamId { ms: now_ms, seq: 0 },
+            IdSpec::Auto => last.next().ok_or(AddError::Exhausted)?,
+            IdSpec::AutoSeq(ms) if ms == last.ms => last
+                .next()
+                .filter(|n| n.ms == ms)
+                .ok_or(AddError::TooSmall)?,
+            IdSpec::AutoSeq(ms) => StreamId {
+                ms,
+                seq: u64::from(ms == 0),
+            },
+            IdSpec::Explicit(id) if id == StreamId::MIN => return Err(AddError::Zero),
+            IdSpec::Explicit(id) => id,
+        };
+        if id <= last {
+            return Err(AddError::TooSmall);
+        }
+        Ok(id)
+    }
+
+    /// Appends an entry with an ID from [`Stream::next_id`].
+    pub fn add(&mut self, id: StreamId, fields: &[(Bytes, Bytes)]) {
+        let fields: Vec<(Bytes, Bytes)> = fields
+            .iter()
+            .map(|(f, v)| (Bytes::copy_from_slice(f), Bytes::copy_from_slice(v)))
+            .collect();
+        self.elem_bytes += Stream::entry_bytes(&fields);
+        self.entries.insert(id, fields);
+        self.last_id = id;
+        self.entries_added += 1;
+    }
+
+    /// Entries with IDs in `start..=end`, ascending (or descending with
+    /// `rev`), at most `count`.
+    pub fn range(
+        &self,
+        start: StreamId,
+        end: StreamId,
+        count: usize,
+        rev: bool,
+    ) -> Vec<(StreamId, &[(Bytes, Bytes)])> {
+        if start > end {
+            return Vec::new();
+        }
+        let it = self.entries.range(start..=end);
+        fn pick<'a>(
+            (id, f): (&StreamId, &'a Vec<(Bytes, Bytes)>),
+        ) -> (StreamId, &'a [(Bytes, Bytes)]) {
+            (*id, &f[..])
+        }
+        if rev {
+            it.rev().take(count).map(pick).collect()
+        } else {
+            it.take(count).map(pick).collect()
+        }
+    }
+
+    /// Deletes an entry. Returns whether it was there.
+    pub fn delete(&mut self, id: StreamId) -> bool {
+        match self.entries.remove(&id) {
+            Some(fields) => {
+                self.elem_bytes -= Stream::entry_bytes(&fields);
+                self.max_deleted = self.max_deleted.max(id);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Trims from the oldest entry. With `approx`, only whole multiples of
+    /// [`NODE_ENTRIES`] go, and at most `limit` entries (0 = no limit).
+    /// Returns how many entries were removed.
+    pub fn trim(&mut self, how: Trim, approx: bool, limit: usize) -> usize {
+        let excess = match how {
+            Trim::MaxLen(n) => self.len().saturating_sub(n),
+            Trim::MinId(min) => self.entries.range(..min).count(),
+        };
+        let mut n = excess;
+        if approx {
+            n -= n % NODE_ENTRIES;
+        }
+        if limit > 0 {
+            n = n.min(limit);
+        }
+        for _ in 0..n {
+            if let Some((id, fields)) = self.entries.pop_first() {
+                self.elem_bytes -= Stream::entry_bytes(&fields);
+                self.max_deleted = self.max_deleted.max(id);
+            }
+        }
+        n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(ms: u64, seq: u64) -> StreamId {
+        StreamId { ms, seq }
+    }
+
+    #[test]
+    fn ids_parse_and_order() {
+        assert_eq!(StreamId::parse(b"5-3", 0), Some(id(5, 3)));
+        assert_eq!(StreamId::parse(b"5", 7), Some(id(5, 7)));
+        assert_eq!(StreamId::parse(b"5-", 0), None);
+        assert_eq!(StreamId::parse(b"-5", 0), None);
+        assert_eq!(id(1, 9).next(), Some(id(1, 10)));
+        assert_eq!(id(1, 0).prev(), Some(id(0, u64::MAX)));
+    }
+
+    #[test]
+    fn next_ids_follow_redis() {
+        let mut s = Stream::new();
+        assert_eq!(
+            s.next_id(IdSpec::Explicit(StreamId::MIN), 1),
+            Err(AddError::Zero)
+        );
+        assert_eq!(s.next_id(IdSpec::AutoSeq(0), 1), Ok(id(0, 1)));
+        s.add(id(10, 0), &[]);
+        assert_eq!(s.next_id(IdSpec::Auto, 5), Ok(id(10, 1)));
+        assert_eq!(s.next_id(IdSpec::Auto, 20), Ok(id(20, 0)));
+        assert_eq!(s.next_id(IdSpec::AutoSeq(10), 0), Ok(id(10, 1)));
+        assert_eq!(s.next_id(IdSpec::AutoSeq(9), 0), Err(AddError::TooSmall));
+        assert_eq!(
+            s.next_id(IdSpec::Explicit(id(10, 0)), 0),
+            Err(AddError::TooSmall)
+        );
+    }
+
+    #[test]
+    fn approximate_trim_takes_whole_nodes() {
+        let mut s = Stream::new();
+        for i in 1..=250 {
+            s.add(id(i, 0), &[(Bytes::from("f"), Bytes::from("v"))]);
+        }
+        assert_eq!(s.trim(Trim::MaxLen(60), true, 0), 100);
+        assert_eq!(s.len(), 150);
+        assert_eq!(s.trim(Trim::MaxLen(60), false, 0), 90);
+        assert_eq!(s.trim(Trim::MinId(id(200, 0)), false, 0), 9);
+        assert_eq!(s.len(), 51);
+        while let Some((first, _)) = s.entries.first_key_value() {
+            let first = *first;
+            s.delete(first);
+        }
+        assert_eq!(s.heap_bytes(), 0);
+    }
+}
