@@ -11,6 +11,7 @@ mod hashes;
 mod keys;
 mod lists;
 mod metrics;
+mod process;
 mod protocol;
 mod server;
 mod sets;
