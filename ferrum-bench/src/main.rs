@@ -47,14 +47,16 @@ struct SimArgs {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "allkeys-lru,allkeys-lfu,allkeys-random"
+        default_value = "allkeys-lru,allkeys-lfu,allkeys-random,allkeys-ahe"
     )]
     policies: Vec<PolicyKind>,
-    /// Comma-separated patterns.
+    /// Comma-separated patterns (`zipf,shift,mixed,scan,ttl` are
+    /// WORKLOADS.md v1; `loop,zipf06,onehit,phase` are our adversarial
+    /// additions).
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "zipf,shift,mixed,scan,ttl"
+        default_value = "zipf,shift,mixed,scan,ttl,loop,zipf06,onehit,phase"
     )]
     patterns: Vec<Pattern>,
     /// Requests per window of the hit-ratio series in the JSON output.
@@ -94,7 +96,7 @@ struct ReplayArgs {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "allkeys-lru,allkeys-lfu,allkeys-random"
+        default_value = "allkeys-lru,allkeys-lfu,allkeys-random,allkeys-ahe"
     )]
     policies: Vec<PolicyKind>,
     /// Seed of the policies.
