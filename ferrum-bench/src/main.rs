@@ -3,7 +3,7 @@
 
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
@@ -63,9 +63,15 @@ struct SimArgs {
     #[arg(long, default_value_t = 10_000)]
     window: u64,
     /// Print JSON (spec, hit ratios, counters, windowed series) instead of
-    /// the markdown table.
+    /// the markdown tables.
     #[arg(long)]
     json: bool,
+    /// Also write SVG charts into this directory: the hit ratio over time
+    /// per pattern (`hit-ratio-<pattern>.svg`, one line per policy) and
+    /// each adaptive policy's recency weight over time
+    /// (`<policy>-recency-weight.svg`, one line per pattern).
+    #[arg(long)]
+    charts: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -136,6 +142,37 @@ fn sim(args: SimArgs) -> Result<()> {
         writeln!(stdout, "{}", matrix.to_json()?)?;
     } else {
         write!(stdout, "{}", matrix.to_markdown())?;
+        writeln!(
+            stdout,
+            "\nPolicy state, bytes per tracked entry at the end of the run:\n"
+        )?;
+        write!(stdout, "{}", matrix.state_bytes_markdown())?;
+    }
+    if let Some(dir) = &args.charts {
+        write_charts(&matrix, &args, dir)?;
+    }
+    Ok(())
+}
+
+fn write_charts(matrix: &Matrix, args: &SimArgs, dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let mut charts = Vec::new();
+    for pattern in &args.patterns {
+        charts.push((
+            format!("hit-ratio-{pattern}.svg"),
+            matrix.hit_ratio_chart(pattern.as_str()),
+        ));
+    }
+    for policy in &args.policies {
+        if let Some(chart) = matrix.recency_weight_chart(policy.as_str()) {
+            charts.push((format!("{policy}-recency-weight.svg"), chart));
+        }
+    }
+    for (name, chart) in charts {
+        let path = dir.join(name);
+        std::fs::write(&path, chart.to_svg())
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        eprintln!("wrote {}", path.display());
     }
     Ok(())
 }
