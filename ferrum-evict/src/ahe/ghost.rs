@@ -1,25 +1,24 @@
 //! AHE's ghost history: the key hashes of recently evicted entries, each
 //! tagged with the side whose advice evicted it.
 //!
-//! **Structure.** A ring buffer of the last `capacity` evicted hashes, and
-//! a hash map from hash to its ring position with the side in the top bit.
-//! Recording overwrites the oldest ring slot and drops it from the map (if
-//! the map still points at that slot: a hash evicted twice keeps only its
-//! newest record). A lookup that finds a hash removes it, so one eviction
-//! is at most one regret.
+//! **Structure.** A ring buffer of the last `capacity` evicted hashes
+//! (the side in the top bit), and an open-addressing index from hash to
+//! ring slot: a power-of-two table of `u32` slot numbers, at least twice
+//! the ring, with linear probing and backward-shift deletion (so no
+//! tombstones accumulate). Recording overwrites the oldest ring slot and
+//! drops its index entry; a hash recorded again keeps only its newest
+//! record. A lookup that finds a hash removes it, so one eviction is at
+//! most one regret. Hashes are compared on their low 63 bits.
 //!
-//! **Cost.** 8 bytes per ring slot plus the map's `(u64, u32)` pairs and
-//! control bytes, about 17 bytes per remembered hash at full load; the ring
-//! holds as many hashes as the cache holds entries. Every operation is one
-//! hash-map probe: O(1).
+//! **Cost.** 8 bytes per ring slot plus 8 to 16 bytes of index, 16 to 24
+//! bytes per remembered hash; the ring holds as many hashes as the cache
+//! holds entries. Every operation is one or two short probe sequences at a
+//! load factor of at most one half: O(1).
 //!
 //! **Source.** The ghost lists B1/B2 of ARC (Megiddo and Modha, "ARC: A
 //! Self-Tuning, Low Overhead Replacement Cache", FAST 2003) and the
 //! per-expert histories of LeCaR (Vietri et al., HotStorage 2018), with
 //! hashes in place of keys since a policy never sees keys.
-
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 /// Which side's advice evicted an entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -32,8 +31,10 @@ pub enum Side {
     Frequency,
 }
 
-/// The top bit of a map value marks [`Side::Frequency`].
-const FREQUENCY_BIT: u32 = 1 << 31;
+/// The top bit of a ring value marks [`Side::Frequency`].
+const FREQUENCY_BIT: u64 = 1 << 63;
+/// An empty index cell.
+const EMPTY: u32 = u32::MAX;
 
 /// A bounded history of evicted key hashes; see the module docs.
 #[derive(Clone, Debug, Default)]
@@ -41,7 +42,10 @@ pub(crate) struct Ghost {
     ring: Vec<u64>,
     /// Next ring slot to write.
     cursor: usize,
-    map: HashMap<u64, u32, BuildHasherDefault<PassThrough>>,
+    /// Ring slot numbers, or `EMPTY`; `index.len()` is a power of two.
+    index: Vec<u32>,
+    /// Ring slots that hold a live record.
+    live: usize,
 }
 
 impl Ghost {
@@ -50,21 +54,32 @@ impl Ghost {
     /// up one entry at a time pays O(1) amortised; shrinking is ignored (the
     /// history is small next to the cache).
     pub(crate) fn ensure_capacity(&mut self, capacity: usize) {
-        if capacity > self.ring.len() {
-            let capacity = capacity.max(self.ring.len() + self.ring.len() / 8);
-            // Keep the ring's order: the slots after the cursor are the
-            // oldest, so the new empty slots go there.
-            let grow = capacity - self.ring.len();
-            let tail = self.ring.split_off(self.cursor);
-            self.ring.extend(std::iter::repeat_n(0, grow));
-            for (i, &h) in tail.iter().enumerate() {
-                let pos = self.ring.len() as u32;
-                if let Some(v) = self.map.get_mut(&h) {
-                    if *v & !FREQUENCY_BIT == (self.cursor + i) as u32 {
-                        *v = (*v & FREQUENCY_BIT) | pos;
-                    }
-                }
-                self.ring.push(h);
+        if capacity <= self.ring.len() {
+            return;
+        }
+        let capacity = capacity.max(self.ring.len() + self.ring.len() / 8);
+        // Keep the ring's order: the slots from the cursor on are the
+        // oldest, so the new empty slots go just before them.
+        let grow = capacity - self.ring.len();
+        let tail = self.ring.split_off(self.cursor);
+        let old_index = std::mem::take(&mut self.index);
+        let live: Vec<bool> = {
+            // Which old slots are live: those the old index points at.
+            let mut live = vec![false; self.ring.len() + tail.len()];
+            for &slot in old_index.iter().filter(|&&s| s != EMPTY) {
+                live[slot as usize] = true;
+            }
+            live
+        };
+        let head_len = self.ring.len();
+        self.ring.extend(std::iter::repeat_n(0, grow));
+        self.ring.extend(tail);
+        self.index = vec![EMPTY; (2 * capacity).next_power_of_two()];
+        self.live = 0;
+        for (old, &is_live) in live.iter().enumerate() {
+            if is_live {
+                let new = if old < head_len { old } else { old + grow };
+                self.insert_index(new as u32);
             }
         }
     }
@@ -74,65 +89,107 @@ impl Ghost {
         if self.ring.is_empty() {
             return;
         }
+        self.take(hash);
         let slot = self.cursor;
-        let old = self.ring[slot];
-        if self
-            .map
-            .get(&old)
-            .is_some_and(|&v| v & !FREQUENCY_BIT == slot as u32)
-        {
-            self.map.remove(&old);
+        if let Some(cell) = self.find(self.ring[slot], |s| s == slot as u32) {
+            self.remove_index(cell);
         }
-        self.ring[slot] = hash;
-        let tag = match side {
-            Side::Recency => 0,
-            Side::Frequency => FREQUENCY_BIT,
+        self.ring[slot] = match side {
+            Side::Recency => hash & !FREQUENCY_BIT,
+            Side::Frequency => hash | FREQUENCY_BIT,
         };
-        self.map.insert(hash, slot as u32 | tag);
+        self.insert_index(slot as u32);
         self.cursor = (slot + 1) % self.ring.len();
     }
 
     /// If `hash` was evicted recently, forgets it and says on whose advice.
     pub(crate) fn take(&mut self, hash: u64) -> Option<Side> {
-        let v = self.map.remove(&hash)?;
-        Some(if v & FREQUENCY_BIT != 0 {
+        let ring = &self.ring;
+        let cell = self.find(hash, |s| same(ring[s as usize], hash))?;
+        let value = self.ring[self.index[cell] as usize];
+        self.remove_index(cell);
+        Some(if value & FREQUENCY_BIT != 0 {
             Side::Frequency
         } else {
             Side::Recency
         })
     }
 
-    /// How many hashes are remembered.
-    #[cfg(test)]
-    pub(crate) fn len(&self) -> usize {
-        self.map.len()
-    }
-
-    pub(crate) fn heap_bytes(&self) -> usize {
-        // hashbrown stores each pair plus one control byte per bucket.
-        self.ring.capacity() * std::mem::size_of::<u64>()
-            + self.map.capacity() * (std::mem::size_of::<(u64, u32)>() + 1)
-    }
-}
-
-/// The keys are already well-mixed hashes: use them as they are.
-#[derive(Default)]
-struct PassThrough(u64);
-
-impl Hasher for PassThrough {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 << 8) ^ u64::from(b);
+    /// The index cell on `hash`'s probe sequence whose slot satisfies
+    /// `wanted`.
+    fn find(&self, hash: u64, wanted: impl Fn(u32) -> bool) -> Option<usize> {
+        if self.index.is_empty() {
+            return None;
+        }
+        let mask = self.index.len() - 1;
+        let mut cell = home(hash, mask);
+        loop {
+            match self.index[cell] {
+                EMPTY => return None,
+                slot if wanted(slot) => return Some(cell),
+                _ => cell = (cell + 1) & mask,
+            }
         }
     }
 
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
+    fn insert_index(&mut self, slot: u32) {
+        let mask = self.index.len() - 1;
+        let mut cell = home(self.ring[slot as usize], mask);
+        while self.index[cell] != EMPTY {
+            cell = (cell + 1) & mask;
+        }
+        self.index[cell] = slot;
+        self.live += 1;
     }
+
+    /// Empties `cell`, shifting later members of its cluster back so every
+    /// member stays reachable from its home cell.
+    fn remove_index(&mut self, mut hole: usize) {
+        let mask = self.index.len() - 1;
+        let mut cell = hole;
+        loop {
+            cell = (cell + 1) & mask;
+            let slot = self.index[cell];
+            if slot == EMPTY {
+                break;
+            }
+            let want = home(self.ring[slot as usize], mask);
+            // Move it back unless its home lies cyclically in (hole, cell].
+            let stays = if hole <= cell {
+                hole < want && want <= cell
+            } else {
+                hole < want || want <= cell
+            };
+            if !stays {
+                self.index[hole] = slot;
+                hole = cell;
+            }
+        }
+        self.index[hole] = EMPTY;
+        self.live -= 1;
+    }
+
+    /// How many hashes are remembered.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.live
+    }
+
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.ring.capacity() * std::mem::size_of::<u64>()
+            + self.index.capacity() * std::mem::size_of::<u32>()
+    }
+}
+
+/// Whether a ring value records `hash` (ignoring the side bit).
+fn same(value: u64, hash: u64) -> bool {
+    (value ^ hash) & !FREQUENCY_BIT == 0
+}
+
+/// A hash's home cell. The high half picks it, so that it is independent
+/// of the low bits the sketch and the store's sharding lean on.
+fn home(hash: u64, mask: usize) -> usize {
+    ((hash & !FREQUENCY_BIT) >> 31) as usize & mask
 }
 
 #[cfg(test)]
@@ -166,6 +223,24 @@ mod tests {
         // Overwriting the first slot must not drop the newer record.
         g.record(5, Side::Recency);
         assert_eq!(g.take(9), Some(Side::Frequency));
+    }
+
+    #[test]
+    fn deletions_keep_colliding_hashes_reachable() {
+        let mut g = Ghost::default();
+        g.ensure_capacity(8);
+        // Same home cell (equal high bits), different low bits.
+        let hs: Vec<u64> = (0..6).map(|i| (7u64 << 31) | i).collect();
+        for &h in &hs {
+            g.record(h, Side::Recency);
+        }
+        assert_eq!(g.take(hs[1]), Some(Side::Recency));
+        assert_eq!(g.take(hs[3]), Some(Side::Recency));
+        for h in [hs[0], hs[2], hs[4], hs[5]] {
+            assert_eq!(g.take(h), Some(Side::Recency), "{h}");
+        }
+        assert_eq!(g.len(), 0);
+        assert!(g.index.iter().all(|&c| c == EMPTY));
     }
 
     #[test]

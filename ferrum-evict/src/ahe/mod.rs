@@ -79,7 +79,8 @@
 //! links, the tick of the last access, padding) and a 1-byte region tag.
 //! Per entry of the cache's size: 16 bytes of sketch and doorkeeper (times
 //! the rounding up to a power of two), and the ghost history: 8 bytes of
-//! ring plus about 17 of hash map per evicted hash remembered. Keys with a
+//! ring plus 8 to 16 bytes of open-addressing index per evicted hash
+//! remembered (as many as the cache holds, plus up to an eighth). Keys with a
 //! deadline add 16 bytes per slot (an indexed heap). `heap_bytes` counts
 //! all of it; `ferrum-bench sim` prints it per entry.
 //!
