@@ -41,9 +41,11 @@ const LEFT: f64 = 64.0;
 const RIGHT: f64 = 170.0;
 const TOP: f64 = 40.0;
 const BOTTOM: f64 = 56.0;
-/// Colour-blind-safe palette (Okabe and Ito).
-const PALETTE: [&str; 8] = [
+/// Colour-blind-safe palette (Okabe and Ito), then two of Tol's muted
+/// colours so the nine patterns get distinct lines.
+const PALETTE: [&str; 10] = [
     "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442",
+    "#882255", "#999999",
 ];
 
 impl LineChart {
