@@ -94,3 +94,25 @@ fn the_recency_weight_is_reported_per_window() {
         .controller
         .is_none());
 }
+
+#[test]
+fn the_hit_ratio_does_not_depend_on_the_request_rate() {
+    // DESIGN.md §2: the same trace at 1 ms spacing, at full speed (every
+    // request in the same millisecond) and at 1 s spacing gives the same
+    // hits, because AHE counts events, never time. (No TTLs here: expiry
+    // is time by definition.)
+    for pattern in [Pattern::Shift, Pattern::Mixed] {
+        let replay = |spacing: u64| {
+            let policy = Ahe::new(AheConfig::default());
+            let requests = Workload::new(pattern, SEED, 100_000).map(|mut r| {
+                r.at = ferrum_evict::Millis(r.at.0 * spacing);
+                r
+            });
+            let report = simulate(Some(policy), SimConfig::default(), requests);
+            (report.hits, report.evictions, report.recency_weights)
+        };
+        let paced = replay(1);
+        assert_eq!(paced, replay(0), "{pattern}: full speed");
+        assert_eq!(paced, replay(1_000), "{pattern}: 1 s apart");
+    }
+}
