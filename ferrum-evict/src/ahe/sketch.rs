@@ -20,7 +20,8 @@
 //!
 //! **Cost.** Per counted entry of the cache's size, rounded up to a power of
 //! two: one word of counters and one word (64 bits) of doorkeeper, 16 bytes.
-//! `increment` and `frequency` touch at most seven words: O(1). The halving
+//! `increment` and `frequency` touch at most seven words, the four
+//! counters within one 64-byte block: O(1). The halving
 //! pass is O(width) once per `10 × width` accesses, so 0.2 word operations
 //! per access amortised.
 //!
@@ -68,16 +69,19 @@ impl FrequencySketch {
         self.additions = 0;
     }
 
-    /// The four counters (word, nibble shift) of `hash`: double hashing
-    /// (Kirsch and Mitzenmacher) over two re-mixes, so a key costs two
-    /// multiplication chains rather than four.
+    /// The four counters (word, nibble shift) of `hash`, all in one
+    /// 64-byte block of eight words so that a lookup costs one cache miss,
+    /// as in Caffeine's block-based sketch: one re-mix picks the block, a
+    /// second picks a word of the block and a nibble of the word for each
+    /// of the four counters.
     #[inline]
     fn slots(&self, hash: u64) -> [(usize, u32); 4] {
         let h1 = mix(hash);
-        let h2 = mix(h1 ^ 0x9E37_79B9_7F4A_7C15) | 1;
+        let h2 = mix(h1 ^ 0x9E37_79B9_7F4A_7C15);
+        let block = (h1 as usize) & self.mask & !7;
         std::array::from_fn(|k| {
-            let h = h1.wrapping_add((k as u64).wrapping_mul(h2));
-            ((h as usize) & self.mask, ((h >> 60) as u32) << 2)
+            let bits = h2 >> (16 * k);
+            (block | (bits as usize & 7), ((bits >> 3) as u32 & 15) << 2)
         })
     }
 
