@@ -3,6 +3,7 @@
 //!
 //! One test binary with a module per command family keeps link time down.
 
+mod blocking;
 mod common;
 mod connection;
 mod eviction;
@@ -12,6 +13,7 @@ mod keys;
 mod lists;
 mod metrics;
 mod protocol;
+mod pubsub;
 mod server;
 mod sets;
 mod streams;
