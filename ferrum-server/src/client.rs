@@ -3,13 +3,15 @@
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use ferrum_proto::Protocol;
 use tokio::sync::Notify;
 use tokio::time::Instant;
+
+use crate::pubsub::Subscriptions;
 
 /// A connection's private state, owned by its task.
 #[derive(Debug)]
@@ -30,6 +32,8 @@ pub(crate) struct ConnState {
     pub(crate) watched: Vec<(usize, Bytes, Option<u64>)>,
     /// Close after the reply is written (`QUIT`, `CLIENT KILL` of self).
     pub(crate) closing: bool,
+    /// Channels and patterns subscribed to, and the message queue.
+    pub(crate) subs: Subscriptions,
 }
 
 impl ConnState {
@@ -44,6 +48,7 @@ impl ConnState {
             multi_failed: false,
             watched: Vec::new(),
             closing: false,
+            subs: Subscriptions::default(),
         }
     }
 }
@@ -78,6 +83,12 @@ pub(crate) struct ClientHandle {
     last_sub: Mutex<Option<Bytes>>,
     /// Woken to close the connection (`CLIENT KILL`, shutdown).
     pub(crate) kill: Notify,
+    /// Channels subscribed to, mirrored for `CLIENT LIST`.
+    pub(crate) subs: AtomicUsize,
+    /// Patterns subscribed to, mirrored for `CLIENT LIST`.
+    pub(crate) psubs: AtomicUsize,
+    /// Whether the client is blocked in a blocking command.
+    pub(crate) blocked: AtomicBool,
 }
 
 impl ClientHandle {
@@ -125,15 +136,32 @@ impl ClientHandle {
             String::from_utf8_lossy(&v.unwrap_or_default()).into_owned()
         };
         let name = text(&self.name);
+        let (subs, psubs) = (
+            self.subs.load(Ordering::Relaxed),
+            self.psubs.load(Ordering::Relaxed),
+        );
+        let mut flags = String::new();
+        if subs + psubs > 0 {
+            flags.push('P');
+        }
+        if self.blocked.load(Ordering::Relaxed) {
+            flags.push('b');
+        }
+        if flags.is_empty() {
+            flags.push('N');
+        }
         format!(
-            "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags=N db={} sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db={} sub={} psub={} ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
             self.id,
             self.addr,
             self.laddr,
             name,
             age.as_secs(),
             idle / 1000,
+            flags,
             self.db.load(Ordering::Relaxed),
+            subs,
+            psubs,
             self.last_command(),
             self.resp.load(Ordering::Relaxed),
             text(&self.lib_name),
@@ -167,6 +195,9 @@ impl ClientRegistry {
             last_cmd: AtomicUsize::new(usize::MAX),
             last_sub: Mutex::new(None),
             kill: Notify::new(),
+            subs: AtomicUsize::new(0),
+            psubs: AtomicUsize::new(0),
+            blocked: AtomicBool::new(false),
         });
         self.lock().insert(id, handle.clone());
         handle

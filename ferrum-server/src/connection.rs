@@ -1,29 +1,43 @@
 //! One client connection: read what is there, run every complete command,
-//! write all the replies with one syscall, repeat.
+//! write all the replies with one syscall, repeat; block when a blocking
+//! command says so; deliver Pub/Sub messages as they arrive.
 //!
 //! Batching is what makes pipelining fast: a `redis-benchmark -P 16` burst
 //! arrives in one read and leaves in one write. The read buffer is bounded by
-//! `client-query-buffer-limit`, and a client that stops reading simply stops
-//! being read from (its task waits in `write_all`), so neither can grow the
-//! server's memory without bound.
+//! `client-query-buffer-limit`. A client that stops reading stops being read
+//! from (its task waits in the write), and that write still gives way to
+//! `CLIENT KILL` (how an overflowing subscriber is closed) and, after a
+//! grace period, to shutdown, so neither can grow the server's memory or
+//! hold up its exit.
+//!
+//! A blocked client (see `crate::blocking`) first gets every reply before
+//! its blocking command, then waits with no lock held on: a wake-up for one
+//! of its keys, its timeout, `CLIENT UNBLOCK`, `CLIENT KILL`, shutdown, and
+//! its own socket, where EOF means it is gone and is cleaned up at once.
+//! Commands pipelined after the blocking one run only once it is served.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use ferrum_proto::{Frame, Limits, RespCodec};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+use tokio::time::Instant;
 use tokio_util::codec::{Decoder, Encoder};
 use tokio_util::sync::CancellationToken;
 
 use crate::client::{ClientHandle, ConnState};
-use crate::cmd;
+use crate::cmd::{self, BlockSpec, Reply};
 use crate::shared::Shared;
 
 /// Replies are flushed early once this many bytes are pending, so one huge
 /// pipeline cannot build an unbounded write buffer.
 const FLUSH_THRESHOLD: usize = 64 * 1024;
+
+/// How long a pending write may still take once shutdown began.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
 
 /// Why a connection ended.
 #[derive(Debug)]
@@ -36,14 +50,17 @@ pub(crate) enum Closed {
     Idle,
     /// The query buffer grew past `client-query-buffer-limit`.
     QueryBufferLimit,
+    /// A subscriber fell behind past `client-output-buffer-limit pubsub`.
+    OutputBufferLimit,
     /// The socket failed.
     Io(std::io::Error),
 }
 
-/// Serves one accepted connection until it closes.
+/// Serves one accepted connection until it closes, then drops its
+/// subscriptions.
 pub(crate) async fn serve(
     shared: Arc<Shared>,
-    mut socket: TcpStream,
+    socket: TcpStream,
     handle: Arc<ClientHandle>,
     shutdown: CancellationToken,
 ) -> Closed {
@@ -56,103 +73,269 @@ pub(crate) async fn serve(
         let timeout = (!c.timeout.is_zero()).then_some(c.timeout);
         (limits, timeout, c.client_query_buffer_limit_bytes as usize)
     };
-    let mut codec = RespCodec::server(limits);
-    let mut rbuf = BytesMut::with_capacity(16 * 1024);
-    let mut wbuf = BytesMut::with_capacity(16 * 1024);
-    let mut conn = ConnState::new(handle.clone(), !shared.requires_auth());
-    loop {
-        let outcome = run_buffered(
-            &shared,
-            &mut conn,
-            &mut codec,
-            &mut rbuf,
-            &mut wbuf,
-            &mut socket,
-        )
-        .await;
-        if !wbuf.is_empty() {
-            shared
-                .stats
-                .net_output_bytes
-                .fetch_add(wbuf.len() as u64, Ordering::Relaxed);
-            if let Err(e) = socket.write_all(&wbuf).await {
-                return Closed::Io(e);
+    let state = ConnState::new(handle.clone(), !shared.requires_auth());
+    let mut c = Connection {
+        shared,
+        socket,
+        handle,
+        shutdown,
+        codec: RespCodec::server(limits),
+        rbuf: BytesMut::with_capacity(16 * 1024),
+        wbuf: BytesMut::with_capacity(16 * 1024),
+        state,
+        idle_timeout,
+        qbuf_limit,
+    };
+    let closed = c.run().await;
+    let id = c.handle.id;
+    c.state.subs.clear(&c.shared.pubsub, id);
+    closed
+}
+
+/// A connection's task state.
+struct Connection {
+    shared: Arc<Shared>,
+    socket: TcpStream,
+    handle: Arc<ClientHandle>,
+    shutdown: CancellationToken,
+    codec: RespCodec,
+    rbuf: BytesMut,
+    wbuf: BytesMut,
+    state: ConnState,
+    idle_timeout: Option<Duration>,
+    qbuf_limit: usize,
+}
+
+impl Connection {
+    async fn run(&mut self) -> Closed {
+        loop {
+            let outcome = self.run_buffered().await;
+            // Replies before an error or a blocking command go out first.
+            if let Err(closed) = self.flush().await {
+                return closed;
             }
-            wbuf.clear();
+            match outcome {
+                Err(closed) => return closed,
+                Ok(Some(spec)) => match self.wait_blocked(spec).await {
+                    Ok(reply) => {
+                        self.encode(&reply);
+                        // Run what was pipelined behind it before reading.
+                        continue;
+                    }
+                    Err(closed) => return closed,
+                },
+                Ok(None) if self.state.closing => return Closed::Normally,
+                Ok(None) => {}
+            }
+            if self.rbuf.len() > self.qbuf_limit {
+                return Closed::QueryBufferLimit;
+            }
+            if let Err(closed) = self.wait_input().await {
+                return closed;
+            }
         }
-        match outcome {
-            Ok(()) if conn.closing => return Closed::Normally,
-            Ok(()) => {}
-            Err(closed) => return closed,
+    }
+
+    /// Runs every complete command in the read buffer, encoding replies
+    /// (flushing early past [`FLUSH_THRESHOLD`]). Stops at a command that
+    /// blocks and returns what it waits for.
+    async fn run_buffered(&mut self) -> Result<Option<BlockSpec>, Closed> {
+        loop {
+            let frame = match self.codec.decode(&mut self.rbuf) {
+                Ok(Some(frame)) => frame,
+                Ok(None) => return Ok(None),
+                Err(e) => {
+                    self.wbuf.extend_from_slice(b"-ERR ");
+                    self.wbuf.extend_from_slice(e.to_string().as_bytes());
+                    self.wbuf.extend_from_slice(b"\r\n");
+                    return Err(Closed::Protocol);
+                }
+            };
+            let Some(args) = into_args(frame) else {
+                continue;
+            };
+            match cmd::execute(&self.shared, &mut self.state, args) {
+                Reply::One(frame) => self.encode(&frame),
+                Reply::Many(frames) => frames.iter().for_each(|f| self.encode(f)),
+                Reply::Block(spec) => return Ok(Some(spec)),
+            }
+            if self.state.closing {
+                return Ok(None);
+            }
+            if self.wbuf.len() >= FLUSH_THRESHOLD {
+                self.flush().await?;
+            }
         }
-        if rbuf.len() > qbuf_limit {
-            return Closed::QueryBufferLimit;
+    }
+
+    /// Encodes a reply in the connection's current protocol (which `HELLO`
+    /// may just have changed, for its own reply too).
+    fn encode(&mut self, frame: &Frame) {
+        self.codec.set_protocol(self.state.protocol);
+        // Encoding into a BytesMut cannot fail.
+        let _ = self.codec.encode(frame, &mut self.wbuf);
+    }
+
+    /// Encodes `first` and whatever other messages are queued already, up
+    /// to one write batch.
+    fn encode_messages(&mut self, first: crate::pubsub::Message) {
+        self.encode(&first.into_frame());
+        while self.wbuf.len() < FLUSH_THRESHOLD {
+            let Some(msg) = self.state.subs.try_recv() else {
+                break;
+            };
+            self.encode(&msg.into_frame());
         }
-        if rbuf.capacity() - rbuf.len() < 4096 {
-            rbuf.reserve(16 * 1024);
+    }
+
+    /// Writes the pending replies. A write that waits on a client that does
+    /// not read still gives way to `CLIENT KILL`, and to shutdown after
+    /// [`SHUTDOWN_GRACE`].
+    async fn flush(&mut self) -> Result<(), Closed> {
+        if self.wbuf.is_empty() {
+            return Ok(());
         }
+        self.shared
+            .stats
+            .net_output_bytes
+            .fetch_add(self.wbuf.len() as u64, Ordering::Relaxed);
+        // The common case: the socket takes everything at once, without
+        // building the select below.
+        let mut written = 0;
+        while written < self.wbuf.len() {
+            match self.socket.try_write(&self.wbuf[written..]) {
+                Ok(0) => return Err(Closed::Io(std::io::ErrorKind::WriteZero.into())),
+                Ok(n) => written += n,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(e) => return Err(Closed::Io(e)),
+            }
+        }
+        let done = {
+            let mut rest = std::pin::pin!(self.socket.write_all(&self.wbuf[written..]));
+            tokio::select! {
+                r = &mut rest => Some(r),
+                () = self.handle.kill.notified() => None,
+                () = self.shutdown.cancelled() => {
+                    Some(tokio::time::timeout(SHUTDOWN_GRACE, &mut rest).await.unwrap_or_else(|_| {
+                        Err(std::io::ErrorKind::TimedOut.into())
+                    }))
+                }
+            }
+        };
+        let result = match done {
+            Some(r) => r.map_err(Closed::Io),
+            None => Err(self.killed()),
+        };
+        self.wbuf.clear();
+        result
+    }
+
+    /// Why a `kill` notification closes this connection.
+    fn killed(&self) -> Closed {
+        if self.state.subs.overflowed() {
+            Closed::OutputBufferLimit
+        } else {
+            Closed::Normally
+        }
+    }
+
+    /// Waits for more input (or Pub/Sub messages to deliver).
+    async fn wait_input(&mut self) -> Result<(), Closed> {
+        if self.rbuf.capacity() - self.rbuf.len() < 4096 {
+            self.rbuf.reserve(16 * 1024);
+        }
+        // Subscribers are exempt from the idle timeout, as in Redis.
+        let idle = self.idle_timeout.filter(|_| self.state.subs.count() == 0);
+        let (socket, rbuf) = (&mut self.socket, &mut self.rbuf);
         let read = async {
-            match idle_timeout {
-                Some(t) => tokio::time::timeout(t, socket.read_buf(&mut rbuf))
-                    .await
-                    .ok(),
-                None => Some(socket.read_buf(&mut rbuf).await),
+            match idle {
+                Some(t) => tokio::time::timeout(t, socket.read_buf(rbuf)).await.ok(),
+                None => Some(socket.read_buf(rbuf).await),
             }
         };
         tokio::select! {
             r = read => match r {
-                None => return Closed::Idle,
-                Some(Ok(0)) => return Closed::Normally,
-                Some(Ok(n)) => {
-                    shared.stats.net_input_bytes.fetch_add(n as u64, Ordering::Relaxed);
-                }
-                Some(Err(e)) => return Closed::Io(e),
+                None => return Err(Closed::Idle),
+                Some(Ok(0)) => return Err(Closed::Normally),
+                Some(Ok(n)) => self.count_input(n),
+                Some(Err(e)) => return Err(Closed::Io(e)),
             },
-            () = handle.kill.notified() => return Closed::Normally,
-            () = shutdown.cancelled() => return Closed::Normally,
+            msg = self.state.subs.recv() => self.encode_messages(msg),
+            () = self.handle.kill.notified() => return Err(self.killed()),
+            () = self.shutdown.cancelled() => return Err(Closed::Normally),
         }
+        Ok(())
     }
-}
 
-/// Runs every complete command in `rbuf`, encoding replies into `wbuf`
-/// (flushing early past [`FLUSH_THRESHOLD`]).
-async fn run_buffered(
-    shared: &Shared,
-    conn: &mut ConnState,
-    codec: &mut RespCodec,
-    rbuf: &mut BytesMut,
-    wbuf: &mut BytesMut,
-    socket: &mut TcpStream,
-) -> Result<(), Closed> {
-    loop {
-        let frame = match codec.decode(rbuf) {
-            Ok(Some(frame)) => frame,
-            Ok(None) => return Ok(()),
-            Err(e) => {
-                wbuf.extend_from_slice(b"-ERR ");
-                wbuf.extend_from_slice(e.to_string().as_bytes());
-                wbuf.extend_from_slice(b"\r\n");
-                return Err(Closed::Protocol);
+    fn count_input(&self, n: usize) {
+        self.shared
+            .stats
+            .net_input_bytes
+            .fetch_add(n as u64, Ordering::Relaxed);
+    }
+
+    /// Blocks the client until `spec` can be served, and returns the reply:
+    /// the popped value, the timeout reply, or `CLIENT UNBLOCK`'s.
+    async fn wait_blocked(&mut self, spec: BlockSpec) -> Result<Frame, Closed> {
+        let blocking = self.shared.blocking.clone();
+        let mut reg = blocking.register(self.handle.id, spec.db, &spec.keys, spec.kind());
+        self.handle.blocked.store(true, Ordering::Relaxed);
+        let deadline = spec.timeout.and_then(|t| Instant::now().checked_add(t));
+        let result = loop {
+            let w = reg.waiter();
+            if w.unblocked.load(Ordering::Relaxed) {
+                break Ok(if reg.waiter().unblock_error.load(Ordering::Relaxed) {
+                    Frame::error(cmd::UNBLOCKED)
+                } else {
+                    spec.timeout_reply()
+                });
+            }
+            // Registered first, then retried: a push between the command's
+            // own attempt and the registration is seen here.
+            if let Some(reply) = cmd::retry_blocked(&self.shared, &mut self.state, &spec) {
+                if let cmd::BlockOp::Move { dst, .. } = &spec.op {
+                    reg.wrote(dst.clone());
+                }
+                break Ok(reply);
+            }
+            let timeout = async {
+                match deadline {
+                    Some(d) => tokio::time::sleep_until(d).await,
+                    None => std::future::pending().await,
+                }
+            };
+            if self.rbuf.capacity() - self.rbuf.len() < 4096 {
+                self.rbuf.reserve(16 * 1024);
+            }
+            tokio::select! {
+                () = reg.waiter().wake.notified() => {}
+                () = timeout => break Ok(spec.timeout_reply()),
+                // Read on to see the peer go away; what it sends waits in
+                // the buffer until the client is served.
+                r = self.socket.read_buf(&mut self.rbuf) => match r {
+                    Ok(0) => break Err(Closed::Normally),
+                    Ok(n) => {
+                        self.count_input(n);
+                        if self.rbuf.len() > self.qbuf_limit {
+                            break Err(Closed::QueryBufferLimit);
+                        }
+                    }
+                    Err(e) => break Err(Closed::Io(e)),
+                },
+                // A RESP3 client may be subscribed and blocked at once.
+                msg = self.state.subs.recv() => {
+                    self.encode_messages(msg);
+                    if let Err(closed) = self.flush().await {
+                        break Err(closed);
+                    }
+                }
+                () = self.handle.kill.notified() => break Err(self.killed()),
+                () = self.shutdown.cancelled() => break Err(Closed::Normally),
             }
         };
-        let Some(args) = into_args(frame) else {
-            continue;
-        };
-        let reply = cmd::execute(shared, conn, args);
-        codec.set_protocol(conn.protocol);
-        // Encoding into a BytesMut cannot fail.
-        let _ = codec.encode(&reply, wbuf);
-        if conn.closing {
-            return Ok(());
-        }
-        if wbuf.len() >= FLUSH_THRESHOLD {
-            shared
-                .stats
-                .net_output_bytes
-                .fetch_add(wbuf.len() as u64, Ordering::Relaxed);
-            socket.write_all(wbuf).await.map_err(Closed::Io)?;
-            wbuf.clear();
-        }
+        self.handle.blocked.store(false, Ordering::Relaxed);
+        drop(reg);
+        result
     }
 }
 

@@ -19,12 +19,14 @@
 //! # }
 //! ```
 
+mod blocking;
 mod client;
 mod clock;
 mod cmd;
 pub mod config;
 mod connection;
 mod metrics;
+mod pubsub;
 mod server;
 mod shared;
 

@@ -73,6 +73,8 @@ impl Server {
             clock: Clock::new(),
             stats: ServerStats::default(),
             tx_gate: RwLock::new(()),
+            blocking: Arc::default(),
+            pubsub: crate::pubsub::PubSub::default(),
         });
         Ok(Server {
             listeners,

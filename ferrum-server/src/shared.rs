@@ -1,15 +1,18 @@
 //! State shared by every connection: the store, the configuration, the
-//! client registry, the clock and the server's own counters.
+//! client registry, blocked clients, Pub/Sub subscriptions, the clock and
+//! the server's own counters.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 
 use ferrum_store::Store;
 
+use crate::blocking::Blocking;
 use crate::client::ClientRegistry;
 use crate::clock::Clock;
 use crate::cmd::{CommandSpec, COMMANDS};
 use crate::config::Config;
+use crate::pubsub::PubSub;
 
 /// Everything connections share. One instance per server, behind an `Arc`.
 pub(crate) struct Shared {
@@ -34,6 +37,10 @@ pub(crate) struct Shared {
     pub(crate) debug_enabled: std::sync::atomic::AtomicBool,
     /// The port actually bound (for `INFO server`).
     pub(crate) port: std::sync::atomic::AtomicU16,
+    /// Clients blocked in BLPOP and friends, by key.
+    pub(crate) blocking: Arc<Blocking>,
+    /// Pub/Sub channels and patterns.
+    pub(crate) pubsub: PubSub,
 }
 
 impl Shared {

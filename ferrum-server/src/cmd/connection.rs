@@ -9,12 +9,19 @@ use super::error::{AUTH_NOT_SET, DB_RANGE, WRONGPASS};
 use super::parse::{int_arg, is, parse_i64};
 use super::{CmdError, CmdResult, Ctx};
 
+/// `PING [message]`. A RESP2 client in subscribed mode gets
+/// `["pong", message]` (message empty by default), as in Redis.
 pub(crate) fn ping(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let _ = ctx;
-    match args.len() {
-        1 => Ok(Frame::simple("PONG")),
-        2 => Ok(Frame::Bulk(args[1].clone())),
-        _ => Err(CmdError::Arity("ping".into())),
+    if args.len() > 2 {
+        return Err(CmdError::Arity("ping".into()));
+    }
+    if ctx.conn.subs.restricts(ctx.conn.protocol) {
+        let msg = args.get(1).cloned().unwrap_or_default();
+        return Ok(Frame::Array(vec![Frame::bulk("pong"), Frame::Bulk(msg)]));
+    }
+    match args.get(1) {
+        None => Ok(Frame::simple("PONG")),
+        Some(m) => Ok(Frame::Bulk(m.clone())),
     }
 }
 
@@ -205,6 +212,8 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         Ok(Frame::ok())
     } else if is(sub, "kill") {
         client_kill(ctx, &args[2..])
+    } else if is(sub, "unblock") {
+        client_unblock(ctx, &args[2..])
     } else if is(sub, "help") {
         Ok(Frame::Array(
             [
@@ -218,6 +227,7 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
                 "LIST [ID <client-id> [<client-id> ...]]", "    Return information about client connections.",
                 "SETNAME <name>", "    Assign the name <name> to the current connection.",
                 "SETINFO <option> <value>", "    Set client meta attr. Options are: LIB-NAME, LIB-VER.",
+                "UNBLOCK <clientid> [TIMEOUT|ERROR]", "    Unblock the specified blocked client.",
                 "HELP", "    Print this help.",
             ]
             .map(Frame::simple)
@@ -322,8 +332,12 @@ fn client_kill(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
                     String::from_utf8_lossy(&v)
                 )));
             }
-            let normal = is(&v, "normal");
-            filters.push(Box::new(move |_| normal));
+            let (normal, pubsub) = (is(&v, "normal"), is(&v, "pubsub"));
+            filters.push(Box::new(move |c| {
+                let subscribed =
+                    c.subs.load(Ordering::Relaxed) + c.psubs.load(Ordering::Relaxed) > 0;
+                (normal && !subscribed) || (pubsub && subscribed)
+            }));
         } else {
             return Err(CmdError::syntax());
         }
@@ -342,8 +356,27 @@ fn client_kill(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     Ok(Frame::Integer(killed))
 }
 
-/// `RESET`: back to a fresh connection's state.
+/// `CLIENT UNBLOCK id [TIMEOUT|ERROR]`: 1 if the client was blocked.
+fn client_unblock(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let (id, error) = match args {
+        [id] => (id, false),
+        [id, how] if is(how, "timeout") => (id, false),
+        [id, how] if is(how, "error") => (id, true),
+        [_, _] => {
+            return Err(CmdError::msg(
+                "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR",
+            ))
+        }
+        _ => return Err(CmdError::syntax()),
+    };
+    let id = int_arg(id)?;
+    let unblocked = u64::try_from(id).is_ok_and(|id| ctx.shared.blocking.unblock(id, error));
+    Ok(Frame::Integer(i64::from(unblocked)))
+}
+
+/// `RESET`: back to a fresh connection's state, subscriptions included.
 pub(crate) fn reset(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    super::pubsub::leave_all(ctx);
     ctx.conn.db = 0;
     ctx.conn.handle.db.store(0, Ordering::Relaxed);
     ctx.conn.multi = None;

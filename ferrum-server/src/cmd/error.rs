@@ -66,6 +66,14 @@ pub(crate) const STREAM_ID: &str = "ERR Invalid stream ID specified as stream co
 /// `-ERR The ID specified in XADD is equal or smaller than the target stream top item`
 pub(crate) const XADD_SMALL: &str =
     "ERR The ID specified in XADD is equal or smaller than the target stream top item";
+/// `-ERR timeout is not a float or out of range` (blocking commands)
+pub(crate) const TIMEOUT_NOT_FLOAT: &str = "ERR timeout is not a float or out of range";
+/// `-ERR timeout is negative`
+pub(crate) const TIMEOUT_NEGATIVE: &str = "ERR timeout is negative";
+/// `-ERR timeout is out of range`
+pub(crate) const TIMEOUT_RANGE: &str = "ERR timeout is out of range";
+/// `-UNBLOCKED ...`: the reply to a client unblocked by `CLIENT UNBLOCK id ERROR`.
+pub(crate) const UNBLOCKED: &str = "UNBLOCKED client unblocked via CLIENT UNBLOCK";
 /// `-ERR The ID specified in XADD must be greater than 0-0`
 pub(crate) const XADD_ZERO: &str = "ERR The ID specified in XADD must be greater than 0-0";
 /// `-ERR The stream has exhausted the last possible ID, unable to add more items`

@@ -81,9 +81,10 @@ fn server(ctx: &Ctx<'_>, out: &mut String) {
 fn clients(ctx: &Ctx<'_>, out: &mut String) {
     let _ = write!(
         out,
-        "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:0\r\n",
+        "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:{}\r\n",
         ctx.shared.clients.len(),
         ctx.shared.config().maxclients,
+        ctx.shared.blocking.blocked_clients(),
     );
 }
 

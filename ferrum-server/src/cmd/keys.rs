@@ -118,6 +118,11 @@ pub(crate) fn copy(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         return Ok(Frame::Integer(0));
     }
     dst_shard.insert(dst_db, dst.clone(), value, expires_at, now);
+    drop(ks);
+    if dst_db != db {
+        // The dispatcher wakes waiters on `dst` in the current database only.
+        super::wake_key(ctx, dst_db, dst);
+    }
     Ok(Frame::Integer(1))
 }
 

@@ -7,7 +7,13 @@
 //! the replies to a pipeline together. Each handler parses and validates all
 //! of its arguments before it touches the store, so a bad argument changes
 //! nothing.
+//!
+//! Two kinds of command need more than one reply frame: a blocking pop with
+//! nothing to pop asks the connection to block ([`Ctx::block`]), and
+//! `SUBSCRIBE a b c` confirms each channel separately ([`Ctx::more`]).
+//! [`execute`] folds both into its [`Reply`].
 
+mod blocking;
 mod coll;
 mod connection;
 mod error;
@@ -17,6 +23,7 @@ mod info;
 mod keys;
 mod list;
 mod parse;
+mod pubsub;
 mod server;
 mod set;
 mod stream;
@@ -32,12 +39,13 @@ use std::sync::LazyLock;
 
 use bytes::Bytes;
 use ferrum_proto::Frame;
-use ferrum_store::{Millis, Store};
+use ferrum_store::{Access, Millis, Store, ValueKind};
 
 use crate::client::ConnState;
 use crate::shared::Shared;
 
-pub(crate) use error::{CmdError, CmdResult};
+pub(crate) use blocking::{retry as retry_blocked, BlockOp, BlockSpec};
+pub(crate) use error::{CmdError, CmdResult, UNBLOCKED};
 pub(crate) use server::policy_of;
 pub(crate) use table::COMMANDS;
 
@@ -63,6 +71,12 @@ pub(crate) mod flag {
     pub(crate) const STALE: u16 = 1 << 8;
     /// Has subcommands (`CLIENT LIST`): reported as `client|list`.
     pub(crate) const CONTAINER: u16 = 1 << 9;
+    /// May block the client (BLPOP and friends).
+    pub(crate) const BLOCKING: u16 = 1 << 10;
+    /// A Pub/Sub command.
+    pub(crate) const PUBSUB: u16 = 1 << 11;
+    /// Allowed while a RESP2 client is subscribed (`SUBSCRIBE`, `PING`, ...).
+    pub(crate) const SUBSCRIBED_OK: u16 = 1 << 12;
 
     /// Flag names in `COMMAND INFO` order.
     pub(crate) const NAMES: &[(u16, &str)] = &[
@@ -70,6 +84,8 @@ pub(crate) mod flag {
         (READONLY, "readonly"),
         (DENYOOM, "denyoom"),
         (ADMIN, "admin"),
+        (PUBSUB, "pubsub"),
+        (BLOCKING, "blocking"),
         (NO_AUTH, "no_auth"),
         (NO_MULTI, "no_multi"),
         (STALE, "stale"),
@@ -163,9 +179,30 @@ pub(crate) struct Ctx<'a> {
     pub(crate) conn: &'a mut ConnState,
     /// The one clock reading for this command.
     pub(crate) now: Millis,
+    /// Whether a blocking command may block; off inside `EXEC`, where it
+    /// replies at once as Redis does.
+    pub(crate) may_block: bool,
+    /// Set by a blocking command that found nothing to pop: the connection
+    /// blocks the client instead of sending the handler's reply.
+    pub(crate) block: Option<BlockSpec>,
+    /// Replies that follow the handler's own, in order (`SUBSCRIBE a b`
+    /// confirms each channel with a frame of its own).
+    pub(crate) more: Vec<Frame>,
 }
 
-impl Ctx<'_> {
+impl<'a> Ctx<'a> {
+    /// A context for one command run at `now`.
+    pub(crate) fn new(shared: &'a Shared, conn: &'a mut ConnState, now: Millis) -> Ctx<'a> {
+        Ctx {
+            shared,
+            conn,
+            now,
+            may_block: true,
+            block: None,
+            more: Vec::new(),
+        }
+    }
+
     /// The keyspace.
     pub(crate) fn store(&self) -> &Store {
         &self.shared.store
@@ -177,13 +214,25 @@ impl Ctx<'_> {
     }
 }
 
+/// What the connection does after a command.
+#[derive(Debug)]
+pub(crate) enum Reply {
+    /// Send this reply.
+    One(Frame),
+    /// Send these replies, in order.
+    Many(Vec<Frame>),
+    /// Block the client until it can be served or times out; commands
+    /// pipelined after this one wait too, as in Redis.
+    Block(BlockSpec),
+}
+
 /// Runs one command and returns its reply. Errors become error frames here;
 /// nothing in a command can close the connection except `QUIT`, which sets
 /// `conn.closing`.
-pub(crate) fn execute(shared: &Shared, conn: &mut ConnState, args: Vec<Bytes>) -> Frame {
+pub(crate) fn execute(shared: &Shared, conn: &mut ConnState, args: Vec<Bytes>) -> Reply {
     let now = shared.clock.now();
-    let mut ctx = Ctx { shared, conn, now };
-    match prepare(&mut ctx, &args) {
+    let mut ctx = Ctx::new(shared, conn, now);
+    let frame = match prepare(&mut ctx, &args) {
         // Transaction control runs outside the gate: EXEC takes its write side.
         Ok(Prepared::Run(spec)) if spec.has(flag::NO_QUEUE) => run(&mut ctx, spec, &args),
         Ok(Prepared::Run(spec)) => {
@@ -197,7 +246,17 @@ pub(crate) fn execute(shared: &Shared, conn: &mut ConnState, args: Vec<Bytes>) -
             }
             e.into_frame()
         }
+    };
+    if let Some(spec) = ctx.block.take() {
+        return Reply::Block(spec);
     }
+    if ctx.more.is_empty() {
+        return Reply::One(frame);
+    }
+    let mut frames = Vec::with_capacity(1 + ctx.more.len());
+    frames.push(frame);
+    frames.append(&mut ctx.more);
+    Reply::Many(frames)
 }
 
 enum Prepared {
@@ -216,6 +275,12 @@ fn prepare(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Result<Prepared, CmdError> {
     }
     if !ctx.conn.authenticated && !spec.has(flag::NO_AUTH) && ctx.shared.requires_auth() {
         return Err(CmdError::msg(error::NOAUTH));
+    }
+    if ctx.conn.subs.restricts(ctx.conn.protocol) && !spec.has(flag::SUBSCRIBED_OK) {
+        return Err(CmdError::msg(format!(
+            "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
+            spec.name
+        )));
     }
     if let Some(queue) = &mut ctx.conn.multi {
         if spec.has(flag::NO_MULTI) {
@@ -245,10 +310,47 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
     let reply = (spec.handler)(ctx, args).unwrap_or_else(CmdError::into_frame);
     if spec.has(flag::WRITE) {
         ctx.store().enforce_maxmemory(ctx.now);
+        if !ctx.shared.blocking.is_idle() {
+            wake_written(ctx, spec, args);
+        }
     }
     let usec = started.elapsed().as_micros() as u64;
     ctx.shared.stats.record_call(spec, usec);
     reply
+}
+
+/// Wakes clients blocked on the keys a write command touched. List and
+/// sorted-set commands can only have left a value of their own type; for
+/// any other command (RENAME, COPY, ...) the key's type is looked up.
+fn wake_written(ctx: &Ctx<'_>, spec: &CommandSpec, args: &[Bytes]) {
+    let kind = match spec.group {
+        "list" => Some(ValueKind::List),
+        "sorted-set" => Some(ValueKind::ZSet),
+        _ => None,
+    };
+    for key in spec.keys(args) {
+        match kind {
+            Some(kind) => ctx.shared.blocking.wake(ctx.db(), key, kind),
+            None => wake_key(ctx, ctx.db(), key),
+        }
+    }
+}
+
+/// Wakes the first client blocked on `key` in `db` that can pop the value
+/// the key holds now, if any.
+pub(crate) fn wake_key(ctx: &Ctx<'_>, db: usize, key: &[u8]) {
+    if ctx.shared.blocking.is_idle() {
+        return;
+    }
+    let kind = {
+        let mut ks = ctx.store().lock_key(key);
+        ks.shard(key)
+            .lookup(db, key, ctx.now, Access::Peek)
+            .map(|e| e.value().kind())
+    };
+    if let Some(kind @ (ValueKind::List | ValueKind::ZSet)) = kind {
+        ctx.shared.blocking.wake(db, key, kind);
+    }
 }
 
 fn unknown_command(args: &[Bytes]) -> CmdError {

@@ -58,6 +58,13 @@ pub(crate) fn swapdb(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     for shard in ks.shards() {
         shard.swap_db(a as usize, b as usize);
     }
+    drop(ks);
+    // Either database may now hold data for clients blocked on the other.
+    for db in [a as usize, b as usize] {
+        for key in ctx.shared.blocking.keys_in(db) {
+            super::wake_key(ctx, db, &key);
+        }
+    }
     Ok(Frame::ok())
 }
 

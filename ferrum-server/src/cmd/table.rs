@@ -4,11 +4,12 @@
 //! libraries that route or validate by them see what they expect.
 
 use super::flag::{
-    ADMIN, CONTAINER, DENYOOM, FAST, NO_AUTH, NO_MULTI, NO_QUEUE, READONLY, STALE, WRITE,
+    ADMIN, BLOCKING, CONTAINER, DENYOOM, FAST, NO_AUTH, NO_MULTI, NO_QUEUE, PUBSUB, READONLY,
+    STALE, SUBSCRIBED_OK, WRITE,
 };
 use super::{
-    connection, expire, hash, info, keys, list, server, set, stream, string, tx, zrange, zset,
-    zstore, CommandSpec,
+    blocking, connection, expire, hash, info, keys, list, pubsub, server, set, stream, string, tx,
+    zrange, zset, zstore, CommandSpec,
 };
 
 macro_rules! row {
@@ -31,18 +32,20 @@ const NONE: (i32, i32, i32) = (0, 0, 0);
 const KEY1: (i32, i32, i32) = (1, 1, 1);
 const KEYS_ALL: (i32, i32, i32) = (1, -1, 1);
 const KEY1_2: (i32, i32, i32) = (1, 2, 1);
+/// Every argument but the last (the timeout of BLPOP and friends).
+const KEYS_BUT_LAST: (i32, i32, i32) = (1, -2, 1);
 
 /// Every command FerrumKV serves.
 pub(crate) static COMMANDS: &[CommandSpec] = &[
     // connection
-    row!("ping", -1, FAST | STALE, NONE, "connection", connection::ping, "Returns the server's liveliness response."),
+    row!("ping", -1, FAST | STALE | SUBSCRIBED_OK, NONE, "connection", connection::ping, "Returns the server's liveliness response."),
     row!("echo", 2, FAST, NONE, "connection", connection::echo, "Returns the given string."),
-    row!("quit", -1, FAST | NO_AUTH | NO_QUEUE | STALE, NONE, "connection", connection::quit, "Closes the connection."),
+    row!("quit", -1, FAST | NO_AUTH | NO_QUEUE | STALE | SUBSCRIBED_OK, NONE, "connection", connection::quit, "Closes the connection."),
     row!("hello", -1, FAST | NO_AUTH | STALE, NONE, "connection", connection::hello, "Handshakes with the server."),
     row!("auth", -2, FAST | NO_AUTH | NO_MULTI | STALE, NONE, "connection", connection::auth, "Authenticates the connection."),
     row!("select", 2, FAST | STALE, NONE, "connection", connection::select, "Changes the selected database."),
     row!("client", -2, ADMIN | STALE | CONTAINER, NONE, "connection", connection::client, "A container for client connection commands."),
-    row!("reset", 1, FAST | NO_AUTH | NO_QUEUE | STALE, NONE, "connection", connection::reset, "Resets the connection."),
+    row!("reset", 1, FAST | NO_AUTH | NO_QUEUE | STALE | SUBSCRIBED_OK, NONE, "connection", connection::reset, "Resets the connection."),
     // strings
     row!("get", 2, READONLY | FAST, KEY1, "string", string::get, "Returns the string value of a key."),
     row!("set", -3, WRITE | DENYOOM, KEY1, "string", string::set, "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist."),
@@ -81,6 +84,10 @@ pub(crate) static COMMANDS: &[CommandSpec] = &[
     row!("lpos", -3, READONLY, KEY1, "list", list::lpos, "Returns the index of matching elements in a list."),
     row!("lmove", 5, WRITE | DENYOOM, KEY1_2, "list", list::lmove, "Returns an element after popping it from one list and pushing it to another. Deletes the list if the last element was moved."),
     row!("rpoplpush", 3, WRITE | DENYOOM, KEY1_2, "list", list::rpoplpush, "Returns the last element of a list after removing and pushing it to another list. Deletes the list if the last element was popped."),
+    row!("blpop", -3, WRITE | BLOCKING, KEYS_BUT_LAST, "list", blocking::blpop, "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped."),
+    row!("brpop", -3, WRITE | BLOCKING, KEYS_BUT_LAST, "list", blocking::brpop, "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped."),
+    row!("blmove", 6, WRITE | DENYOOM | BLOCKING, KEY1_2, "list", blocking::blmove, "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is available otherwise. Deletes the list if the last element was moved."),
+    row!("brpoplpush", 4, WRITE | DENYOOM | BLOCKING, KEY1_2, "list", blocking::brpoplpush, "Pops an element from a list, pushes it to another list and returns it. Block until an element is available otherwise. Deletes the list if the last element was popped."),
     // hashes
     row!("hset", -4, WRITE | DENYOOM | FAST, KEY1, "hash", hash::hset, "Creates or modifies the value of a field in a hash."),
     row!("hmset", -4, WRITE | DENYOOM | FAST, KEY1, "hash", hash::hmset, "Sets the values of multiple fields."),
@@ -129,6 +136,8 @@ pub(crate) static COMMANDS: &[CommandSpec] = &[
     row!("zlexcount", 4, READONLY | FAST, KEY1, "sorted-set", zset::zlexcount, "Returns the number of members in a sorted set within a lexicographical range."),
     row!("zpopmin", -2, WRITE | FAST, KEY1, "sorted-set", zset::zpopmin, "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped."),
     row!("zpopmax", -2, WRITE | FAST, KEY1, "sorted-set", zset::zpopmax, "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped."),
+    row!("bzpopmin", -3, WRITE | FAST | BLOCKING, KEYS_BUT_LAST, "sorted-set", blocking::bzpopmin, "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped."),
+    row!("bzpopmax", -3, WRITE | FAST | BLOCKING, KEYS_BUT_LAST, "sorted-set", blocking::bzpopmax, "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise. Deletes the sorted set if the last element was popped."),
     row!("zrandmember", -2, READONLY, KEY1, "sorted-set", zset::zrandmember, "Returns one or more random members from a sorted set."),
     row!("zscan", -3, READONLY, KEY1, "sorted-set", zset::zscan, "Iterates over members and scores of a sorted set."),
     row!("zrange", -4, READONLY, KEY1, "sorted-set", zrange::zrange, "Returns members in a sorted set within a range of indexes."),
@@ -177,6 +186,13 @@ pub(crate) static COMMANDS: &[CommandSpec] = &[
     row!("discard", 1, FAST | NO_QUEUE, NONE, "transactions", tx::discard, "Discards a transaction."),
     row!("watch", -2, FAST | NO_QUEUE, KEYS_ALL, "transactions", tx::watch, "Monitors changes to keys to determine the execution of a transaction."),
     row!("unwatch", 1, FAST | NO_QUEUE, NONE, "transactions", tx::unwatch, "Forgets about watched keys of a transaction."),
+    // pub/sub
+    row!("subscribe", -2, PUBSUB | STALE | SUBSCRIBED_OK, NONE, "pubsub", pubsub::subscribe, "Listens for messages published to channels."),
+    row!("unsubscribe", -1, PUBSUB | STALE | SUBSCRIBED_OK, NONE, "pubsub", pubsub::unsubscribe, "Stops listening to messages posted to channels."),
+    row!("psubscribe", -2, PUBSUB | STALE | SUBSCRIBED_OK, NONE, "pubsub", pubsub::psubscribe, "Listens for messages published to channels that match one or more patterns."),
+    row!("punsubscribe", -1, PUBSUB | STALE | SUBSCRIBED_OK, NONE, "pubsub", pubsub::punsubscribe, "Stops listening to messages published to channels that match one or more patterns."),
+    row!("publish", 3, PUBSUB | STALE | FAST, NONE, "pubsub", pubsub::publish, "Posts a message to a channel."),
+    row!("pubsub", -2, PUBSUB | STALE | CONTAINER, NONE, "pubsub", pubsub::pubsub, "A container for Pub/Sub commands."),
     // server
     row!("info", -1, STALE, NONE, "server", info::info, "Returns information and statistics about the server."),
     row!("config", -2, ADMIN | STALE | CONTAINER, NONE, "server", server::config, "A container for server configuration commands."),

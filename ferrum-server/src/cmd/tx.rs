@@ -2,7 +2,9 @@
 //!
 //! Queued commands run under the write side of `Shared::tx_gate`, so no
 //! other client's command interleaves with them; `WATCH` remembers each
-//! key's version and `EXEC` aborts if any changed.
+//! key's version and `EXEC` aborts if any changed. Clients blocked on a key
+//! a transaction writes are woken as each command runs, but cannot retry
+//! before the gate opens, so they see the transaction's end state.
 
 use bytes::Bytes;
 use ferrum_proto::Frame;
@@ -71,6 +73,8 @@ pub(crate) fn exec(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
         return Ok(Frame::NullArray);
     }
     let mut replies = Vec::with_capacity(queue.len());
+    // Blocking commands reply at once inside a transaction, as in Redis.
+    ctx.may_block = false;
     for args in queue {
         // Every queued command passed lookup and arity when it was queued.
         let reply = match lookup(&args[0]) {
@@ -78,6 +82,8 @@ pub(crate) fn exec(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
             None => CmdError::msg("ERR unknown command").into_frame(),
         };
         replies.push(reply);
+        // `SUBSCRIBE a b` inside MULTI: each confirmation is an element.
+        replies.append(&mut ctx.more);
     }
     Ok(Frame::Array(replies))
 }

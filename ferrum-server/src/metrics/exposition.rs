@@ -84,9 +84,8 @@ impl Snapshot {
             maxmemory_policy: shared.store.policy().0.as_str(),
             maxclients,
             connected_clients: shared.clients.len() as u64,
-            // INFO prints `blocked_clients:0` too: no command blocks yet.
-            // When one does, both must read the same counter.
-            blocked_clients: 0,
+            // The counter INFO's `blocked_clients` reads.
+            blocked_clients: shared.blocking.blocked_clients() as u64,
             connections_received: stats.connections_received.load(Relaxed),
             rejected_connections: stats.rejected_connections.load(Relaxed),
             commands_processed: stats.commands_processed.load(Relaxed),

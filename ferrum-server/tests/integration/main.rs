@@ -4,6 +4,7 @@
 //! One test binary with a module per command family keeps link time down.
 
 mod ahe;
+mod blocking;
 mod common;
 mod connection;
 mod eviction;
@@ -14,6 +15,7 @@ mod lists;
 mod metrics;
 mod process;
 mod protocol;
+mod pubsub;
 mod server;
 mod sets;
 mod streams;

@@ -33,7 +33,7 @@ fn http_get(addr: SocketAddr, path: &str) -> std::io::Result<(u16, String)> {
 }
 
 /// The server's exposition.
-fn scrape(server: &TestServer) -> String {
+pub(crate) fn scrape(server: &TestServer) -> String {
     let addr = server.metrics_addr.expect("started with --metrics-addr");
     let (status, body) = http_get(addr, "/metrics").expect("scrape");
     assert_eq!(status, 200, "{body}");

@@ -1,0 +1,245 @@
+//! Blocking pops: BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BZPOPMIN, BZPOPMAX.
+//!
+//! A handler parses its arguments and tries the pop at once, exactly like
+//! the non-blocking command (the first non-empty key in argument order
+//! wins). When every key is empty it does not wait itself: it returns a
+//! [`BlockSpec`] through [`Ctx::block`], and the connection registers the
+//! client in `Shared::blocking` and calls [`retry`] each time it is woken.
+//! Inside `MULTI` (and whenever `Ctx::may_block` is off) an empty result is
+//! the timeout reply at once, as in Redis.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use ferrum_proto::Frame;
+use ferrum_store::types::End;
+use ferrum_store::ValueKind;
+
+use super::error::{TIMEOUT_NEGATIVE, TIMEOUT_NOT_FLOAT, TIMEOUT_RANGE};
+use super::parse::{is, parse_f64};
+use super::{list, zset, CmdError, CmdResult, Ctx};
+use crate::client::ConnState;
+use crate::shared::Shared;
+
+/// What a blocked client pops when one of its keys gets data.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum BlockOp {
+    /// BLPOP / BRPOP: one element from that end; replies `[key, element]`.
+    Pop(End),
+    /// BLMOVE / BRPOPLPUSH: move one element; replies with the element.
+    Move {
+        /// The destination list.
+        dst: Bytes,
+        /// The end of the source to pop from.
+        from: End,
+        /// The end of the destination to push to.
+        to: End,
+    },
+    /// BZPOPMIN / BZPOPMAX: replies `[key, member, score]`.
+    ZPop {
+        /// Pop the highest score instead of the lowest.
+        max: bool,
+    },
+}
+
+/// A client to block: on which keys, for what, and for how long.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct BlockSpec {
+    /// The database of the keys.
+    pub(crate) db: usize,
+    /// The keys to pop from, in argument order.
+    pub(crate) keys: Vec<Bytes>,
+    /// The pop to run when served.
+    pub(crate) op: BlockOp,
+    /// How long to wait; `None` waits forever.
+    pub(crate) timeout: Option<Duration>,
+}
+
+impl BlockSpec {
+    /// The type of value the client pops.
+    pub(crate) fn kind(&self) -> ValueKind {
+        match self.op {
+            BlockOp::ZPop { .. } => ValueKind::ZSet,
+            _ => ValueKind::List,
+        }
+    }
+
+    /// The reply when the timeout passes: a null array, or for the moves a
+    /// null bulk string, as Redis.
+    pub(crate) fn timeout_reply(&self) -> Frame {
+        match self.op {
+            BlockOp::Move { .. } => Frame::Null,
+            _ => Frame::NullArray,
+        }
+    }
+}
+
+/// A blocking timeout in seconds (a double; 0 waits forever), with Redis's
+/// error texts.
+fn timeout_arg(b: &[u8]) -> Result<Option<Duration>, CmdError> {
+    let secs = parse_f64(b).ok_or_else(|| CmdError::msg(TIMEOUT_NOT_FLOAT))?;
+    if secs < 0.0 {
+        return Err(CmdError::msg(TIMEOUT_NEGATIVE));
+    }
+    // Redis converts to milliseconds in a `long long`.
+    if secs * 1000.0 > i64::MAX as f64 {
+        return Err(CmdError::msg(TIMEOUT_RANGE));
+    }
+    if secs == 0.0 {
+        return Ok(None);
+    }
+    Ok(Duration::try_from_secs_f64(secs).ok())
+}
+
+fn end_arg(b: &[u8]) -> Result<End, CmdError> {
+    if is(b, "left") {
+        Ok(End::Left)
+    } else if is(b, "right") {
+        Ok(End::Right)
+    } else {
+        Err(CmdError::syntax())
+    }
+}
+
+/// Tries the pop once; `Ok(None)` when every key is empty.
+///
+/// # Errors
+///
+/// `WRONGTYPE` when the first key with a value (or BLMOVE's destination)
+/// holds another type.
+fn try_pop(ctx: &Ctx<'_>, keys: &[Bytes], op: &BlockOp) -> Result<Option<Frame>, CmdError> {
+    let (db, now) = (ctx.db(), ctx.now);
+    for key in keys {
+        let reply = match op {
+            BlockOp::Pop(end) => {
+                let mut ks = ctx.store().lock_key(key);
+                list::pop_in(ks.shard(key), db, key, *end, 1, now)?
+                    .and_then(|mut v| v.pop())
+                    .map(|v| Frame::Array(vec![Frame::Bulk(key.clone()), Frame::Bulk(v)]))
+            }
+            BlockOp::Move { dst, from, to } => {
+                let mut ks = ctx.store().lock_keys([&key[..], &dst[..]]);
+                list::move_in(&mut ks, db, (key, *from), (dst, *to), now)?.map(Frame::Bulk)
+            }
+            BlockOp::ZPop { max } => {
+                let mut ks = ctx.store().lock_key(key);
+                zset::pop_in(ks.shard(key), db, key, 1, *max, now)?
+                    .and_then(|mut v| v.pop())
+                    .map(|(m, s)| {
+                        Frame::Array(vec![
+                            Frame::Bulk(key.clone()),
+                            Frame::Bulk(m),
+                            Frame::Double(s),
+                        ])
+                    })
+            }
+        };
+        if reply.is_some() {
+            return Ok(reply);
+        }
+    }
+    Ok(None)
+}
+
+/// Runs a blocking command's first attempt: the reply if a key has data,
+/// else the timeout reply inside `MULTI`, else a request to block.
+fn start(ctx: &mut Ctx<'_>, keys: &[Bytes], op: BlockOp, timeout: &[u8]) -> CmdResult {
+    let timeout = timeout_arg(timeout)?;
+    if let Some(reply) = try_pop(ctx, keys, &op)? {
+        return Ok(reply);
+    }
+    let spec = BlockSpec {
+        db: ctx.db(),
+        keys: keys.to_vec(),
+        op,
+        timeout,
+    };
+    if !ctx.may_block {
+        return Ok(spec.timeout_reply());
+    }
+    ctx.block = Some(spec);
+    // Never sent: the connection replies once the client is served.
+    Ok(Frame::Null)
+}
+
+/// Retries a blocked client's pop, as its command would (under the
+/// transaction gate, with a fresh clock reading). `None` while every key is
+/// still empty. Called by the connection each time the client is woken.
+pub(crate) fn retry(shared: &Shared, conn: &mut ConnState, spec: &BlockSpec) -> Option<Frame> {
+    let now = shared.clock.now();
+    let _gate = shared.tx_gate.read().unwrap_or_else(|p| p.into_inner());
+    let ctx = Ctx::new(shared, conn, now);
+    let reply = match try_pop(&ctx, &spec.keys, &spec.op) {
+        Ok(None) => return None,
+        Ok(Some(reply)) => reply,
+        Err(e) => e.into_frame(),
+    };
+    if matches!(spec.op, BlockOp::Move { .. }) {
+        ctx.store().enforce_maxmemory(now);
+    }
+    Some(reply)
+}
+
+/// `BLPOP key [key ...] timeout`
+pub(crate) fn blpop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let (keys, timeout) = args[1..].split_at(args.len() - 2);
+    start(ctx, keys, BlockOp::Pop(End::Left), &timeout[0])
+}
+
+/// `BRPOP key [key ...] timeout`
+pub(crate) fn brpop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let (keys, timeout) = args[1..].split_at(args.len() - 2);
+    start(ctx, keys, BlockOp::Pop(End::Right), &timeout[0])
+}
+
+/// `BLMOVE source destination LEFT|RIGHT LEFT|RIGHT timeout`
+pub(crate) fn blmove(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let (from, to) = (end_arg(&args[3])?, end_arg(&args[4])?);
+    let op = BlockOp::Move {
+        dst: args[2].clone(),
+        from,
+        to,
+    };
+    start(ctx, &args[1..2], op, &args[5])
+}
+
+/// `BRPOPLPUSH source destination timeout`
+pub(crate) fn brpoplpush(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let op = BlockOp::Move {
+        dst: args[2].clone(),
+        from: End::Right,
+        to: End::Left,
+    };
+    start(ctx, &args[1..2], op, &args[3])
+}
+
+/// `BZPOPMIN key [key ...] timeout`
+pub(crate) fn bzpopmin(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let (keys, timeout) = args[1..].split_at(args.len() - 2);
+    start(ctx, keys, BlockOp::ZPop { max: false }, &timeout[0])
+}
+
+/// `BZPOPMAX key [key ...] timeout`
+pub(crate) fn bzpopmax(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let (keys, timeout) = args[1..].split_at(args.len() - 2);
+    start(ctx, keys, BlockOp::ZPop { max: true }, &timeout[0])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeouts_follow_redis() {
+        assert_eq!(timeout_arg(b"0").unwrap(), None);
+        assert_eq!(
+            timeout_arg(b"0.1").unwrap(),
+            Some(Duration::from_millis(100))
+        );
+        assert_eq!(timeout_arg(b"2").unwrap(), Some(Duration::from_secs(2)));
+        let err = |b: &[u8]| timeout_arg(b).unwrap_err().to_string();
+        assert_eq!(err(b"-1"), TIMEOUT_NEGATIVE);
+        assert_eq!(err(b"abc"), TIMEOUT_NOT_FLOAT);
+        assert_eq!(err(b"1e300"), TIMEOUT_RANGE);
+    }
+}

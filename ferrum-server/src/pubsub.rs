@@ -1,0 +1,380 @@
+//! Pub/Sub delivery: which connection listens to which channel or pattern,
+//! and the per-subscriber queue that messages travel through.
+//!
+//! `PUBLISH` never waits for a subscriber. Each subscribed connection owns
+//! the receiving end of an unbounded tokio `mpsc` channel, and its task
+//! `select!`s on it next to its socket. The channel is unbounded in count
+//! but bounded in *bytes*: every [`Subscriber`] counts the bytes queued for
+//! it and not yet taken by its connection, and a message that would take the
+//! count past the `pubsub` class of `client-output-buffer-limit` (hard
+//! limit, or soft limit for longer than its seconds) is not queued; the
+//! subscriber is marked overflowed and its connection is closed, as Redis
+//! does. Bytes bound memory where a message count would not (one 512 MB
+//! message or a million tiny ones), and they are what the Redis setting
+//! means. What a limit does not see is the kernel's socket buffer and the
+//! one write batch the connection has taken off the queue, both bounded.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, RwLock};
+
+use bytes::Bytes;
+use ferrum_proto::{Frame, Protocol};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use crate::client::ClientHandle;
+use crate::config::OutputBufferLimit;
+
+/// One published message on its way to one subscriber.
+#[derive(Clone, Debug)]
+pub(crate) struct Message {
+    /// The pattern it matched, for `pmessage`; `None` for `message`.
+    pub(crate) pattern: Option<Bytes>,
+    /// The channel it was published to.
+    pub(crate) channel: Bytes,
+    /// The payload.
+    pub(crate) payload: Bytes,
+}
+
+impl Message {
+    /// Bytes the message costs against the output limit: its encoded size,
+    /// near enough (the RESP framing is at most a few dozen bytes).
+    pub(crate) fn cost(&self) -> usize {
+        let pattern = self.pattern.as_ref().map_or(0, |p| p.len() + 16);
+        self.channel.len() + self.payload.len() + pattern + 40
+    }
+
+    /// The frame a subscriber receives: a push (an array in RESP2) of
+    /// `message, channel, payload` or `pmessage, pattern, channel, payload`.
+    pub(crate) fn into_frame(self) -> Frame {
+        let mut items = Vec::with_capacity(4);
+        match self.pattern {
+            Some(p) => items.extend([Frame::bulk("pmessage"), Frame::Bulk(p)]),
+            None => items.push(Frame::bulk("message")),
+        }
+        items.extend([Frame::Bulk(self.channel), Frame::Bulk(self.payload)]);
+        Frame::Push(items)
+    }
+}
+
+/// The sending side of one subscribed connection, shared by every channel
+/// and pattern it listens to.
+#[derive(Debug)]
+pub(crate) struct Subscriber {
+    client: Arc<ClientHandle>,
+    tx: mpsc::UnboundedSender<Message>,
+    /// Bytes queued and not yet taken by the connection.
+    pending_bytes: AtomicUsize,
+    /// Milliseconds after `created` when the queue went over the soft
+    /// limit, plus one (0: under it).
+    over_soft_since: AtomicU64,
+    created: Instant,
+    overflowed: AtomicBool,
+}
+
+impl Subscriber {
+    /// Queues `msg` unless that would break `limit`; on a break, marks the
+    /// subscriber overflowed and asks its connection to close. Whether the
+    /// message was queued.
+    fn deliver(&self, msg: Message, limit: OutputBufferLimit) -> bool {
+        if self.overflowed.load(Ordering::Relaxed) {
+            return false;
+        }
+        let cost = msg.cost();
+        let pending = self.pending_bytes.load(Ordering::Relaxed) + cost;
+        if limit.hard_bytes > 0 && pending as u64 > limit.hard_bytes {
+            return self.overflow();
+        }
+        if limit.soft_bytes > 0 && pending as u64 > limit.soft_bytes {
+            let now = self.created.elapsed().as_millis() as u64 + 1;
+            let since = match self.over_soft_since.compare_exchange(
+                0,
+                now,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => now,
+                Err(since) => since,
+            };
+            if now - since > limit.soft_seconds * 1000 {
+                return self.overflow();
+            }
+        } else if self.over_soft_since.load(Ordering::Relaxed) != 0 {
+            // Back under the soft limit: its clock starts again next time.
+            self.over_soft_since.store(0, Ordering::Relaxed);
+        }
+        self.pending_bytes.fetch_add(cost, Ordering::Relaxed);
+        self.tx.send(msg).is_ok()
+    }
+
+    fn overflow(&self) -> bool {
+        if !self.overflowed.swap(true, Ordering::Relaxed) {
+            tracing::warn!(
+                client = self.client.id,
+                "closing a subscriber over the pubsub output buffer limit"
+            );
+            self.client.kill.notify_one();
+        }
+        false
+    }
+
+    /// Whether the subscriber broke its output limit and is being closed.
+    pub(crate) fn overflowed(&self) -> bool {
+        self.overflowed.load(Ordering::Relaxed)
+    }
+}
+
+/// Subscribers of one channel or pattern, by client id.
+type Listeners = HashMap<u64, Arc<Subscriber>>;
+
+#[derive(Debug, Default)]
+struct Tables {
+    channels: HashMap<Bytes, Listeners>,
+    patterns: HashMap<Bytes, Listeners>,
+}
+
+impl Tables {
+    fn of(&mut self, pattern: bool) -> &mut HashMap<Bytes, Listeners> {
+        if pattern {
+            &mut self.patterns
+        } else {
+            &mut self.channels
+        }
+    }
+}
+
+/// Every subscription on the server. One per server, in `Shared`.
+#[derive(Debug, Default)]
+pub(crate) struct PubSub {
+    tables: RwLock<Tables>,
+}
+
+impl PubSub {
+    /// Adds `sub` to a channel's (or pattern's) listeners.
+    pub(crate) fn subscribe(&self, sub: &Arc<Subscriber>, name: Bytes, pattern: bool) {
+        let mut t = self.tables.write().unwrap_or_else(|p| p.into_inner());
+        t.of(pattern)
+            .entry(name)
+            .or_default()
+            .insert(sub.client.id, sub.clone());
+    }
+
+    /// Removes client `id` from a channel's (or pattern's) listeners.
+    pub(crate) fn unsubscribe(&self, id: u64, name: &Bytes, pattern: bool) {
+        let mut t = self.tables.write().unwrap_or_else(|p| p.into_inner());
+        let table = t.of(pattern);
+        if let Some(listeners) = table.get_mut(name) {
+            listeners.remove(&id);
+            if listeners.is_empty() {
+                table.remove(name);
+            }
+        }
+    }
+
+    /// Sends `payload` to every subscriber of `channel` and of every pattern
+    /// matching it; the number of messages queued. Never waits: a
+    /// subscriber over `limit` is dropped instead.
+    pub(crate) fn publish(
+        &self,
+        channel: &Bytes,
+        payload: &Bytes,
+        limit: OutputBufferLimit,
+    ) -> usize {
+        let t = self.tables.read().unwrap_or_else(|p| p.into_inner());
+        let mut receivers = 0;
+        if let Some(listeners) = t.channels.get(channel) {
+            for sub in listeners.values() {
+                let msg = Message {
+                    pattern: None,
+                    channel: channel.clone(),
+                    payload: payload.clone(),
+                };
+                receivers += usize::from(sub.deliver(msg, limit));
+            }
+        }
+        for (pattern, listeners) in &t.patterns {
+            if !ferrum_store::glob::glob_match(pattern, channel, false) {
+                continue;
+            }
+            for sub in listeners.values() {
+                let msg = Message {
+                    pattern: Some(pattern.clone()),
+                    channel: channel.clone(),
+                    payload: payload.clone(),
+                };
+                receivers += usize::from(sub.deliver(msg, limit));
+            }
+        }
+        receivers
+    }
+
+    /// `PUBSUB CHANNELS [pattern]`: channels with at least one subscriber.
+    pub(crate) fn channels(&self, pattern: Option<&[u8]>) -> Vec<Bytes> {
+        let t = self.tables.read().unwrap_or_else(|p| p.into_inner());
+        let mut out: Vec<Bytes> = t
+            .channels
+            .keys()
+            .filter(|c| pattern.is_none_or(|p| ferrum_store::glob::glob_match(p, c, false)))
+            .cloned()
+            .collect();
+        out.sort_unstable();
+        out
+    }
+
+    /// `PUBSUB NUMSUB`: subscribers of one channel (patterns not counted).
+    pub(crate) fn numsub(&self, channel: &[u8]) -> usize {
+        let t = self.tables.read().unwrap_or_else(|p| p.into_inner());
+        t.channels.get(channel).map_or(0, HashMap::len)
+    }
+
+    /// `PUBSUB NUMPAT`: distinct patterns with at least one subscriber.
+    pub(crate) fn numpat(&self) -> usize {
+        let t = self.tables.read().unwrap_or_else(|p| p.into_inner());
+        t.patterns.len()
+    }
+}
+
+/// A connection's own view of its subscriptions, owned by its task.
+#[derive(Debug, Default)]
+pub(crate) struct Subscriptions {
+    /// Channels subscribed to, sorted (so `UNSUBSCRIBE` with no argument
+    /// answers in a stable order).
+    pub(crate) channels: BTreeSet<Bytes>,
+    /// Patterns subscribed to, sorted.
+    pub(crate) patterns: BTreeSet<Bytes>,
+    sender: Option<Arc<Subscriber>>,
+    rx: Option<mpsc::UnboundedReceiver<Message>>,
+}
+
+impl Subscriptions {
+    /// Channels plus patterns: the count Redis reports in confirmations.
+    pub(crate) fn count(&self) -> usize {
+        self.channels.len() + self.patterns.len()
+    }
+
+    /// Whether the connection is in RESP2 subscribed mode, where only the
+    /// Pub/Sub commands, PING, QUIT and RESET are allowed.
+    pub(crate) fn restricts(&self, protocol: Protocol) -> bool {
+        protocol == Protocol::Resp2 && self.count() > 0
+    }
+
+    /// The connection's subscriber, created on first use.
+    pub(crate) fn subscriber(&mut self, client: &Arc<ClientHandle>) -> Arc<Subscriber> {
+        if let Some(s) = &self.sender {
+            return s.clone();
+        }
+        let (tx, rx) = mpsc::unbounded_channel();
+        let s = Arc::new(Subscriber {
+            client: client.clone(),
+            tx,
+            pending_bytes: AtomicUsize::new(0),
+            over_soft_since: AtomicU64::new(0),
+            created: Instant::now(),
+            overflowed: AtomicBool::new(false),
+        });
+        self.sender = Some(s.clone());
+        self.rx = Some(rx);
+        s
+    }
+
+    /// Whether this connection broke its output limit.
+    pub(crate) fn overflowed(&self) -> bool {
+        self.sender.as_ref().is_some_and(|s| s.overflowed())
+    }
+
+    /// Waits for the next message; never completes for a connection that
+    /// never subscribed.
+    pub(crate) async fn recv(&mut self) -> Message {
+        let Some(rx) = &mut self.rx else {
+            return std::future::pending().await;
+        };
+        // The subscriber holds a sender as long as `self` lives, so the
+        // channel cannot close under us.
+        match rx.recv().await {
+            Some(msg) => {
+                self.taken(&msg);
+                msg
+            }
+            None => std::future::pending().await,
+        }
+    }
+
+    /// The next message if one is queued already.
+    pub(crate) fn try_recv(&mut self) -> Option<Message> {
+        let msg = self.rx.as_mut()?.try_recv().ok()?;
+        self.taken(&msg);
+        Some(msg)
+    }
+
+    fn taken(&self, msg: &Message) {
+        if let Some(s) = &self.sender {
+            s.pending_bytes.fetch_sub(msg.cost(), Ordering::Relaxed);
+        }
+    }
+
+    /// Leaves every channel and pattern (`RESET`, connection close).
+    pub(crate) fn clear(&mut self, pubsub: &PubSub, id: u64) {
+        for c in std::mem::take(&mut self.channels) {
+            pubsub.unsubscribe(id, &c, false);
+        }
+        for p in std::mem::take(&mut self.patterns) {
+            pubsub.unsubscribe(id, &p, true);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::ClientRegistry;
+
+    fn client() -> Arc<ClientHandle> {
+        let addr = "127.0.0.1:1".parse().expect("addr");
+        ClientRegistry::default().register(addr, addr)
+    }
+
+    #[tokio::test]
+    async fn publish_reaches_channels_and_patterns() {
+        let ps = PubSub::default();
+        let mut subs = Subscriptions::default();
+        let s = subs.subscriber(&client());
+        ps.subscribe(&s, Bytes::from_static(b"news"), false);
+        ps.subscribe(&s, Bytes::from_static(b"n*"), true);
+        let n = ps.publish(
+            &Bytes::from_static(b"news"),
+            &Bytes::from_static(b"hi"),
+            OutputBufferLimit::default(),
+        );
+        assert_eq!(n, 2);
+        assert!(subs.recv().await.pattern.is_none());
+        assert_eq!(
+            subs.try_recv().and_then(|m| m.pattern),
+            Some(Bytes::from_static(b"n*"))
+        );
+        assert_eq!(ps.channels(None), [Bytes::from_static(b"news")]);
+        assert_eq!((ps.numsub(b"news"), ps.numpat()), (1, 1));
+        ps.unsubscribe(s.client.id, &Bytes::from_static(b"news"), false);
+        assert_eq!(ps.numsub(b"news"), 0);
+    }
+
+    #[test]
+    fn a_full_queue_overflows_instead_of_growing() {
+        let ps = PubSub::default();
+        let mut subs = Subscriptions::default();
+        let s = subs.subscriber(&client());
+        ps.subscribe(&s, Bytes::from_static(b"c"), false);
+        let limit = OutputBufferLimit {
+            hard_bytes: 1000,
+            soft_bytes: 0,
+            soft_seconds: 0,
+        };
+        let payload = Bytes::from(vec![b'x'; 100]);
+        let queued: usize = (0..100)
+            .map(|_| ps.publish(&Bytes::from_static(b"c"), &payload, limit))
+            .sum();
+        assert!(queued > 0 && queued < 10, "{queued} queued");
+        assert!(subs.overflowed());
+        assert!(s.pending_bytes.load(Ordering::Relaxed) <= 1000);
+    }
+}
