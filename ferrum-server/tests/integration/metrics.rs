@@ -383,3 +383,49 @@ fn a_real_prometheus_scrapes_the_hit_ratio() {
     assert_eq!(result["metric"]["instance"], target.to_string(), "{result}");
     assert_eq!(result["value"][1], "0.75", "{result}");
 }
+
+#[test]
+fn ahe_controller_state_is_exported_and_matches_info() {
+    let s = TestServer::start_with(&[
+        "--metrics-addr",
+        "127.0.0.1:0",
+        "--maxmemory",
+        "1mb",
+        "--maxmemory-policy",
+        "allkeys-ahe",
+    ]);
+    let mut c = s.client();
+    let value = "x".repeat(1000);
+    for i in 0..2_000 {
+        let _: () = run(&mut c, &["SET", &format!("k{i}"), &value]).unwrap();
+        let _: Option<String> = run(&mut c, &["GET", &format!("k{}", i / 3)]).unwrap();
+    }
+    let info = info(&mut c);
+    let samples = Samples::parse(&scrape(&s));
+    let weight = samples.must("ferrum_ahe_recency_weight", &[]);
+    let info_weight: f64 = info["ahe_recency_weight"].parse().unwrap();
+    assert!(
+        (weight - info_weight).abs() < 1e-3,
+        "{weight} vs {info_weight}"
+    );
+    for side in ["recency", "frequency"] {
+        assert_eq!(
+            samples.must("ferrum_ahe_decisions_total", &[("side", side)]),
+            info_u64(&info, &format!("ahe_decisions_{side}"))
+        );
+        assert_eq!(
+            samples.must("ferrum_ahe_ghost_hits_total", &[("side", side)]),
+            info_u64(&info, &format!("ahe_ghost_hits_{side}"))
+        );
+    }
+    assert!(samples.must("ferrum_ahe_learning_rate", &[]) > 0.0);
+    // Switching away from AHE removes its series.
+    let _: () = run(
+        &mut c,
+        &["CONFIG", "SET", "maxmemory-policy", "allkeys-lru"],
+    )
+    .unwrap();
+    assert!(Samples::parse(&scrape(&s))
+        .get("ferrum_ahe_recency_weight", &[])
+        .is_none());
+}
