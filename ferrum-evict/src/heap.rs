@@ -56,6 +56,18 @@ impl<K: Ord + Copy + Default> IndexedHeap<K> {
         self.sift_up(last);
     }
 
+    /// Gives every member a new key computed from its id and old key, then
+    /// restores the heap order bottom-up in O(n).
+    pub(crate) fn rekey_all(&mut self, mut f: impl FnMut(EntryId, K) -> K) {
+        for &id in &self.heap {
+            let i = id as usize;
+            self.keys[i] = f(EntryId(id), self.keys[i]);
+        }
+        for p in (0..self.heap.len() / 2).rev() {
+            self.sift_down(p);
+        }
+    }
+
     /// Removes `id` if it is a member; returns whether it was.
     pub(crate) fn remove(&mut self, id: EntryId) -> bool {
         match self.position(id) {

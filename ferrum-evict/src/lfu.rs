@@ -116,6 +116,10 @@ pub struct Lfu {
     counters: Vec<Counter>,
     /// Accesses so far: the policy's own clock.
     ticks: u64,
+    /// The cache size the priorities were computed with. Re-keyed when the
+    /// size drifts by a quarter (see `rebalance`), so keys read while the
+    /// cache was still filling are not aged as if it would stay small.
+    horizon_len: usize,
     config: LfuConfig,
     rng: SmallRng,
 }
@@ -128,6 +132,7 @@ impl Lfu {
             deadlines: IndexedHeap::default(),
             counters: Vec::new(),
             ticks: 0,
+            horizon_len: 0,
             rng: SmallRng::seed_from_u64(config.seed),
             config,
         }
@@ -173,11 +178,35 @@ impl Lfu {
             ldt_minutes: minutes(now),
             value,
         };
-        let horizon = u64::from(self.config.aging) * self.order.len().max(1) as u64;
-        let priority = self
-            .ticks
-            .saturating_add(horizon.saturating_mul(u64::from(value)));
+        let priority = self.priority(self.ticks, value);
         self.order.set(id, (priority, self.ticks));
+    }
+
+    fn priority(&self, tick: u64, value: u8) -> u64 {
+        let horizon = u64::from(self.config.aging) * self.horizon_len.max(1) as u64;
+        tick.saturating_add(horizon.saturating_mul(u64::from(value)))
+    }
+
+    /// Re-keys every entry when the cache size has drifted by more than a
+    /// quarter from the size the priorities assume. A key's priority stands
+    /// for "`aging` cache-sizes of traffic per counter step"; computing it
+    /// with the size at the time of each access would let keys read while
+    /// the cache was filling (when it held a handful of keys) be evicted
+    /// long before keys with lower counters. O(n) per rebuild, and a
+    /// rebuild needs the size to change by n/4, so O(1) amortised.
+    fn rebalance(&mut self) {
+        let len = self.order.len();
+        let h = self.horizon_len;
+        if len * 4 <= h * 5 && len * 5 >= h * 4 {
+            return;
+        }
+        self.horizon_len = len;
+        let horizon = u64::from(self.config.aging) * len.max(1) as u64;
+        let counters = &self.counters;
+        self.order.rekey_all(|id, (_, tick)| {
+            let value = u64::from(counters[id.index()].value);
+            (tick.saturating_add(horizon.saturating_mul(value)), tick)
+        });
     }
 }
 
@@ -233,6 +262,7 @@ impl EvictionPolicy for Lfu {
             Some((id, deadline)) if self.config.expired_first && now.0 > deadline => Some(id),
             _ => None,
         };
+        self.rebalance();
         let victim = expired.or_else(|| self.order.peek().map(|(id, _)| id))?;
         self.on_remove(victim);
         Some(victim)
@@ -313,10 +343,35 @@ mod tests {
         assert_eq!(lfu.order.key(EntryId(0)), Some((12, 4)));
         insert(&mut lfu, 1, 4); // tick 5: 5 + 1 * 5 = 10
         assert_eq!(dump(&lfu), [1, 0]);
-        lfu.on_hit(EntryId(1), Millis(5)); // tick 6: 6 + 2 * 6 = 18
+        // The horizon stays at the size it was computed for (1) until an
+        // eviction finds the cache a quarter larger or smaller.
+        lfu.on_hit(EntryId(1), Millis(5)); // tick 6: 6 + 1 * 6 = 12
         assert_eq!(dump(&lfu), [0, 1]);
-        insert(&mut lfu, 2, 6); // tick 7: 7 + 2 * 5 = 17
-        assert_eq!(dump(&lfu), [0, 2, 1]);
+        insert(&mut lfu, 2, 6); // tick 7: 7 + 1 * 5 = 12
+        assert_eq!(dump(&lfu), [0, 1, 2]);
+        // Evicting re-keys everyone for the real size, 3:
+        // 0: 4 + 3 * 8 = 28, 1: 6 + 3 * 6 = 24, 2: 7 + 3 * 5 = 22.
+        assert_eq!(lfu.evict(Millis(7)), Some(EntryId(2)));
+        assert_eq!(dump(&lfu), [1, 0]);
+    }
+
+    #[test]
+    fn keys_read_while_the_cache_filled_keep_their_credit() {
+        let mut lfu = counting(8);
+        insert(&mut lfu, 0, 0);
+        for t in 1..=20 {
+            lfu.on_hit(EntryId(0), Millis(t)); // counter 25 at cache size 1
+        }
+        for i in 1..100 {
+            insert(&mut lfu, i, 21);
+        }
+        // Computed at size 1, key 0's priority is 21 + 8 * 25 = 221, below
+        // any newcomer's once the size used reaches 6 (8 * 6 * 5 = 240).
+        // Evicting re-keys everyone at size 100, where key 0 outranks them.
+        for _ in 0..50 {
+            assert_ne!(lfu.evict(Millis(22)), Some(EntryId(0)));
+        }
+        assert!(lfu.order.contains(EntryId(0)));
     }
 
     #[test]
