@@ -1,5 +1,5 @@
 //! Hit-ratio benchmarking for FerrumKV: the workloads of
-//! `shared/WORKLOADS.md`, trace files, and a policy-level simulator.
+//! `shared/WORKLOADS.md`, trace files, simulators, and a live driver.
 //!
 //! - [`workload`]: the five seeded patterns (`zipf`, `shift`, `mixed`,
 //!   `scan`, `ttl`) as `impl Iterator<Item = Request>`;
@@ -9,9 +9,13 @@
 //! - [`store_sim`]: the same read-through client driving the real
 //!   `ferrum_store::Store` (the server's keyspace, expiry, memory accounting
 //!   and eviction) with a `maxmemory` calibrated to the capacity;
-//! - [`matrix`]: the policies × patterns table, as markdown or JSON.
+//! - [`matrix`]: the policies × patterns table, as markdown or JSON;
+//! - [`driver`]: the live driver, replaying a workload or trace against a
+//!   running FerrumKV or Redis over RESP (through the small blocking
+//!   [`client`]) and reading the server's own hit ratio.
 //!
-//! The `ferrum-bench` binary wraps these (`ferrum-bench sim --help`).
+//! The `ferrum-bench` binary wraps these (`ferrum-bench sim --help`,
+//! `ferrum-bench live --help`).
 //!
 //! ```
 //! use ferrum_bench::sim::{simulate, SimConfig};
@@ -27,6 +31,9 @@
 //! assert_eq!(report.windows.len(), 2);
 //! ```
 
+pub mod client;
+pub mod driver;
+pub mod live;
 pub mod matrix;
 pub mod sim;
 pub mod store_sim;
