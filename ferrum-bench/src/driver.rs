@@ -365,7 +365,12 @@ impl LiveDriver {
             let requests = prefix()
                 .into_iter()
                 .take(config.calibration_requests as usize);
-            self.replay(requests, config, None, &mut |_| {})?;
+            // Calibration is about bytes, not time: replay at full speed.
+            let full_speed = LiveConfig {
+                spacing_ms: None,
+                ..config.clone()
+            };
+            self.replay(requests, &full_speed, None, &mut |_| {})?;
             let dbsize = self.client.call_int(&["DBSIZE"])?.max(0) as u64;
             let missing = capacity as i64 - dbsize as i64;
             let this = Calibration {
