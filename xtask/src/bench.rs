@@ -182,7 +182,10 @@ impl Bench {
                 capped_policies: self.capped_policies.clone(),
                 patterns: self.patterns.clone(),
             },
-            commands: vec![std::env::args().collect::<Vec<_>>().join(" ")],
+            commands: vec![format!(
+                "cargo xtask {}",
+                std::env::args().skip(1).collect::<Vec<_>>().join(" ")
+            )],
             skipped: Vec::new(),
             redis_benchmark: Vec::new(),
             sim: Vec::new(),
