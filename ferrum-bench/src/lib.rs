@@ -1,18 +1,22 @@
 //! Hit-ratio benchmarking for FerrumKV: the workloads of
 //! `shared/WORKLOADS.md`, trace files, simulators, and a live driver.
 //!
-//! - [`workload`]: the five seeded patterns (`zipf`, `shift`, `mixed`,
-//!   `scan`, `ttl`) as `impl Iterator<Item = Request>`;
+//! - [`workload`]: the five seeded patterns of WORKLOADS.md (`zipf`,
+//!   `shift`, `mixed`, `scan`, `ttl`) and four adversarial ones (`loop`,
+//!   `zipf06`, `onehit`, `phase`) as `impl Iterator<Item = Request>`;
 //! - [`trace`]: the `timestamp_ms,key,ttl_ms` CSV trace format;
 //! - [`sim`]: a fixed-capacity read-through cache on virtual time that
 //!   drives a `ferrum_evict::EvictionPolicy` directly;
 //! - [`store_sim`]: the same read-through client driving the real
 //!   `ferrum_store::Store` (the server's keyspace, expiry, memory accounting
 //!   and eviction) with a `maxmemory` calibrated to the capacity;
-//! - [`matrix`]: the policies × patterns table, as markdown or JSON;
+//! - [`matrix`]: the policies × patterns table, as markdown or JSON, and
+//!   its charts;
+//! - [`svg`]: a small SVG line-chart writer for those charts;
 //! - [`driver`]: the live driver, replaying a workload or trace against a
 //!   running FerrumKV or Redis over RESP (through the small blocking
-//!   [`client`]) and reading the server's own hit ratio.
+//!   [`client`]) and reading the server's own hit ratio; [`live`] puts its
+//!   runs in a table next to the simulator's.
 //!
 //! The `ferrum-bench` binary wraps these (`ferrum-bench sim --help`,
 //! `ferrum-bench live --help`).
@@ -37,5 +41,6 @@ pub mod live;
 pub mod matrix;
 pub mod sim;
 pub mod store_sim;
+pub mod svg;
 pub mod trace;
 pub mod workload;

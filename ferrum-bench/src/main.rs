@@ -4,7 +4,7 @@
 
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
@@ -53,21 +53,23 @@ struct SimArgs {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "allkeys-lru,allkeys-lfu,allkeys-random"
+        default_value = "allkeys-lru,allkeys-lfu,allkeys-random,allkeys-ahe"
     )]
     policies: Vec<PolicyKind>,
-    /// Comma-separated patterns.
+    /// Comma-separated patterns (`zipf,shift,mixed,scan,ttl` are
+    /// WORKLOADS.md v1; `loop,zipf06,onehit,phase` are our adversarial
+    /// additions).
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "zipf,shift,mixed,scan,ttl"
+        default_value = "zipf,shift,mixed,scan,ttl,loop,zipf06,onehit,phase"
     )]
     patterns: Vec<Pattern>,
     /// Requests per window of the hit-ratio series in the JSON output.
     #[arg(long, default_value_t = 10_000)]
     window: u64,
     /// Print JSON (spec, hit ratios, counters, windowed series) instead of
-    /// the markdown table.
+    /// the markdown tables.
     #[arg(long)]
     json: bool,
     /// `store` replays through the server's own keyspace code (bytes,
@@ -75,6 +77,12 @@ struct SimArgs {
     /// slab, faster.
     #[arg(long, value_enum, default_value_t = Engine::Store)]
     engine: Engine,
+    /// Also write SVG charts into this directory: the hit ratio over time
+    /// per pattern (`hit-ratio-<pattern>.svg`, one line per policy) and
+    /// each adaptive policy's recency weight over time
+    /// (`<policy>-recency-weight.svg`, one line per pattern).
+    #[arg(long)]
+    charts: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -105,7 +113,7 @@ struct ReplayArgs {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "allkeys-lru,allkeys-lfu,allkeys-random"
+        default_value = "allkeys-lru,allkeys-lfu,allkeys-random,allkeys-ahe"
     )]
     policies: Vec<PolicyKind>,
     /// Seed of the policies.
@@ -147,6 +155,37 @@ fn sim(args: SimArgs) -> Result<()> {
         writeln!(stdout, "{}", matrix.to_json()?)?;
     } else {
         write!(stdout, "{}", matrix.to_markdown())?;
+        writeln!(
+            stdout,
+            "\nPolicy state, bytes per tracked entry at the end of the run:\n"
+        )?;
+        write!(stdout, "{}", matrix.state_bytes_markdown())?;
+    }
+    if let Some(dir) = &args.charts {
+        write_charts(&matrix, &args, dir)?;
+    }
+    Ok(())
+}
+
+fn write_charts(matrix: &Matrix, args: &SimArgs, dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let mut charts = Vec::new();
+    for pattern in &args.patterns {
+        charts.push((
+            format!("hit-ratio-{pattern}.svg"),
+            matrix.hit_ratio_chart(pattern.as_str()),
+        ));
+    }
+    for policy in &args.policies {
+        if let Some(chart) = matrix.recency_weight_chart(policy.as_str()) {
+            charts.push((format!("{policy}-recency-weight.svg"), chart));
+        }
+    }
+    for (name, chart) in charts {
+        let path = dir.join(name);
+        std::fs::write(&path, chart.to_svg())
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        eprintln!("wrote {}", path.display());
     }
     Ok(())
 }

@@ -1,5 +1,5 @@
 //! The policies × patterns hit-ratio matrix: running it and rendering it as
-//! a markdown table or JSON.
+//! a markdown table, JSON, or SVG charts of the windowed series.
 
 use std::fmt::Write as _;
 
@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::sim::{run_cell, SimConfig, SimReport};
 use crate::store_sim::{run_store_cell, StoreSimConfig};
+use crate::svg::{LineChart, Series};
 use crate::workload::Pattern;
 
 /// What a matrix run was asked to do, recorded next to its results.
@@ -157,6 +158,107 @@ impl Matrix {
         out
     }
 
+    /// A markdown table of each policy's own state per tracked entry
+    /// (`heap_bytes / len` at the end of each run), one column per pattern.
+    pub fn state_bytes_markdown(&self) -> String {
+        let mut out = String::from("| policy |");
+        let patterns = self.patterns();
+        for p in &patterns {
+            let _ = write!(out, " {p} |");
+        }
+        out.push_str("\n| --- |");
+        for _ in &patterns {
+            out.push_str(" ---: |");
+        }
+        out.push('\n');
+        for policy in self.policies() {
+            let _ = write!(out, "| {policy} |");
+            for pattern in &patterns {
+                let cell = self
+                    .cells
+                    .iter()
+                    .find(|c| c.policy == policy && c.pattern == *pattern);
+                match cell {
+                    Some(c) if c.report.policy_len > 0 => {
+                        let per = c.report.policy_heap_bytes as f64 / c.report.policy_len as f64;
+                        let _ = write!(out, " {per:.1} |");
+                    }
+                    _ => out.push_str(" – |"),
+                }
+            }
+            out.push('\n');
+        }
+        out
+    }
+
+    /// The hit ratio over time on `pattern`, one line per policy.
+    pub fn hit_ratio_chart(&self, pattern: &str) -> LineChart {
+        let series = self
+            .cells
+            .iter()
+            .filter(|c| c.pattern == pattern)
+            .map(|c| Series {
+                name: c.policy.clone(),
+                values: c.report.windows.clone(),
+            })
+            .collect();
+        LineChart {
+            title: format!(
+                "Hit ratio over time, {pattern} (seed {}, capacity {})",
+                self.spec.seed, self.spec.capacity
+            ),
+            x_label: "requests".to_owned(),
+            y_label: format!("hit ratio per {} requests (%)", self.spec.window),
+            x_step: self.spec.window as f64,
+            y_max: 1.0,
+            y_tick_scale: 100.0,
+            series,
+        }
+    }
+
+    /// An adaptive policy's recency weight over time, one line per pattern
+    /// it ran on; `None` if it has no controller or was not run.
+    pub fn recency_weight_chart(&self, policy: &str) -> Option<LineChart> {
+        let series: Vec<Series> = self
+            .cells
+            .iter()
+            .filter(|c| c.policy == policy && !c.report.recency_weights.is_empty())
+            .map(|c| Series {
+                name: c.pattern.clone(),
+                values: c.report.recency_weights.clone(),
+            })
+            .collect();
+        (!series.is_empty()).then(|| LineChart {
+            title: format!("{policy}: recency weight (window share) over time"),
+            x_label: "requests".to_owned(),
+            y_label: "recency weight".to_owned(),
+            x_step: self.spec.window as f64,
+            y_max: 1.0,
+            y_tick_scale: 1.0,
+            series,
+        })
+    }
+
+    fn patterns(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for c in &self.cells {
+            if !out.contains(&c.pattern) {
+                out.push(c.pattern.clone());
+            }
+        }
+        out
+    }
+
+    fn policies(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for c in &self.cells {
+            if !out.contains(&c.policy) {
+                out.push(c.policy.clone());
+            }
+        }
+        out
+    }
+
     /// Pretty-printed JSON of the spec and every cell.
     ///
     /// # Errors
@@ -196,6 +298,29 @@ mod tests {
         // LRU on a 100 000-key cycle never hits.
         assert!(lines[2].starts_with("| allkeys-lru | 0.0 | "), "{table}");
         assert!(lines[3].starts_with("| allkeys-random | 0.0 | "), "{table}");
+    }
+
+    #[test]
+    fn charts_and_state_bytes_cover_the_cells() {
+        let m = small(
+            &[PolicyKind::AllKeysLru, PolicyKind::AllKeysAhe],
+            &[Pattern::Zipf, Pattern::Shift],
+        );
+        let chart = m.hit_ratio_chart("shift");
+        let names: Vec<&str> = chart.series.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["allkeys-lru", "allkeys-ahe"]);
+        assert_eq!(chart.series[0].values.len(), 3);
+        let weights = m
+            .recency_weight_chart("allkeys-ahe")
+            .map(|c| c.series.len());
+        assert_eq!(weights, Some(2));
+        assert!(m.recency_weight_chart("allkeys-lru").is_none());
+        let bytes = m.state_bytes_markdown();
+        let lines: Vec<&str> = bytes.lines().collect();
+        assert_eq!(lines[0], "| policy | zipf | shift |");
+        // LRU keeps 8 bytes per slot; a full cache of 100 has ~100 slots.
+        assert!(lines[2].starts_with("| allkeys-lru | "), "{bytes}");
+        assert!(lines[3].starts_with("| allkeys-ahe | "), "{bytes}");
     }
 
     #[test]

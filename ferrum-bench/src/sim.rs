@@ -24,7 +24,9 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::time::{Duration, Instant};
 
-use ferrum_evict::{AnyPolicy, EntryId, EvictionPolicy, Millis, PolicyConfig, PolicyKind};
+use ferrum_evict::{
+    AnyPolicy, ControllerState, EntryId, EvictionPolicy, Millis, PolicyConfig, PolicyKind,
+};
 use serde::Serialize;
 
 use crate::workload::{Pattern, Request, Workload, VALUE_BYTES};
@@ -69,6 +71,48 @@ pub struct SimReport {
     /// Hit ratio of each consecutive window of `window` requests (the last
     /// one may be shorter).
     pub windows: Vec<f64>,
+    /// For adaptive policies, the controller's recency weight at the end
+    /// of each window; empty for the others.
+    pub recency_weights: Vec<f64>,
+    /// The policy's own heap bytes at the end of the run.
+    pub policy_heap_bytes: usize,
+    /// Entries the policy tracked at the end of the run.
+    pub policy_len: usize,
+    /// For adaptive policies, the controller's state at the end of the run.
+    pub controller: Option<ControllerSnapshot>,
+}
+
+/// A serialisable copy of [`ControllerState`].
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct ControllerSnapshot {
+    /// Share of the cache trusted to recency, `0.0..=1.0`.
+    pub recency_weight: f64,
+    /// The controller's current step size.
+    pub learning_rate: f64,
+    /// Ghost hits on entries evicted on recency's advice.
+    pub ghost_hits_recency: u64,
+    /// Ghost hits on entries evicted on frequency's advice.
+    pub ghost_hits_frequency: u64,
+    /// Evictions decided by recency.
+    pub decisions_recency: u64,
+    /// Evictions decided by frequency.
+    pub decisions_frequency: u64,
+    /// Hit ratio of the controller's last period.
+    pub window_hit_ratio: f64,
+}
+
+impl From<ControllerState> for ControllerSnapshot {
+    fn from(s: ControllerState) -> Self {
+        ControllerSnapshot {
+            recency_weight: s.recency_weight,
+            learning_rate: s.learning_rate,
+            ghost_hits_recency: s.ghost_hits_recency,
+            ghost_hits_frequency: s.ghost_hits_frequency,
+            decisions_recency: s.decisions_recency,
+            decisions_frequency: s.decisions_frequency,
+            window_hit_ratio: s.window_hit_ratio,
+        }
+    }
 }
 
 impl SimReport {
@@ -120,6 +164,10 @@ impl<P: EvictionPolicy> Simulator<P> {
                 rejected: 0,
                 window: config.window.max(1),
                 windows: Vec::new(),
+                recency_weights: Vec::new(),
+                policy_heap_bytes: 0,
+                policy_len: 0,
+                controller: None,
             },
             config,
             window_hits: 0,
@@ -163,12 +211,20 @@ impl<P: EvictionPolicy> Simulator<P> {
         if self.window_len > 0 {
             self.close_window();
         }
+        if let Some(policy) = &self.policy {
+            self.report.policy_heap_bytes = policy.heap_bytes();
+            self.report.policy_len = policy.len();
+            self.report.controller = policy.controller_state().map(Into::into);
+        }
         self.report
     }
 
     fn close_window(&mut self) {
         let ratio = self.window_hits as f64 / self.window_len as f64;
         self.report.windows.push(ratio);
+        if let Some(state) = self.policy.as_ref().and_then(|p| p.controller_state()) {
+            self.report.recency_weights.push(state.recency_weight);
+        }
         self.window_hits = 0;
         self.window_len = 0;
     }

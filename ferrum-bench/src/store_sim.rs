@@ -111,6 +111,7 @@ pub struct StoreSimulator {
     window_hits: u64,
     window_len: u64,
     windows: Vec<f64>,
+    recency_weights: Vec<f64>,
 }
 
 impl StoreSimulator {
@@ -141,6 +142,7 @@ impl StoreSimulator {
             window_hits: 0,
             window_len: 0,
             windows: Vec::new(),
+            recency_weights: Vec::new(),
         }
     }
 
@@ -196,7 +198,12 @@ impl StoreSimulator {
     pub fn finish(mut self) -> SimReport {
         self.close_window();
         let stats = self.store.stats();
+        let (policy_heap_bytes, policy_len) = self.store.policy_footprint();
         SimReport {
+            recency_weights: self.recency_weights,
+            policy_heap_bytes,
+            policy_len,
+            controller: self.store.controller_state().map(Into::into),
             hits: stats.keyspace_hits,
             misses: stats.keyspace_misses,
             evictions: stats.evicted_keys,

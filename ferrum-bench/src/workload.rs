@@ -1,5 +1,20 @@
-//! The five hit-ratio workloads of `shared/WORKLOADS.md` as seeded,
-//! deterministic request iterators.
+//! The five hit-ratio workloads of `shared/WORKLOADS.md` (v1), plus four
+//! adversarial ones of our own, as seeded, deterministic request iterators.
+//!
+//! The adversarial patterns exist so that a policy is not tuned to the five
+//! v1 patterns only; each is a trap that sinks some single policy:
+//!
+//! - **loop**: a cyclic scan over 5 500 ids, slightly more than the
+//!   5 000-entry cache. LRU and FIFO score 0%; the optimum is about 90%.
+//! - **zipf06**: weak skew, `Zipf(0.6)` over the keyspace. Little for
+//!   frequency to learn; recency and frequency are close.
+//! - **onehit**: half the requests are zipf (as `zipf`), half go to keys
+//!   that are requested once and never again. LRU lets them flush half its
+//!   space.
+//! - **phase**: alternating phases of 200 000 requests, zipf then a cyclic
+//!   scan of the whole keyspace (each phase starts where the last scan
+//!   ended). A policy must switch between keeping the hot set and resisting
+//!   the scan, and not carry one phase's lesson into the next.
 //!
 //! A [`Workload`] is built from `(pattern, seed, requests)` and yields
 //! [`Request`]s with request `i` at `Millis(i)`. The simulator, the trace
@@ -50,6 +65,16 @@ const TTL_NEWEST: u64 = 500;
 pub const TTL_EPHEMERAL_LIFE: Millis = Millis(10_000);
 /// `ttl`: first ephemeral id, clear of the durable ones.
 pub const TTL_EPHEMERAL_BASE: u64 = 1_000_000;
+/// `loop`: ids cycled through, 10% more than the default cache.
+const LOOP_LEN: u64 = 5_500;
+/// `zipf06`: the weak skew's exponent.
+const WEAK_ZIPF_EXPONENT: f64 = 0.6;
+/// `onehit`: share of requests to keys never requested again.
+const ONE_HIT_SHARE: f64 = 0.5;
+/// `onehit`: first one-off id, clear of every other pattern's ids.
+pub const ONE_HIT_BASE: u64 = 2_000_000;
+/// `phase`: requests per phase.
+const PHASE_LEN: u64 = 200_000;
 
 /// One read-through access: `GET key`, and on a miss `SET key value`, with
 /// `PX ttl` when `ttl` is set.
@@ -94,16 +119,45 @@ pub enum Pattern {
     Scan,
     /// 70% zipf over durable keys, 30% over short-lived keys with a TTL.
     Ttl,
+    /// Ours: a cyclic scan slightly larger than the cache.
+    Loop,
+    /// Ours: weak skew, `Zipf(0.6)`.
+    Zipf06,
+    /// Ours: half zipf, half keys requested only once.
+    OneHit,
+    /// Ours: 200 000-request phases alternating zipf and a cyclic scan.
+    Phase,
 }
 
 impl Pattern {
-    /// Every pattern, in WORKLOADS.md order.
-    pub const ALL: [Pattern; 5] = [
+    /// The WORKLOADS.md v1 patterns, in its order.
+    pub const V1: [Pattern; 5] = [
         Pattern::Zipf,
         Pattern::Shift,
         Pattern::Mixed,
         Pattern::Scan,
         Pattern::Ttl,
+    ];
+
+    /// Our adversarial patterns (see the module docs).
+    pub const ADVERSARIAL: [Pattern; 4] = [
+        Pattern::Loop,
+        Pattern::Zipf06,
+        Pattern::OneHit,
+        Pattern::Phase,
+    ];
+
+    /// Every pattern: v1, then ours.
+    pub const ALL: [Pattern; 9] = [
+        Pattern::Zipf,
+        Pattern::Shift,
+        Pattern::Mixed,
+        Pattern::Scan,
+        Pattern::Ttl,
+        Pattern::Loop,
+        Pattern::Zipf06,
+        Pattern::OneHit,
+        Pattern::Phase,
     ];
 
     /// The pattern's name in WORKLOADS.md and on the command line.
@@ -114,6 +168,10 @@ impl Pattern {
             Pattern::Mixed => "mixed",
             Pattern::Scan => "scan",
             Pattern::Ttl => "ttl",
+            Pattern::Loop => "loop",
+            Pattern::Zipf06 => "zipf06",
+            Pattern::OneHit => "onehit",
+            Pattern::Phase => "phase",
         }
     }
 }
@@ -132,7 +190,11 @@ impl FromStr for Pattern {
             .into_iter()
             .find(|p| p.as_str().eq_ignore_ascii_case(s))
             .ok_or_else(|| {
-                format!("unknown pattern '{s}' (expected zipf, shift, mixed, scan or ttl)")
+                let names: Vec<&str> = Pattern::ALL.iter().map(|p| p.as_str()).collect();
+                format!(
+                    "unknown pattern '{s}' (expected one of {})",
+                    names.join(", ")
+                )
             })
     }
 }
@@ -204,13 +266,17 @@ impl Workload {
             Pattern::Ttl => TTL_DURABLE,
             _ => KEYSPACE,
         };
+        let exponent = match pattern {
+            Pattern::Zipf06 => WEAK_ZIPF_EXPONENT,
+            _ => ZIPF_EXPONENT,
+        };
         let mut rng = SmallRng::seed_from_u64(seed);
         let mut perm: Vec<u32> = (0..ranks as u32).collect();
         perm.shuffle(&mut rng);
         Workload {
             pattern,
             rng,
-            zipf: Zipf::new(ranks, ZIPF_EXPONENT),
+            zipf: Zipf::new(ranks, exponent),
             perm,
             next: 0,
             requests,
@@ -251,6 +317,25 @@ impl Workload {
                     (TTL_EPHEMERAL_BASE + k, Some(TTL_EPHEMERAL_LIFE))
                 } else {
                     (self.zipf_id(0), None)
+                }
+            }
+            Pattern::Loop => (i % LOOP_LEN, None),
+            Pattern::Zipf06 => (self.zipf_id(0), None),
+            Pattern::OneHit => {
+                if self.rng.random::<f64>() < ONE_HIT_SHARE {
+                    (ONE_HIT_BASE + i, None)
+                } else {
+                    (self.zipf_id(0), None)
+                }
+            }
+            Pattern::Phase => {
+                let phase = i / PHASE_LEN;
+                if phase % 2 == 0 {
+                    (self.zipf_id(0), None)
+                } else {
+                    // Each scan phase resumes where the previous one ended.
+                    let scanned = (phase / 2) * PHASE_LEN + i % PHASE_LEN;
+                    (scanned % KEYSPACE, None)
                 }
             }
         }
@@ -381,6 +466,37 @@ mod tests {
         let stream = ids(Pattern::Scan, SEED, 100_003);
         assert_eq!(stream[..3], [0, 1, 2]);
         assert_eq!(stream[100_000..], [0, 1, 2]);
+    }
+
+    #[test]
+    fn adversarial_patterns_have_their_shape() {
+        let looped = ids(Pattern::Loop, SEED, 11_002);
+        assert_eq!(
+            (looped[5_499], looped[5_500], looped[11_001]),
+            (5_499, 0, 1)
+        );
+
+        let onehit = ids(Pattern::OneHit, SEED, 100_000);
+        let once = onehit.iter().filter(|&&id| id >= ONE_HIT_BASE).count();
+        assert!((49_000..51_000).contains(&once), "{once} one-off keys");
+        let distinct: HashSet<u64> = onehit
+            .iter()
+            .copied()
+            .filter(|&id| id >= ONE_HIT_BASE)
+            .collect();
+        assert_eq!(distinct.len(), once);
+
+        // A scan phase covers the keyspace twice, so the next one resumes
+        // at 0 again; zipf phases in between are not sequential.
+        let phase = ids(Pattern::Phase, SEED, 4 * PHASE_LEN);
+        assert_eq!(phase[200_000..200_003], [0, 1, 2]);
+        assert_eq!(phase[399_999], 99_999);
+        assert_eq!(phase[600_000..600_002], [0, 1]);
+        assert_ne!(phase[400_000..400_003], [0, 1, 2]);
+
+        // Weak skew: the top rank gets far less than zipf's 7.8%.
+        let weak = Zipf::new(KEYSPACE, WEAK_ZIPF_EXPONENT);
+        assert!(weak.probability(0) < 0.01, "{}", weak.probability(0));
     }
 
     #[test]

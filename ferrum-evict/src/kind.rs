@@ -6,8 +6,8 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::{
-    EntryId, EvictionPolicy, Lfu, LfuConfig, Lru, LruConfig, Millis, Random, RandomConfig, Ttl,
-    TtlConfig,
+    Ahe, AheConfig, EntryId, EvictionPolicy, Lfu, LfuConfig, Lru, LruConfig, Millis, Random,
+    RandomConfig, Ttl, TtlConfig,
 };
 
 /// One of Redis's `maxmemory-policy` values.
@@ -15,8 +15,7 @@ use crate::{
 /// `allkeys-*` policies track every key; `volatile-*` policies track only
 /// keys with an expiry. The policy object is the same for both: the *store*
 /// decides what it registers (see [`PolicyKind::is_volatile`]).
-/// New variants (`allkeys-ahe`, `volatile-ahe`) will be added, hence
-/// `#[non_exhaustive]`.
+/// More variants may be added, hence `#[non_exhaustive]`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum PolicyKind {
@@ -36,11 +35,15 @@ pub enum PolicyKind {
     VolatileRandom,
     /// `volatile-ttl`.
     VolatileTtl,
+    /// `allkeys-ahe`: FerrumKV's adaptive hybrid policy.
+    AllKeysAhe,
+    /// `volatile-ahe`.
+    VolatileAhe,
 }
 
 impl PolicyKind {
-    /// Every kind, in Redis's documentation order.
-    pub const ALL: [PolicyKind; 8] = [
+    /// Every kind, in Redis's documentation order, then FerrumKV's own.
+    pub const ALL: [PolicyKind; 10] = [
         PolicyKind::NoEviction,
         PolicyKind::AllKeysLru,
         PolicyKind::AllKeysLfu,
@@ -49,6 +52,8 @@ impl PolicyKind {
         PolicyKind::VolatileLfu,
         PolicyKind::VolatileRandom,
         PolicyKind::VolatileTtl,
+        PolicyKind::AllKeysAhe,
+        PolicyKind::VolatileAhe,
     ];
 
     /// The Redis name, as `CONFIG GET maxmemory-policy` prints it.
@@ -62,6 +67,8 @@ impl PolicyKind {
             PolicyKind::VolatileLfu => "volatile-lfu",
             PolicyKind::VolatileRandom => "volatile-random",
             PolicyKind::VolatileTtl => "volatile-ttl",
+            PolicyKind::AllKeysAhe => "allkeys-ahe",
+            PolicyKind::VolatileAhe => "volatile-ahe",
         }
     }
 
@@ -74,6 +81,7 @@ impl PolicyKind {
                 | PolicyKind::VolatileLfu
                 | PolicyKind::VolatileRandom
                 | PolicyKind::VolatileTtl
+                | PolicyKind::VolatileAhe
         )
     }
 
@@ -97,6 +105,12 @@ impl PolicyKind {
                 AnyPolicy::Random(Random::new(RandomConfig { seed: config.seed }))
             }
             PolicyKind::VolatileTtl => AnyPolicy::Ttl(Ttl::new(TtlConfig::default())),
+            PolicyKind::AllKeysAhe | PolicyKind::VolatileAhe => {
+                AnyPolicy::Ahe(Box::new(Ahe::new(AheConfig {
+                    seed: config.seed,
+                    ..AheConfig::default()
+                })))
+            }
         };
         Some(policy)
     }
@@ -174,6 +188,8 @@ pub enum AnyPolicy {
     Random(Random),
     /// Nearest deadline first.
     Ttl(Ttl),
+    /// Adaptive hybrid (boxed: it is much larger than the others).
+    Ahe(Box<Ahe>),
 }
 
 /// Forwards a method call to whichever policy the enum holds.
@@ -184,6 +200,7 @@ macro_rules! dispatch {
             AnyPolicy::Lfu($p) => $call,
             AnyPolicy::Random($p) => $call,
             AnyPolicy::Ttl($p) => $call,
+            AnyPolicy::Ahe($p) => $call,
         }
     };
 }
@@ -283,6 +300,8 @@ mod tests {
                 ("lfu", true),
                 ("random", true),
                 ("ttl", true),
+                ("ahe", false),
+                ("ahe", true),
             ]
         );
         assert!(!PolicyKind::NoEviction.is_volatile());

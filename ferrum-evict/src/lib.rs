@@ -8,7 +8,8 @@
 //! hit-ratio simulator, where time is virtual.
 //!
 //! Policies: [`Lru`] (exact), [`Lfu`] (Redis's counter, exact aged
-//! choice), [`Random`] and [`Ttl`] (nearest deadline). [`PolicyKind`] parses
+//! choice), [`Random`], [`Ttl`] (nearest deadline) and [`Ahe`] (ours:
+//! adaptive hybrid of recency and frequency, see [`ahe`]). [`PolicyKind`] parses
 //! Redis's `maxmemory-policy` names and builds an [`AnyPolicy`], which
 //! dispatches with a `match`.
 //!
@@ -32,6 +33,7 @@
 //! With the `testing` feature, [`testing`] exports the conformance suite
 //! every policy passes, for policies written outside this crate.
 
+pub mod ahe;
 mod controller;
 mod heap;
 mod kind;
@@ -43,6 +45,7 @@ pub mod testing;
 mod time;
 mod ttl;
 
+pub use ahe::{Ahe, AheConfig};
 pub use controller::ControllerState;
 pub use kind::{AnyPolicy, ParsePolicyError, PolicyConfig, PolicyKind};
 pub use lfu::{Lfu, LfuConfig, LFU_INIT_VAL};

@@ -169,8 +169,8 @@ fn hash(i: u32) -> u64 {
 mod tests {
     use super::*;
     use crate::{
-        AnyPolicy, Lfu, LfuConfig, Lru, LruConfig, PolicyConfig, PolicyKind, Random, RandomConfig,
-        Ttl, TtlConfig,
+        Ahe, AheConfig, AnyPolicy, Lfu, LfuConfig, Lru, LruConfig, PolicyConfig, PolicyKind,
+        Random, RandomConfig, Ttl, TtlConfig,
     };
 
     #[test]
@@ -216,6 +216,35 @@ mod tests {
     #[test]
     fn ttl_conforms() {
         check_policy(|_| Ttl::new(TtlConfig::default()));
+    }
+
+    #[test]
+    fn ahe_conforms() {
+        check_policy(|seed| {
+            Ahe::new(AheConfig {
+                seed,
+                ..AheConfig::default()
+            })
+        });
+    }
+
+    #[test]
+    fn ahe_variants_conform() {
+        // A fast-learning controller with a period of one request and a
+        // wide share range exercises window growth and shrinkage.
+        check_policy(|seed| {
+            let mut config = AheConfig {
+                period_factor: 0,
+                expired_first: false,
+                seed,
+                ..AheConfig::default()
+            };
+            config.climber.initial_share = 0.5;
+            config.climber.min_share = 0.0;
+            config.climber.max_share = 1.0;
+            config.climber.initial_step = 0.3;
+            Ahe::new(config)
+        });
     }
 
     #[test]

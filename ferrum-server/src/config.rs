@@ -37,6 +37,8 @@ pub const MAXMEMORY_POLICIES: &[&str] = &[
     "volatile-lfu",
     "volatile-random",
     "volatile-ttl",
+    "allkeys-ahe",
+    "volatile-ahe",
 ];
 
 /// The `loglevel` names, most to least verbose, as in Redis.

@@ -36,6 +36,9 @@ fn main() -> anyhow::Result<()> {
         .build()
         .context("could not start the runtime")?;
     runtime.block_on(async {
+        // Register for the signals before announcing readiness, so a signal
+        // sent as soon as the server says it is ready is never missed.
+        let signals = Signals::register().context("could not install signal handlers")?;
         let server = Server::bind(config).await?;
         tracing::info!(
             "FerrumKV {} ready to accept connections on {}",
@@ -46,33 +49,34 @@ fn main() -> anyhow::Result<()> {
             tracing::info!("Prometheus metrics at http://{addr}/metrics");
         }
         let shutdown = CancellationToken::new();
-        tokio::spawn(signal_shutdown(shutdown.clone()));
+        tokio::spawn(signals.cancel_on_signal(shutdown.clone()));
         server.run(shutdown).await?;
         tracing::info!("FerrumKV is now ready to exit, bye bye...");
         Ok(())
     })
 }
 
-/// Cancels `shutdown` on SIGINT or SIGTERM.
-async fn signal_shutdown(shutdown: CancellationToken) {
-    let ctrl_c = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        let mut term =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(s) => s,
-                Err(_) => {
-                    let _ = ctrl_c.await;
-                    shutdown.cancel();
-                    return;
-                }
-            };
-        tokio::select! {
-            _ = ctrl_c => tracing::info!("received SIGINT, shutting down"),
-            _ = term.recv() => tracing::info!("received SIGTERM, shutting down"),
-        }
+/// SIGINT and SIGTERM handlers, installed up front.
+struct Signals {
+    interrupt: tokio::signal::unix::Signal,
+    terminate: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn register() -> std::io::Result<Signals> {
+        use tokio::signal::unix::{signal, SignalKind};
+        Ok(Signals {
+            interrupt: signal(SignalKind::interrupt())?,
+            terminate: signal(SignalKind::terminate())?,
+        })
     }
-    #[cfg(not(unix))]
-    let _ = ctrl_c.await;
-    shutdown.cancel();
+
+    /// Cancels `shutdown` on the first SIGINT or SIGTERM.
+    async fn cancel_on_signal(mut self, shutdown: CancellationToken) {
+        tokio::select! {
+            _ = self.interrupt.recv() => tracing::info!("received SIGINT, shutting down"),
+            _ = self.terminate.recv() => tracing::info!("received SIGTERM, shutting down"),
+        }
+        shutdown.cancel();
+    }
 }

@@ -666,6 +666,14 @@ impl Shard {
         }
     }
 
+    /// Heap bytes of the policy's own structures, and how many entries it
+    /// tracks.
+    pub fn policy_footprint(&self) -> (usize, usize) {
+        self.policy
+            .as_ref()
+            .map_or((0, 0), |p| (p.heap_bytes(), p.len()))
+    }
+
     /// The policy's controller state, if it is adaptive.
     pub fn controller_state(&self) -> Option<ferrum_evict::ControllerState> {
         self.policy.as_ref()?.controller_state()

@@ -240,6 +240,15 @@ impl Store {
         total
     }
 
+    /// Heap bytes of the policies' own structures and the entries they
+    /// track, summed over the shards.
+    pub fn policy_footprint(&self) -> (usize, usize) {
+        self.shards.iter().fold((0, 0), |(bytes, len), s| {
+            let (b, l) = lock(s).policy_footprint();
+            (bytes + b, len + l)
+        })
+    }
+
     /// The adaptive policy's controller state, combined over the shards;
     /// `None` unless the policy is adaptive.
     pub fn controller_state(&self) -> Option<ferrum_evict::ControllerState> {

@@ -6,14 +6,17 @@ use std::sync::atomic::Ordering;
 
 use bytes::Bytes;
 use ferrum_proto::Frame;
+use ferrum_store::PolicyKind;
 
 use super::parse::is;
 use super::{CmdResult, Ctx};
 
-/// Sections in the order `INFO` prints them; all are part of the default set.
 /// Writes one section's text.
 type SectionWriter = fn(&Ctx<'_>, &mut String);
 
+/// Sections in the order `INFO` prints them. All but `commandstats` are in
+/// the default set; `ahe` only while the policy is AHE (it is FerrumKV's
+/// own, and tools that parse a Redis INFO need not see it otherwise).
 const SECTIONS: &[(&str, SectionWriter)] = &[
     ("server", server),
     ("clients", clients),
@@ -21,23 +24,27 @@ const SECTIONS: &[(&str, SectionWriter)] = &[
     ("stats", stats),
     ("commandstats", commandstats),
     ("keyspace", keyspace),
+    ("ahe", ahe),
 ];
 
 pub(crate) fn info(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let (policy, _) = ctx.store().policy();
+    let in_default = |name: &str| match name {
+        "commandstats" => false,
+        "ahe" => is_ahe(policy),
+        _ => true,
+    };
     let wanted = |name: &str| {
-        args.len() == 1
+        (args.len() == 1 && in_default(name))
             || args[1..].iter().any(|a| {
                 is(a, name)
                     || is(a, "all")
                     || is(a, "everything")
-                    || (is(a, "default") && name != "commandstats")
+                    || (is(a, "default") && in_default(name))
             })
     };
     let mut out = String::new();
     for (name, write) in SECTIONS {
-        if name == &"commandstats" && args.len() == 1 {
-            continue;
-        }
         if wanted(name) {
             if !out.is_empty() {
                 out.push_str("\r\n");
@@ -155,6 +162,40 @@ fn commandstats(ctx: &Ctx<'_>, out: &mut String) {
             c.name, c.calls, c.usec
         );
     }
+}
+
+fn is_ahe(policy: PolicyKind) -> bool {
+    matches!(policy, PolicyKind::AllKeysAhe | PolicyKind::VolatileAhe)
+}
+
+/// `# Ahe`: what the adaptive policy decided and why, combined over the
+/// shards (counters summed, ratios weighted by each shard's evictions).
+/// `ahe_recency_weight` is the share of the cache given to the recency
+/// window; ghost hits are misses on keys recently evicted on that side's
+/// advice (regrets); decisions are evictions on that side's advice.
+fn ahe(ctx: &Ctx<'_>, out: &mut String) {
+    let (policy, _) = ctx.store().policy();
+    let _ = write!(
+        out,
+        "# Ahe\r\nahe_enabled:{}\r\nahe_policy:{}\r\n",
+        u8::from(is_ahe(policy)),
+        policy.as_str()
+    );
+    let Some(state) = ctx.store().controller_state() else {
+        return;
+    };
+    let _ = write!(
+        out,
+        "ahe_recency_weight:{:.4}\r\nahe_frequency_weight:{:.4}\r\nahe_learning_rate:{:.4}\r\nahe_ghost_hits_recency:{}\r\nahe_ghost_hits_frequency:{}\r\nahe_decisions_recency:{}\r\nahe_decisions_frequency:{}\r\nahe_window_hit_ratio:{:.4}\r\n",
+        state.recency_weight,
+        1.0 - state.recency_weight,
+        state.learning_rate,
+        state.ghost_hits_recency,
+        state.ghost_hits_frequency,
+        state.decisions_recency,
+        state.decisions_frequency,
+        state.window_hit_ratio,
+    );
 }
 
 fn keyspace(ctx: &Ctx<'_>, out: &mut String) {

@@ -2,8 +2,6 @@
 //! `promtool`, and the shipped dashboard asking only for what is exported.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Write as _;
-use std::process::{Command, Stdio};
 
 use ferrum_store::{ControllerState, KeyspaceStats};
 
@@ -97,40 +95,11 @@ fn value(samples: &[Sample], name: &str, labels: &[(&str, &str)]) -> Option<f64>
         .map(|s| s.2)
 }
 
-/// Runs `promtool check metrics` on `text`, failing the test when promtool
-/// is missing: CI installs it (.ci/run), so absence is a broken setup.
-pub(super) fn promtool_check(text: &str) -> String {
-    let mut child = Command::new("promtool")
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| {
-            panic!(
-                "promtool not found ({e}): install Debian's `prometheus` package \
-                 (apt-get install prometheus), as .ci/run does"
-            )
-        });
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(text.as_bytes())
-        .expect("feed promtool");
-    let out = child.wait_with_output().expect("promtool ran");
-    let report = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        out.status.success(),
-        "promtool check metrics failed ({}):\n{report}\n--- exposition ---\n{text}",
-        out.status
-    );
-    report
-}
+// Shared with the integration tests, which cannot reach this crate's
+// private test modules.
+#[path = "../../tests/support/promtool.rs"]
+mod promtool;
+pub(super) use promtool::promtool_check;
 
 #[test]
 fn every_name_is_rendered_with_help_and_type() {

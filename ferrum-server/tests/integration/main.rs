@@ -3,6 +3,7 @@
 //!
 //! One test binary with a module per command family keeps link time down.
 
+mod ahe;
 mod common;
 mod connection;
 mod eviction;
@@ -11,6 +12,7 @@ mod hashes;
 mod keys;
 mod lists;
 mod metrics;
+mod process;
 mod protocol;
 mod server;
 mod sets;

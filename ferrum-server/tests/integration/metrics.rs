@@ -107,39 +107,9 @@ fn info_u64(info: &HashMap<String, String>, field: &str) -> f64 {
         .unwrap_or_else(|_| panic!("INFO {field} is not a number")) as f64
 }
 
-/// Runs `promtool check metrics` on `text`.
-fn promtool_check(text: &str) -> String {
-    let mut child = Command::new("promtool")
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| {
-            panic!(
-                "promtool not found ({e}): install Debian's `prometheus` package \
-                 (apt-get install prometheus), as .ci/run does"
-            )
-        });
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(text.as_bytes())
-        .expect("feed promtool");
-    let out = child.wait_with_output().expect("promtool ran");
-    let report = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        out.status.success(),
-        "promtool check metrics failed ({}):\n{report}\n--- exposition ---\n{text}",
-        out.status
-    );
-    report
-}
+#[path = "../support/promtool.rs"]
+mod promtool;
+use promtool::promtool_check;
 
 /// Traffic that moves every counter: hits, misses, evictions, expirations,
 /// keys with and without TTL in two databases, and a rejected connection.

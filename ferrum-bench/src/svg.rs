@@ -1,0 +1,220 @@
+//! A small hand-written SVG line-chart writer for the hit-ratio report:
+//! axes, grid, one polyline per series and a legend, with no dependency.
+//!
+//! The output is plain SVG 1.1 text that browsers and GitHub render
+//! directly. Series are sampled at a fixed x step (the simulator's window),
+//! so a point is `(i + 1) * x_step`.
+
+use std::fmt::Write as _;
+
+/// One line of a chart.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Series {
+    /// Legend label.
+    pub name: String,
+    /// The y values, one per x step.
+    pub values: Vec<f64>,
+}
+
+/// What to draw.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LineChart {
+    /// Title above the plot.
+    pub title: String,
+    /// Label of the x axis.
+    pub x_label: String,
+    /// Label of the y axis.
+    pub y_label: String,
+    /// x distance between consecutive values (requests per window).
+    pub x_step: f64,
+    /// Top of the y axis; the bottom is 0.
+    pub y_max: f64,
+    /// Multiply y values by this for tick labels (100 for percentages).
+    pub y_tick_scale: f64,
+    /// The lines.
+    pub series: Vec<Series>,
+}
+
+const WIDTH: f64 = 760.0;
+const HEIGHT: f64 = 420.0;
+const LEFT: f64 = 64.0;
+const RIGHT: f64 = 170.0;
+const TOP: f64 = 40.0;
+const BOTTOM: f64 = 56.0;
+/// Colour-blind-safe palette (Okabe and Ito), then two of Tol's muted
+/// colours so the nine patterns get distinct lines.
+const PALETTE: [&str; 10] = [
+    "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442",
+    "#882255", "#999999",
+];
+
+impl LineChart {
+    /// Renders the chart as an SVG document.
+    pub fn to_svg(&self) -> String {
+        let plot_w = WIDTH - LEFT - RIGHT;
+        let plot_h = HEIGHT - TOP - BOTTOM;
+        let points = self
+            .series
+            .iter()
+            .map(|s| s.values.len())
+            .max()
+            .unwrap_or(0);
+        let x_max = (points as f64 * self.x_step).max(1.0);
+        let y_max = if self.y_max > 0.0 { self.y_max } else { 1.0 };
+        let x = |v: f64| LEFT + plot_w * v / x_max;
+        let y = |v: f64| TOP + plot_h * (1.0 - v.clamp(0.0, y_max) / y_max);
+
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="12">"#
+        );
+        let _ = writeln!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
+        let _ = writeln!(
+            out,
+            r#"<text x="{}" y="22" text-anchor="middle" font-size="15">{}</text>"#,
+            LEFT + plot_w / 2.0,
+            escape(&self.title)
+        );
+        for i in 0..=5 {
+            let v = y_max * f64::from(i) / 5.0;
+            let yy = y(v);
+            let _ = writeln!(
+                out,
+                r##"<line x1="{LEFT}" y1="{yy:.1}" x2="{:.1}" y2="{yy:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
+                LEFT + plot_w,
+                LEFT - 6.0,
+                yy + 4.0,
+                trim(v * self.y_tick_scale)
+            );
+            let xv = x_max * f64::from(i) / 5.0;
+            let xx = x(xv);
+            let _ = writeln!(
+                out,
+                r##"<line x1="{xx:.1}" y1="{TOP}" x2="{xx:.1}" y2="{:.1}" stroke="#eee"/><text x="{xx:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
+                TOP + plot_h,
+                TOP + plot_h + 18.0,
+                thousands(xv)
+            );
+        }
+        let _ = writeln!(
+            out,
+            r##"<rect x="{LEFT}" y="{TOP}" width="{plot_w}" height="{plot_h}" fill="none" stroke="#444"/>"##
+        );
+        let _ = writeln!(
+            out,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+            LEFT + plot_w / 2.0,
+            HEIGHT - 14.0,
+            escape(&self.x_label)
+        );
+        let _ = writeln!(
+            out,
+            r#"<text transform="translate(16 {:.1}) rotate(-90)" text-anchor="middle">{}</text>"#,
+            TOP + plot_h / 2.0,
+            escape(&self.y_label)
+        );
+        for (i, s) in self.series.iter().enumerate() {
+            let colour = PALETTE[i % PALETTE.len()];
+            let path: Vec<String> = s
+                .values
+                .iter()
+                .enumerate()
+                .map(|(j, &v)| format!("{:.1},{:.1}", x((j + 1) as f64 * self.x_step), y(v)))
+                .collect();
+            let _ = writeln!(
+                out,
+                r#"<polyline fill="none" stroke="{colour}" stroke-width="1.6" points="{}"/>"#,
+                path.join(" ")
+            );
+            let ly = TOP + 10.0 + 20.0 * i as f64;
+            let lx = LEFT + plot_w + 12.0;
+            let _ = writeln!(
+                out,
+                r#"<line x1="{lx}" y1="{ly}" x2="{}" y2="{ly}" stroke="{colour}" stroke-width="3"/><text x="{}" y="{}">{}</text>"#,
+                lx + 22.0,
+                lx + 28.0,
+                ly + 4.0,
+                escape(&s.name)
+            );
+        }
+        out.push_str("</svg>\n");
+        out
+    }
+}
+
+/// A tick label without trailing zeros: `0`, `0.2`, `40`.
+fn trim(v: f64) -> String {
+    let s = format!("{v:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_owned()
+}
+
+/// `0`, `200k`, `1.2M`.
+fn thousands(v: f64) -> String {
+    if v >= 1e6 {
+        format!("{}M", trim(v / 1e6))
+    } else if v >= 1e3 {
+        format!("{}k", trim(v / 1e3))
+    } else {
+        trim(v)
+    }
+}
+
+/// Escapes the characters XML text cannot hold.
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chart() -> LineChart {
+        LineChart {
+            title: "hit ratio <shift>".to_owned(),
+            x_label: "requests".to_owned(),
+            y_label: "%".to_owned(),
+            x_step: 10_000.0,
+            y_max: 1.0,
+            y_tick_scale: 100.0,
+            series: vec![
+                Series {
+                    name: "lru".to_owned(),
+                    values: vec![0.0, 0.5, 1.0],
+                },
+                Series {
+                    name: "a&b".to_owned(),
+                    values: vec![0.25],
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn draws_one_polyline_per_series_with_scaled_points() {
+        let svg = chart().to_svg();
+        assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
+        assert!(svg.ends_with("</svg>\n"));
+        assert_eq!(svg.matches("<polyline").count(), 2);
+        // x: 30 000 requests span the 526-pixel plot from x = 64; y: 0.0 is
+        // the bottom (364), 1.0 the top (40).
+        assert!(
+            svg.contains(r#"points="239.3,364.0 414.7,202.0 590.0,40.0""#),
+            "{svg}"
+        );
+        assert!(svg.contains("hit ratio &lt;shift&gt;"));
+        assert!(svg.contains(">a&amp;b<"));
+        assert!(svg.contains(">30k<") && svg.contains(">100<") && svg.contains(">0<"));
+    }
+
+    #[test]
+    fn tick_labels_are_short() {
+        assert_eq!(trim(40.0), "40");
+        assert_eq!(trim(0.2), "0.2");
+        assert_eq!(thousands(1_200_000.0), "1.2M");
+        assert_eq!(thousands(200_000.0), "200k");
+        assert_eq!(thousands(0.0), "0");
+    }
+}

@@ -1,0 +1,306 @@
+//! AHE's feedback loop: how much of the cache the recency window gets,
+//! learned from the hit ratio and the ghost history, separated from the
+//! cache so it can be tested on synthetic signals.
+//!
+//! **Hill climbing.** Every `period` requests the controller compares the
+//! period's hit ratio with the previous one. If it did not fall, the last
+//! step was good and the next goes the same way; if it fell, the direction
+//! reverses. The step size shrinks by `step_decay` each period, so the
+//! share settles where the hit ratio peaks. This is Caffeine's adaptive
+//! window ("hill climber"; Einziger, Eytan, Friedman and Manes, "Adaptive
+//! Software Cache Management", Middleware 2018).
+//!
+//! **Ghost regrets pick the direction after a change.** When the hit
+//! ratio moves by more than `restart_threshold` in one period the workload
+//! has changed, and the old direction means nothing. The step is reset to
+//! its initial size and pointed by the ghost history: each side's regret
+//! rate is its ghost hits per eviction it decided in the period (LeCaR,
+//! CACHEUS). Frequency's regrets (newcomers the admission filter rejected
+//! came back) grow the window; recency's regrets (established entries
+//! dropped for newcomers came back) shrink it. Hill climbing alone would
+//! have to guess, and a wrong guess costs a whole period.
+//!
+//! Everything is counted in requests, never in time, so the controller
+//! behaves the same whatever the request rate.
+
+use crate::ahe::ghost::Side;
+use crate::Millis;
+
+/// One observation fed to a [`Controller`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Signal {
+    /// A lookup hit.
+    Hit,
+    /// A lookup missed.
+    Miss,
+    /// A miss found its key in the ghost history of `Side`'s evictions.
+    GhostHit(Side),
+    /// The policy evicted an entry on `Side`'s advice.
+    Evicted(Side),
+}
+
+/// A feedback loop that turns observations into a recency share.
+pub trait Controller: Send {
+    /// Feeds one observation.
+    fn observe(&mut self, signal: Signal, now: Millis);
+    /// The share of the cache recency should get, always within `0.0..=1.0`.
+    fn recency_share(&self) -> f64;
+}
+
+/// Parameters of [`HillClimber`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClimberConfig {
+    /// Recency share to start from. Default: 0.01, Caffeine's initial
+    /// window: on skewed workloads a small window is best, and the climber
+    /// grows it where it is not.
+    pub initial_share: f64,
+    /// Lower bound of the share. Default: 0.0 (the policy still keeps one
+    /// window entry).
+    pub min_share: f64,
+    /// Upper bound of the share. Default: 0.8, Caffeine's, so that the
+    /// frequency-admitted region never shrinks below a fifth of the cache.
+    pub max_share: f64,
+    /// Size of the first step and of a step after a restart, as a share.
+    /// Default: 0.0625 (Caffeine's 6.25%), big enough to cross from a
+    /// skewed to a recency-friendly optimum in a few periods.
+    pub initial_step: f64,
+    /// Factor applied to the step size each period. Default: 0.98,
+    /// Caffeine's: the step halves in about 35 periods, so the share
+    /// settles without freezing.
+    pub step_decay: f64,
+    /// A period-to-period hit-ratio change at least this large means the
+    /// workload changed; the climber restarts. Default: 0.05, Caffeine's.
+    pub restart_threshold: f64,
+}
+
+impl Default for ClimberConfig {
+    fn default() -> Self {
+        ClimberConfig {
+            initial_share: 0.01,
+            min_share: 0.0,
+            max_share: 0.8,
+            initial_step: 0.0625,
+            step_decay: 0.98,
+            restart_threshold: 0.05,
+        }
+    }
+}
+
+/// Per-side tallies of one period and of the whole run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Tally {
+    pub(crate) ghost_recency: u64,
+    pub(crate) ghost_frequency: u64,
+    pub(crate) evicted_recency: u64,
+    pub(crate) evicted_frequency: u64,
+}
+
+impl Tally {
+    fn add(&mut self, signal: Signal) {
+        match signal {
+            Signal::GhostHit(Side::Recency) => self.ghost_recency += 1,
+            Signal::GhostHit(Side::Frequency) => self.ghost_frequency += 1,
+            Signal::Evicted(Side::Recency) => self.evicted_recency += 1,
+            Signal::Evicted(Side::Frequency) => self.evicted_frequency += 1,
+            Signal::Hit | Signal::Miss => {}
+        }
+    }
+
+    /// Frequency's regret rate minus recency's: positive when newcomers
+    /// the filter turned away come back more often, per decision, than
+    /// established entries dropped for newcomers (grow the window).
+    fn regret_balance(&self) -> f64 {
+        let rate = |ghosts: u64, evictions: u64| ghosts as f64 / evictions.max(1) as f64;
+        rate(self.ghost_frequency, self.evicted_frequency)
+            - rate(self.ghost_recency, self.evicted_recency)
+    }
+}
+
+/// Caffeine's hill climber with ghost-informed restarts; see the module
+/// docs.
+#[derive(Clone, Debug)]
+pub struct HillClimber {
+    config: ClimberConfig,
+    share: f64,
+    /// Signed: the direction of the next move.
+    step: f64,
+    /// Requests per period; 0 until the policy knows its size.
+    period: u64,
+    hits: u64,
+    requests: u64,
+    previous_ratio: Option<f64>,
+    last_ratio: f64,
+    this_period: Tally,
+    total: Tally,
+}
+
+impl HillClimber {
+    /// A climber at `config.initial_share`.
+    pub fn new(config: ClimberConfig) -> Self {
+        HillClimber {
+            share: config
+                .initial_share
+                .clamp(config.min_share, config.max_share),
+            step: config.initial_step,
+            config,
+            period: 0,
+            hits: 0,
+            requests: 0,
+            previous_ratio: None,
+            last_ratio: 0.0,
+            this_period: Tally::default(),
+            total: Tally::default(),
+        }
+    }
+
+    /// Sets how many requests make a period (the policy passes ten times
+    /// its size, as Caffeine does).
+    pub fn set_period(&mut self, requests: u64) {
+        self.period = requests;
+    }
+
+    /// The current step size (the learning rate), unsigned.
+    pub fn learning_rate(&self) -> f64 {
+        self.step.abs()
+    }
+
+    /// The hit ratio of the last completed period.
+    pub fn window_hit_ratio(&self) -> f64 {
+        self.last_ratio
+    }
+
+    pub(crate) fn totals(&self) -> Tally {
+        self.total
+    }
+
+    /// Ends a period: one hill-climbing step.
+    fn adjust(&mut self) {
+        let ratio = self.hits as f64 / self.requests.max(1) as f64;
+        if let Some(previous) = self.previous_ratio {
+            let change = ratio - previous;
+            if change.abs() >= self.config.restart_threshold {
+                let hint = self.this_period.regret_balance();
+                let direction = if hint != 0.0 {
+                    hint.signum()
+                } else {
+                    self.step.signum()
+                };
+                self.step = direction * self.config.initial_step;
+            } else {
+                if change < 0.0 {
+                    self.step = -self.step;
+                }
+                self.step *= self.config.step_decay;
+            }
+        }
+        self.move_share(self.step);
+        self.previous_ratio = Some(ratio);
+        self.last_ratio = ratio;
+        self.hits = 0;
+        self.requests = 0;
+        self.this_period = Tally::default();
+    }
+
+    fn move_share(&mut self, by: f64) {
+        self.share = (self.share + by).clamp(self.config.min_share, self.config.max_share);
+    }
+}
+
+impl Controller for HillClimber {
+    fn observe(&mut self, signal: Signal, _now: Millis) {
+        self.this_period.add(signal);
+        self.total.add(signal);
+        if matches!(signal, Signal::Hit | Signal::Miss) {
+            self.hits += u64::from(signal == Signal::Hit);
+            self.requests += 1;
+            if self.period > 0 && self.requests >= self.period {
+                self.adjust();
+            }
+        }
+    }
+
+    fn recency_share(&self) -> f64 {
+        self.share
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn feed(c: &mut HillClimber, hits: u64, misses: u64) {
+        for _ in 0..hits {
+            c.observe(Signal::Hit, Millis(0));
+        }
+        for _ in 0..misses {
+            c.observe(Signal::Miss, Millis(0));
+        }
+    }
+
+    fn climber() -> HillClimber {
+        let mut c = HillClimber::new(ClimberConfig {
+            initial_share: 0.5,
+            initial_step: 0.1,
+            step_decay: 0.5,
+            ..ClimberConfig::default()
+        });
+        c.set_period(100);
+        c
+    }
+
+    #[test]
+    fn keeps_going_while_the_hit_ratio_rises_and_turns_when_it_falls() {
+        let mut c = climber();
+        feed(&mut c, 50, 50); // first period: step up blindly
+        assert!((c.recency_share() - 0.6).abs() < 1e-9);
+        feed(&mut c, 52, 48); // better: same way, half the step
+        assert!((c.recency_share() - 0.65).abs() < 1e-9);
+        feed(&mut c, 51, 49); // worse: turn back
+        assert!((c.recency_share() - 0.625).abs() < 1e-9);
+        assert!((c.learning_rate() - 0.025).abs() < 1e-9);
+        assert!((c.window_hit_ratio() - 0.51).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_workload_change_restarts_in_the_direction_ghosts_point_to() {
+        let mut c = climber();
+        feed(&mut c, 50, 50); // share 0.6, step +0.1
+                              // The hit ratio collapses, and the evicted established entries are
+                              // what come back: recency is at fault, so the window must shrink.
+        for _ in 0..10 {
+            c.observe(Signal::Evicted(Side::Recency), Millis(0));
+            c.observe(Signal::Evicted(Side::Frequency), Millis(0));
+        }
+        for _ in 0..5 {
+            c.observe(Signal::GhostHit(Side::Recency), Millis(0));
+        }
+        c.observe(Signal::GhostHit(Side::Frequency), Millis(0));
+        feed(&mut c, 20, 80);
+        assert!(
+            (c.recency_share() - 0.5).abs() < 1e-9,
+            "{}",
+            c.recency_share()
+        );
+        assert!((c.learning_rate() - 0.1).abs() < 1e-9);
+        let t = c.totals();
+        assert_eq!((t.ghost_recency, t.ghost_frequency), (5, 1));
+        assert_eq!((t.evicted_recency, t.evicted_frequency), (10, 10));
+    }
+
+    #[test]
+    fn the_share_stays_within_its_bounds() {
+        let mut c = climber();
+        for _ in 0..20 {
+            feed(&mut c, 100, 0);
+        }
+        assert!(c.recency_share() <= 0.8);
+        let mut c = HillClimber::new(ClimberConfig {
+            initial_share: 2.0,
+            ..ClimberConfig::default()
+        });
+        assert_eq!(c.recency_share(), 0.8);
+        c.set_period(0);
+        feed(&mut c, 1_000, 0); // no period: no learning
+        assert_eq!(c.recency_share(), 0.8);
+    }
+}

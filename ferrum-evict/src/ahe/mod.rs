@@ -1,0 +1,568 @@
+//! AHE, the adaptive hybrid eviction policy (`allkeys-ahe`, `volatile-ahe`):
+//! a small recency window in front of a frequency-guarded main region, with
+//! the split between them learned online.
+//!
+//! # Algorithm
+//!
+//! The cache is split into a **window** (an LRU list that every new entry
+//! enters) and a **main** region (a segmented LRU: *probation* and
+//! *protected*). The window holds the recency share `w` of the cache; main
+//! holds the rest, and protected at most `protected_share × (1 - w)` of
+//! main.
+//!
+//! - *Hit.* A window entry moves to the window's head; a probation entry is
+//!   promoted to protected (demoting protected's tail to probation if
+//!   protected is full); a protected entry moves to protected's head.
+//! - *Evict.* An entry whose expiry deadline has passed goes first (it can
+//!   only miss). Otherwise, if the window is over its share, its tail (the
+//!   *candidate*) duels main's victim (probation's tail, else protected's):
+//!   the candidate is admitted into probation and the victim evicted only if
+//!   the frequency sketch says the candidate was accessed more often
+//!   (**TinyLFU admission**); otherwise the candidate itself is evicted. A
+//!   victim that wins goes round probation once more, *spared* (CLOCK's
+//!   second chance), so the next duel is against the next-oldest entry; if
+//!   it comes back to the tail still without a hit, it loses to any
+//!   candidate that has repeated at all. If the window is within its share,
+//!   main's victim goes. While main is below its share (at the first
+//!   eviction, or after the window shrank) the window's overflow first
+//!   moves into probation without a duel.
+//! - *Ageing main.* Protected's tail is demoted to probation once it went
+//!   a whole sketch period (ten cache-sizes of requests) without a hit:
+//!   its counts have been halved since, so it must defend its place again.
+//! - *Frequency.* A TinyLFU sketch (`sketch.rs`: a doorkeeper Bloom filter
+//!   and a count-min sketch of 4-bit counters, halved every ten cache-sizes
+//!   of accesses) counts every access, hits and misses, including keys not
+//!   resident. The doorkeeper swallows a key's first access in a period, so
+//!   a key needs a repeat to count at all.
+//! - *Ghosts and the split.* Each eviction is tagged with the side that
+//!   advised it: leaving from the window means the frequency filter turned
+//!   the newcomer away (**frequency's** decision); leaving from main means
+//!   an established entry was dropped for a newcomer (**recency's**). The
+//!   hash goes into a ghost history (`ghost.rs`) as large as the cache. A
+//!   miss whose hash is a ghost is a *regret* for the side that evicted it.
+//!   The controller (`controller.rs`) hill-climbs the window share `w` on
+//!   the hit ratio of successive periods of ten cache-sizes of requests,
+//!   and when the hit ratio jumps by more than 5 points (the workload
+//!   changed) restarts with a full step in the direction the regrets point:
+//!   frequency's regrets (per eviction it decided) grow the window,
+//!   recency's shrink it. The learned `w` is the recency weight that
+//!   `controller_state` reports.
+//!
+//! # Why it adapts, and why it does not collapse
+//!
+//! LRU collapses on scans and loops because every newcomer displaces a
+//! resident; here a newcomer must out-count the resident, and a key seen
+//! once never counts, so a scan or a stream of one-hit wonders cannot
+//! displace anything (they only churn the window). LFU collapses on a
+//! rotating hot set because stale counts squat; here counts halve every ten
+//! cache-sizes of traffic, idle protected entries are demoted, and a
+//! spared victim that is still not read loses to any repeating newcomer,
+//! so a rotated-out hot set drains within a period or two. Between those
+//! extremes the best window size depends on the workload (about 1% for
+//! stable skew, larger for recency-heavy mixes such as `ttl`); the hill
+//! climber measures it instead of assuming it, and the ghost regrets tell
+//! it which way to go after a change. Everything is counted in events
+//! (accesses, evictions, requests), never in time, so the hit ratio does
+//! not depend on the request rate.
+//!
+//! # Parameters
+//!
+//! See [`AheConfig`] and [`ClimberConfig`]; every default is there with its
+//! reason. The sizes and rates are the published defaults of Caffeine and
+//! the TinyLFU paper; the protected idle limit reuses the sketch's period.
+//! They were checked on the adversarial patterns of ferrum-bench (`loop`,
+//! `zipf06`, `onehit`, `phase`) as much as on the five of WORKLOADS.md.
+//!
+//! # Cost
+//!
+//! Per slot of the store's handle table: 24 bytes (key hash, two list
+//! links, the tick of the last access, padding) and a 1-byte region tag.
+//! Per entry of the cache's size: 16 bytes of sketch and doorkeeper (times
+//! the rounding up to a power of two), and the ghost history: 8 bytes of
+//! ring plus 8 to 16 bytes of open-addressing index per evicted hash
+//! remembered (as many as the cache holds, plus up to an eighth). Keys with a
+//! deadline add 16 bytes per slot (an indexed heap). `heap_bytes` counts
+//! all of it; `ferrum-bench sim` prints it per entry.
+//!
+//! Per request: a hit touches at most 7 sketch words and relinks one or two
+//! list nodes; a miss touches at most 7 sketch words and makes one
+//! ghost-map probe; an eviction reads two sketch estimates (8 words),
+//! relinks at most three nodes (a demotion, an admission, a spared victim)
+//! and writes one ghost record. Spilling the window into main moves each
+//! entry at most once per insert, and the sketch's reset pass costs 0.2
+//! word operations per access amortised. All O(1) amortised, except that
+//! keys with an expiry deadline pay O(log t) in the deadline heap, `t` the
+//! number of tracked keys with a deadline.
+//!
+//! # Sources
+//!
+//! - TinyLFU and W-TinyLFU: Einziger, Friedman and Manes, "TinyLFU: A Highly
+//!   Efficient Cache Admission Policy", ACM ToS 2017.
+//! - The adaptive window (hill climbing): Einziger, Eytan, Friedman and
+//!   Manes, "Adaptive Software Cache Management", Middleware 2018, and
+//!   Caffeine's `BoundedLocalCache`.
+//! - Ghost histories and regret: ARC (Megiddo and Modha, FAST 2003), LeCaR
+//!   (Vietri et al., HotStorage 2018), CACHEUS (Rodriguez et al., FAST 2021).
+//! - Segmented LRU: Karedla, Love and Wherry, IEEE Computer 1994.
+//!
+//! ```
+//! use ferrum_evict::{Ahe, AheConfig, EntryId, EvictionPolicy, Millis};
+//!
+//! let mut ahe = Ahe::new(AheConfig::default());
+//! for i in 0..4 {
+//!     ahe.on_insert(EntryId(i), u64::from(i), 64, Millis(0));
+//! }
+//! // Entry 0 is read again; the others never are.
+//! ahe.on_hit(EntryId(0), Millis(1));
+//! let victim = ahe.evict(Millis(2));
+//! assert!(matches!(victim, Some(EntryId(1..=3))));
+//! assert!(ahe.controller_state().is_some());
+//! ```
+
+mod controller;
+mod ghost;
+mod sketch;
+
+pub use controller::{ClimberConfig, Controller, HillClimber, Signal};
+pub use ghost::Side;
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+use crate::heap::IndexedHeap;
+use crate::{ControllerState, EntryId, EvictionPolicy, Millis};
+use ghost::Ghost;
+use sketch::FrequencySketch;
+
+/// Marks "no neighbour".
+const NIL: u32 = u32::MAX;
+
+/// A candidate this frequent that lost its duel is still admitted with
+/// probability 1/128, Caffeine's defence against an attacker who makes a
+/// victim look hot through hash collisions (and a way out of a tie between
+/// two hot keys).
+const JITTER_MIN_FREQUENCY: u8 = 6;
+
+/// Configuration for [`Ahe`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct AheConfig {
+    /// The window-share controller.
+    pub climber: ClimberConfig,
+    /// Protected's share of the main region. Default: 0.8, the SLRU split
+    /// of W-TinyLFU: most of main is for entries hit since admission, and
+    /// probation is large enough for newcomers to prove themselves.
+    pub protected_share: f64,
+    /// A controller period is this many times the cache's size in
+    /// requests. Default: 10, Caffeine's sample size: long enough that a
+    /// period's hit ratio is not noise (at 5 000 entries, 50 000 requests
+    /// give a standard error under 0.25 points).
+    pub period_factor: u32,
+    /// Protected's tail is demoted to probation once it went this many
+    /// cache-sizes of requests without a hit; 0 never demotes on age.
+    /// Default: 10, the frequency sketch's sample period: an entry idle
+    /// that long has had its counts halved without refresh.
+    pub protected_idle_factor: u32,
+    /// Evict entries past their expiry deadline before anything else.
+    /// Default: true (they can only miss).
+    pub expired_first: bool,
+    /// Seed of the admission jitter. Default: 0.
+    pub seed: u64,
+}
+
+impl Default for AheConfig {
+    fn default() -> Self {
+        AheConfig {
+            climber: ClimberConfig::default(),
+            protected_share: 0.8,
+            period_factor: 10,
+            protected_idle_factor: 10,
+            expired_first: true,
+            seed: 0,
+        }
+    }
+}
+
+/// Which list an entry is on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Region {
+    Untracked,
+    Window,
+    Probation,
+    /// In probation, and it already went round probation once after
+    /// winning a duel, without a hit since.
+    Spared,
+    Protected,
+}
+
+impl Region {
+    fn list(self) -> usize {
+        match self {
+            Region::Window => 0,
+            Region::Probation | Region::Spared => 1,
+            Region::Protected => 2,
+            // Callers only ask for the list of a tracked entry.
+            Region::Untracked => unreachable!("untracked entries are on no list"),
+        }
+    }
+}
+
+/// Per-slot links, the key hash the sketch and ghosts need, and when the
+/// entry was last accessed.
+#[derive(Clone, Copy, Debug)]
+struct Node {
+    hash: u64,
+    prev: u32,
+    next: u32,
+    /// `Ahe::ticks` at the entry's insert or last hit.
+    touched: u32,
+}
+
+const UNLINKED: Node = Node {
+    hash: 0,
+    prev: NIL,
+    next: NIL,
+    touched: 0,
+};
+
+/// One intrusive doubly linked list: head is most recent.
+#[derive(Clone, Copy, Debug)]
+struct List {
+    head: u32,
+    tail: u32,
+    len: usize,
+}
+
+const EMPTY: List = List {
+    head: NIL,
+    tail: NIL,
+    len: 0,
+};
+
+/// The adaptive hybrid policy; see the module docs.
+#[derive(Clone, Debug)]
+pub struct Ahe {
+    nodes: Vec<Node>,
+    regions: Vec<Region>,
+    /// Window, probation, protected.
+    lists: [List; 3],
+    tracked: usize,
+    /// The cache's size in entries, as seen at the last eviction (or the
+    /// most entries tracked before the first one).
+    size: usize,
+    sketch: FrequencySketch,
+    ghost: Ghost,
+    climber: HillClimber,
+    deadlines: IndexedHeap<u64>,
+    /// The hash of the last miss: its insert must not count twice.
+    pending_miss: Option<u64>,
+    /// Hits and misses so far, wrapping: the clock of `Node::touched`.
+    ticks: u32,
+    rng: SmallRng,
+    config: AheConfig,
+}
+
+impl Ahe {
+    /// An empty policy.
+    pub fn new(config: AheConfig) -> Self {
+        Ahe {
+            nodes: Vec::new(),
+            regions: Vec::new(),
+            lists: [EMPTY; 3],
+            tracked: 0,
+            size: 0,
+            sketch: FrequencySketch::default(),
+            ghost: Ghost::default(),
+            climber: HillClimber::new(config.climber.clone()),
+            deadlines: IndexedHeap::default(),
+            pending_miss: None,
+            ticks: 0,
+            rng: SmallRng::seed_from_u64(config.seed),
+            config,
+        }
+    }
+
+    /// The controller, for inspection.
+    pub fn controller(&self) -> &HillClimber {
+        &self.climber
+    }
+
+    fn region(&self, id: EntryId) -> Region {
+        self.regions
+            .get(id.index())
+            .copied()
+            .unwrap_or(Region::Untracked)
+    }
+
+    fn unlink(&mut self, i: u32) {
+        let Node { prev, next, .. } = self.nodes[i as usize];
+        let list = &mut self.lists[self.regions[i as usize].list()];
+        list.len -= 1;
+        match prev {
+            NIL => list.head = next,
+            p => self.nodes[p as usize].next = next,
+        }
+        match next {
+            NIL => list.tail = prev,
+            n => self.nodes[n as usize].prev = prev,
+        }
+    }
+
+    fn push_front(&mut self, i: u32, region: Region) {
+        let list = &mut self.lists[region.list()];
+        let node = &mut self.nodes[i as usize];
+        node.prev = NIL;
+        node.next = list.head;
+        match list.head {
+            NIL => list.tail = i,
+            h => self.nodes[h as usize].prev = i,
+        }
+        list.head = i;
+        list.len += 1;
+        self.regions[i as usize] = region;
+    }
+
+    fn relink(&mut self, i: u32, region: Region) {
+        self.unlink(i);
+        self.push_front(i, region);
+    }
+
+    fn main_len(&self) -> usize {
+        self.lists[1].len + self.lists[2].len
+    }
+
+    fn window_target(&self) -> usize {
+        let share = self.climber.recency_share();
+        // `+ 0.5` and truncation round as `f64::round` does for these
+        // non-negative values, without a libm call on every eviction.
+        ((share * self.size as f64 + 0.5) as usize).clamp(1, self.size.max(1))
+    }
+
+    /// Protected's share shrinks as recency's grows: trusting recency
+    /// also means turning main over faster, so stale favourites are
+    /// demoted to probation (and its duels) sooner.
+    fn protected_max(&self) -> usize {
+        let main = self.size.saturating_sub(self.window_target());
+        let share = self.config.protected_share * (1.0 - self.climber.recency_share());
+        (share * main as f64 + 0.5) as usize
+    }
+
+    /// Moves the window's overflow into probation, without a duel, while
+    /// main is below its share of the cache as it will be after the
+    /// eviction under way (`tracked - 1` entries). That is warm-up, or the
+    /// window having just shrunk, as Caffeine moves entries when it shrinks
+    /// its window.
+    fn spill_window(&mut self) {
+        let target = self.window_target();
+        while self.lists[0].len > target && self.main_len() + target + 1 < self.tracked {
+            let tail = self.lists[0].tail;
+            self.relink(tail, Region::Probation);
+        }
+    }
+
+    /// Demotes protected's tail to probation if it went a whole sketch
+    /// period (`protected_idle_factor` cache-sizes of requests) without a
+    /// hit: the counts that earned its place have been halved since, and it
+    /// should defend its place in duels again. This is what clears a
+    /// rotated-out hot set; without it, stale favourites leave protected
+    /// only as fast as newcomers are promoted into it.
+    fn demote_idle_protected(&mut self) {
+        let tail = self.lists[2].tail;
+        let limit = u64::from(self.config.protected_idle_factor) * self.size as u64;
+        if tail != NIL && limit > 0 {
+            let idle = self.ticks.wrapping_sub(self.nodes[tail as usize].touched);
+            if u64::from(idle) > limit {
+                self.relink(tail, Region::Probation);
+            }
+        }
+    }
+
+    /// Main's victim: probation's tail, else protected's.
+    fn main_victim(&self) -> u32 {
+        match self.lists[1].tail {
+            NIL => self.lists[2].tail,
+            t => t,
+        }
+    }
+
+    /// TinyLFU's duel: whether `candidate` should replace `victim`. A
+    /// victim that already went round probation without a hit (spared)
+    /// loses to any candidate that has repeated at all.
+    fn admit(&mut self, candidate: u32, victim: u32) -> bool {
+        let c = self.sketch.frequency(self.nodes[candidate as usize].hash);
+        let v = self.sketch.frequency(self.nodes[victim as usize].hash);
+        c > v
+            || (c > 0 && self.regions[victim as usize] == Region::Spared)
+            || (c >= JITTER_MIN_FREQUENCY && self.rng.random::<u8>() & 127 == 0)
+    }
+
+    fn detach(&mut self, i: u32) {
+        self.unlink(i);
+        self.regions[i as usize] = Region::Untracked;
+        self.deadlines.remove(EntryId(i));
+        self.tracked -= 1;
+    }
+
+    /// Sizes the sketch, the ghost history and the controller's period
+    /// for a cache of `size` entries.
+    fn resize(&mut self, size: usize) {
+        self.size = size;
+        self.sketch.ensure_capacity(size);
+        self.ghost.ensure_capacity(size);
+        self.climber
+            .set_period(u64::from(self.config.period_factor) * size as u64);
+    }
+
+    /// Chooses the victim among tracked, unexpired entries, and the side
+    /// whose advice it follows.
+    fn choose(&mut self) -> (u32, Side) {
+        self.spill_window();
+        self.demote_idle_protected();
+        let target = self.window_target();
+        if self.main_len() == 0 {
+            return (self.lists[0].tail, Side::Frequency);
+        }
+        let victim = self.main_victim();
+        if self.lists[0].len <= target {
+            return (victim, Side::Recency);
+        }
+        let candidate = self.lists[0].tail;
+        if self.admit(candidate, victim) {
+            self.relink(candidate, Region::Probation);
+            (victim, Side::Recency)
+        } else {
+            // The victim defended its place on frequency: it goes round
+            // probation again, as a CLOCK hand spares a referenced page, so
+            // the next newcomer duels the next-oldest entry instead of the
+            // same stale favourite until the sketch ages it.
+            if self.regions[victim as usize] == Region::Probation {
+                self.relink(victim, Region::Spared);
+            }
+            (candidate, Side::Frequency)
+        }
+    }
+}
+
+impl Default for Ahe {
+    fn default() -> Self {
+        Ahe::new(AheConfig::default())
+    }
+}
+
+impl EvictionPolicy for Ahe {
+    fn name(&self) -> &'static str {
+        "ahe"
+    }
+
+    fn on_insert(&mut self, id: EntryId, key_hash: u64, _cost: u32, _now: Millis) {
+        debug_assert_eq!(self.region(id), Region::Untracked, "{id:?} inserted twice");
+        if self.pending_miss.take() != Some(key_hash) {
+            self.sketch.increment(key_hash);
+        }
+        if self.nodes.len() <= id.index() {
+            self.nodes.resize(id.index() + 1, UNLINKED);
+            self.regions.resize(id.index() + 1, Region::Untracked);
+        }
+        self.nodes[id.index()].hash = key_hash;
+        self.nodes[id.index()].touched = self.ticks;
+        self.push_front(id.0, Region::Window);
+        self.tracked += 1;
+        if self.tracked > self.size {
+            self.resize(self.tracked);
+        }
+    }
+
+    fn on_hit(&mut self, id: EntryId, now: Millis) {
+        let region = self.region(id);
+        if region == Region::Untracked {
+            return;
+        }
+        self.sketch.increment(self.nodes[id.index()].hash);
+        self.climber.observe(Signal::Hit, now);
+        self.ticks = self.ticks.wrapping_add(1);
+        self.nodes[id.index()].touched = self.ticks;
+        match region {
+            Region::Probation | Region::Spared => {
+                self.relink(id.0, Region::Protected);
+                if self.lists[2].len > self.protected_max() {
+                    let tail = self.lists[2].tail;
+                    self.relink(tail, Region::Probation);
+                }
+            }
+            _ => self.relink(id.0, region),
+        }
+    }
+
+    fn on_miss(&mut self, key_hash: u64, now: Millis) {
+        self.sketch.increment(key_hash);
+        self.ticks = self.ticks.wrapping_add(1);
+        self.pending_miss = Some(key_hash);
+        self.climber.observe(Signal::Miss, now);
+        if let Some(side) = self.ghost.take(key_hash) {
+            self.climber.observe(Signal::GhostHit(side), now);
+        }
+    }
+
+    fn on_expiry_change(&mut self, id: EntryId, expires_at: Option<Millis>) {
+        match expires_at {
+            Some(deadline) if self.region(id) != Region::Untracked => {
+                self.deadlines.set(id, deadline.0);
+            }
+            _ => {
+                self.deadlines.remove(id);
+            }
+        }
+    }
+
+    fn on_remove(&mut self, id: EntryId) {
+        if self.region(id) != Region::Untracked {
+            self.detach(id.0);
+        }
+    }
+
+    fn evict(&mut self, now: Millis) -> Option<EntryId> {
+        if self.tracked == 0 {
+            return None;
+        }
+        if let Some((id, deadline)) = self.deadlines.peek() {
+            // Redis's rule: a key is expired once `now > deadline`.
+            if self.config.expired_first && now.0 > deadline {
+                self.detach(id.0);
+                return Some(id);
+            }
+        }
+        self.resize(self.tracked);
+        let (victim, side) = self.choose();
+        self.ghost.record(self.nodes[victim as usize].hash, side);
+        self.climber.observe(Signal::Evicted(side), now);
+        self.detach(victim);
+        Some(EntryId(victim))
+    }
+
+    fn len(&self) -> usize {
+        self.tracked
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.nodes.capacity() * std::mem::size_of::<Node>()
+            + self.regions.capacity() * std::mem::size_of::<Region>()
+            + self.sketch.heap_bytes()
+            + self.ghost.heap_bytes()
+            + self.deadlines.heap_bytes()
+    }
+
+    fn controller_state(&self) -> Option<ControllerState> {
+        let t = self.climber.totals();
+        Some(ControllerState {
+            recency_weight: self.climber.recency_share(),
+            learning_rate: self.climber.learning_rate(),
+            ghost_hits_recency: t.ghost_recency,
+            ghost_hits_frequency: t.ghost_frequency,
+            decisions_recency: t.evicted_recency,
+            decisions_frequency: t.evicted_frequency,
+            window_hit_ratio: self.climber.window_hit_ratio(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

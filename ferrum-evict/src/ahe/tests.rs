@@ -1,0 +1,220 @@
+//! Unit tests of [`Ahe`]: exact list order after each step, admission,
+//! expiry, ghosts and the controller state.
+
+use super::*;
+
+/// The lists as `w[..] p[..] P[..]` (window, probation, protected), each
+/// from most to least recent; `*` marks a spared probation entry.
+fn dump(ahe: &Ahe) -> String {
+    let list = |l: usize| {
+        let mut out = Vec::new();
+        let mut cur = ahe.lists[l].head;
+        while cur != NIL {
+            let spared = if ahe.regions[cur as usize] == Region::Spared {
+                "*"
+            } else {
+                ""
+            };
+            out.push(format!("{cur}{spared}"));
+            cur = ahe.nodes[cur as usize].next;
+        }
+        assert_eq!(out.len(), ahe.lists[l].len, "length of list {l}");
+        out.join(" ")
+    };
+    format!("w[{}] p[{}] P[{}]", list(0), list(1), list(2))
+}
+
+/// The hash the tests give entry `i`: distinct and well mixed.
+fn h(i: u32) -> u64 {
+    sketch::mix(u64::from(i) + 1)
+}
+
+fn insert(ahe: &mut Ahe, i: u32) {
+    ahe.on_insert(EntryId(i), h(i), 1, Millis(0));
+}
+
+/// A read-through miss, as the simulator does it: `on_miss`, then an
+/// eviction, then the insert.
+fn miss_evict_insert(ahe: &mut Ahe, i: u32) -> Option<EntryId> {
+    ahe.on_miss(h(i), Millis(0));
+    let victim = ahe.evict(Millis(0));
+    insert(ahe, i);
+    victim
+}
+
+#[test]
+fn warm_up_fills_the_window_then_spills_into_probation() {
+    let mut ahe = Ahe::default();
+    for i in 0..4 {
+        insert(&mut ahe, i);
+    }
+    // Nothing moves before the first eviction.
+    assert_eq!(dump(&ahe), "w[3 2 1 0] p[] P[]");
+    ahe.on_hit(EntryId(1), Millis(1));
+    assert_eq!(dump(&ahe), "w[1 3 2 0] p[] P[]");
+    // Size 4, a window of one: 0 and 2 spill (oldest first) so that main
+    // holds 2 of the 3 entries left after the eviction; then 3 (the
+    // window's tail, count 0) duels 0 (count 0) and loses, and 0 goes
+    // round probation again, spared.
+    assert_eq!(ahe.evict(Millis(2)), Some(EntryId(3)));
+    assert_eq!(dump(&ahe), "w[1] p[0* 2] P[]");
+    assert_eq!(ahe.len(), 3);
+}
+
+#[test]
+fn hits_promote_from_probation_to_protected_and_demote_its_tail() {
+    let mut ahe = Ahe::default();
+    for i in 0..11 {
+        insert(&mut ahe, i);
+    }
+    // Size 11, window 1: 0..=8 spill so that main holds 9 of the 10 left,
+    // then 9 loses its duel against 0 (neither ever repeated).
+    assert_eq!(ahe.evict(Millis(0)), Some(EntryId(9)));
+    assert_eq!(dump(&ahe), "w[10] p[0* 8 7 6 5 4 3 2 1] P[]");
+    // Protected may hold 80% × (1 - 0.01) of main (11 - 1 = 10 entries):
+    // 8. A hit clears the spared mark; a demoted entry has none.
+    for i in 0..=8 {
+        ahe.on_hit(EntryId(i), Millis(1));
+    }
+    assert_eq!(dump(&ahe), "w[10] p[0] P[8 7 6 5 4 3 2 1]");
+    ahe.on_hit(EntryId(1), Millis(2));
+    assert_eq!(dump(&ahe), "w[10] p[0] P[1 8 7 6 5 4 3 2]");
+    ahe.on_hit(EntryId(0), Millis(3));
+    assert_eq!(dump(&ahe), "w[10] p[2] P[0 1 8 7 6 5 4 3]");
+    ahe.on_hit(EntryId(10), Millis(4));
+    assert_eq!(dump(&ahe), "w[10] p[2] P[0 1 8 7 6 5 4 3]");
+    ahe.on_remove(EntryId(5));
+    assert_eq!(dump(&ahe), "w[10] p[2] P[0 1 8 7 6 4 3]");
+    assert_eq!(ahe.len(), 9);
+}
+
+/// A cache of four entries warmed with 0..4, then `miss_evict_insert(4)`.
+fn warm_cache_of_four() -> Ahe {
+    let mut ahe = Ahe::default();
+    for i in 0..4 {
+        insert(&mut ahe, i);
+    }
+    // Window 1: 0 and 1 spill so that main holds 2 of the 3 left; 2 (the
+    // window's tail) loses its duel against 0, neither having repeated,
+    // and 0 is spared.
+    assert_eq!(miss_evict_insert(&mut ahe, 4), Some(EntryId(2)));
+    assert_eq!(dump(&ahe), "w[4 3] p[0* 1] P[]");
+    ahe
+}
+
+#[test]
+fn a_newcomer_must_out_count_main_s_victim() {
+    let mut ahe = warm_cache_of_four();
+    // In the simulator's order the duel is fought by the window's tail,
+    // one insert behind. One-off newcomers never displace anyone.
+    assert_eq!(miss_evict_insert(&mut ahe, 5), Some(EntryId(3)));
+    assert_eq!(dump(&ahe), "w[5 4] p[1* 0*] P[]");
+    // A spared victim loses to any newcomer that repeated, but 4 and 5
+    // never did. 6 was requested before (its first access went to the
+    // doorkeeper), so its second access counts ...
+    ahe.on_miss(h(6), Millis(0));
+    assert_eq!(miss_evict_insert(&mut ahe, 6), Some(EntryId(4)));
+    assert_eq!(miss_evict_insert(&mut ahe, 7), Some(EntryId(5)));
+    assert_eq!(dump(&ahe), "w[7 6] p[1* 0*] P[]");
+    // ... and it beats 0 when its duel comes.
+    assert_eq!(miss_evict_insert(&mut ahe, 8), Some(EntryId(0)));
+    assert_eq!(dump(&ahe), "w[8 7] p[6 1*] P[]");
+    let state = ahe.controller_state().unwrap_or_default();
+    // 2, 3, 4 and 5 were turned away by frequency; 0 left main for 6.
+    assert_eq!((state.decisions_frequency, state.decisions_recency), (4, 1));
+}
+
+#[test]
+fn ghost_hits_are_charged_to_the_side_that_evicted() {
+    let mut ahe = warm_cache_of_four(); // 2 evicted on frequency's advice
+    ahe.on_miss(h(6), Millis(0));
+    assert_eq!(miss_evict_insert(&mut ahe, 6), Some(EntryId(3)));
+    assert_eq!(miss_evict_insert(&mut ahe, 7), Some(EntryId(4)));
+    assert_eq!(miss_evict_insert(&mut ahe, 8), Some(EntryId(0))); // recency's
+    ahe.on_miss(h(2), Millis(0));
+    ahe.on_miss(h(0), Millis(0));
+    ahe.on_miss(h(0), Millis(0)); // a ghost is a regret once
+    ahe.on_miss(h(9), Millis(0)); // never evicted: no regret
+    let state = ahe.controller_state().unwrap_or_default();
+    assert_eq!(
+        (state.ghost_hits_frequency, state.ghost_hits_recency),
+        (1, 1)
+    );
+    assert_eq!((state.decisions_frequency, state.decisions_recency), (3, 1));
+    assert_eq!(state.recency_weight, 0.01);
+    assert_eq!(state.learning_rate, 0.0625);
+}
+
+#[test]
+fn expired_entries_go_first_earliest_deadline_first() {
+    let mut ahe = Ahe::default();
+    for i in 0..4 {
+        insert(&mut ahe, i);
+    }
+    ahe.on_expiry_change(EntryId(1), Some(Millis(50)));
+    ahe.on_expiry_change(EntryId(3), Some(Millis(10)));
+    ahe.on_expiry_change(EntryId(0), Some(Millis(100)));
+    ahe.on_expiry_change(EntryId(0), None);
+    ahe.on_expiry_change(EntryId(9), Some(Millis(1))); // untracked: ignored
+                                                       // At the deadline the entry is still live (Redis: `now > deadline`), so
+                                                       // the duel decides: 2, the window's tail, loses against 0 (spared).
+    assert_eq!(ahe.evict(Millis(10)), Some(EntryId(2)));
+    assert_eq!(ahe.evict(Millis(60)), Some(EntryId(3)));
+    assert_eq!(ahe.evict(Millis(60)), Some(EntryId(1)));
+    assert_eq!(dump(&ahe), "w[] p[0*] P[]");
+    assert_eq!(ahe.evict(Millis(60)), Some(EntryId(0)));
+    assert_eq!(ahe.evict(Millis(60)), None);
+    assert!(ahe.is_empty());
+}
+
+#[test]
+fn a_loop_larger_than_the_cache_keeps_a_resident_set() {
+    // LRU scores nothing on a loop of 2 × its size; AHE keeps part of the
+    // loop resident because one-off newcomers never win a duel.
+    let size = 100u32;
+    let mut ahe = Ahe::default();
+    let mut resident = std::collections::HashMap::new();
+    let mut free: Vec<u32> = (0..size).collect();
+    let mut hits = 0;
+    for step in 0..20 * size {
+        let key = step % (2 * size);
+        if let Some(&id) = resident.get(&key) {
+            ahe.on_hit(EntryId(id), Millis(u64::from(step)));
+            hits += 1;
+            continue;
+        }
+        ahe.on_miss(h(key), Millis(u64::from(step)));
+        if resident.len() == size as usize {
+            let victim = ahe.evict(Millis(u64::from(step))).map(|v| v.0);
+            resident.retain(|_, id| Some(*id) != victim);
+            free.extend(victim);
+        }
+        let id = free.pop().unwrap_or(u32::MAX);
+        ahe.on_insert(EntryId(id), h(key), 1, Millis(u64::from(step)));
+        resident.insert(key, id);
+    }
+    // LRU never hits. At best half of each later lap hits (18 laps × 100,
+    // 1 800 hits); demand a third of that.
+    assert!(hits > 600, "{hits} hits");
+}
+
+#[test]
+fn heap_bytes_count_every_structure() {
+    let mut ahe = Ahe::default();
+    let empty = ahe.heap_bytes();
+    for i in 0..100 {
+        insert(&mut ahe, i);
+    }
+    ahe.on_expiry_change(EntryId(0), Some(Millis(5)));
+    let grown = ahe.heap_bytes();
+    // Nodes and regions (25 bytes per slot), sketch and doorkeeper (16
+    // bytes per counted entry, rounded up to 128), the ghost's ring (8
+    // bytes per entry) and index (4 bytes per cell, 256 cells for 100), and
+    // the deadline heap.
+    assert!(
+        grown >= empty + 100 * 25 + 128 * 16 + 100 * 8 + 256 * 4,
+        "{grown}"
+    );
+    ahe.evict(Millis(0));
+    assert_eq!(ahe.heap_bytes(), grown, "evicting allocates nothing");
+}

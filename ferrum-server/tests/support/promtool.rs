@@ -1,0 +1,40 @@
+//! Running `promtool check metrics`, shared by the unit tests of the
+//! exporter and the integration tests.
+
+use std::io::Write as _;
+use std::process::{Command, Stdio};
+
+/// Runs `promtool check metrics` on `text`, failing the test when promtool
+/// is missing: CI installs it (.ci/run), so absence is a broken setup.
+pub(crate) fn promtool_check(text: &str) -> String {
+    let mut child = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| {
+            panic!(
+                "promtool not found ({e}): install Debian's `prometheus` package \
+                 (apt-get install prometheus), as .ci/run does"
+            )
+        });
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(text.as_bytes())
+        .expect("feed promtool");
+    let out = child.wait_with_output().expect("promtool ran");
+    let report = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success(),
+        "promtool check metrics failed ({}):\n{report}\n--- exposition ---\n{text}",
+        out.status
+    );
+    report
+}
