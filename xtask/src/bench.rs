@@ -417,7 +417,14 @@ impl Bench {
             )?;
         }
         if !results.sim.is_empty() || !results.live.is_empty() {
-            fs::write(out.join("hit-ratio.md"), report::hit_ratio_md(results))?;
+            // The file also holds hand-written analysis (AHE against its
+            // targets): replace only the generated block.
+            let path = out.join("hit-ratio.md");
+            let existing = fs::read_to_string(&path).unwrap_or_default();
+            fs::write(
+                &path,
+                report::splice(&existing, &report::hit_ratio_md(results)),
+            )?;
             for (name, svg) in report::charts(results) {
                 fs::write(out.join(name), svg)?;
             }

@@ -10,6 +10,8 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use ferrum_bench::svg::{BarChart, LineChart, Series};
+
 use crate::machine::Machine;
 use crate::redis_benchmark::BenchRow;
 
@@ -123,7 +125,7 @@ const AGREE_PP: f64 = 0.5;
 
 fn header(out: &mut String, title: &str, r: &Results) {
     let m = &r.machine;
-    let _ = writeln!(out, "# {title}\n");
+    let _ = writeln!(out, "{title}\n");
     let _ = writeln!(
         out,
         "Written by `cargo xtask bench{}` (run `{}`, commit `{}`); do not edit by hand.\n",
@@ -147,8 +149,8 @@ fn header(out: &mut String, title: &str, r: &Results) {
     }
 }
 
-fn commands(out: &mut String, r: &Results, filter: impl Fn(&str) -> bool) {
-    let _ = writeln!(out, "## Commands\n\n```sh");
+fn commands(out: &mut String, level: &str, r: &Results, filter: impl Fn(&str) -> bool) {
+    let _ = writeln!(out, "{level} Commands\n\n```sh");
     for c in r
         .commands
         .iter()
@@ -163,7 +165,7 @@ fn commands(out: &mut String, r: &Results, filter: impl Fn(&str) -> bool) {
 /// `benches/redis-benchmark.md`.
 pub(crate) fn redis_benchmark_md(r: &Results) -> String {
     let mut out = String::new();
-    header(&mut out, "redis-benchmark: FerrumKV and Redis", r);
+    header(&mut out, "# redis-benchmark: FerrumKV and Redis", r);
     let _ = writeln!(
         out,
         "`redis-benchmark -t set,get -n {} -c {} --csv` against each server, one server at a time on 127.0.0.1. `pipelined` adds `-P 16`; `capped-*` start the server with `--maxmemory 16mb --maxmemory-policy <policy>` and add `-r 1000000 -d 256` so the writes overflow 16 MB and evict. Redis has no `allkeys-ahe`: that row compares FerrumKV's `allkeys-ahe` with Redis's `allkeys-lru`. The ratio is FerrumKV's requests per second over Redis's.\n",
@@ -199,7 +201,7 @@ pub(crate) fn redis_benchmark_md(r: &Results) -> String {
         }
     }
     out.push('\n');
-    commands(&mut out, r, |c| c.starts_with("redis-benchmark"));
+    commands(&mut out, "##", r, |c| c.starts_with("redis-benchmark"));
     out
 }
 
@@ -247,7 +249,11 @@ fn pct(v: f64) -> String {
 pub(crate) fn hit_ratio_md(r: &Results) -> String {
     let mut out = String::new();
     let c = &r.config;
-    header(&mut out, "Hit ratio: simulator and live servers", r);
+    header(
+        &mut out,
+        "## Live and simulated hit ratio (cargo xtask bench)",
+        r,
+    );
     let _ = writeln!(
         out,
         "The workloads of `shared/WORKLOADS.md`: 100,000 keys, a cache of 5,000 entries, {} requests per cell, seed {}. Hit ratio in percent, cold start included.\n",
@@ -256,7 +262,7 @@ pub(crate) fn hit_ratio_md(r: &Results) -> String {
     let policies = &c.policies;
     let patterns = &c.patterns;
     if !r.sim.is_empty() {
-        let _ = writeln!(out, "## Simulator (store engine, 1 shard)\n\n`ferrum-bench sim`: the server's own keyspace code on virtual time, `maxmemory` calibrated to 5,000 entries.\n");
+        let _ = writeln!(out, "### Simulator (store engine, 1 shard)\n\n`ferrum-bench sim`: the server's own keyspace code on virtual time, `maxmemory` calibrated to 5,000 entries.\n");
         matrix(&mut out, policies, patterns, |pol, pat| {
             r.sim
                 .iter()
@@ -265,7 +271,7 @@ pub(crate) fn hit_ratio_md(r: &Results) -> String {
         });
     }
     if !r.live.is_empty() {
-        let _ = writeln!(out, "## Live FerrumKV\n\n`ferrum-bench live` against a release `ferrum-server` (16 shards): the server's `keyspace_hits / (keyspace_hits + keyspace_misses)`. The server's clock follows the workload's virtual time (`DEBUG ADVANCE-CLOCK`), `maxmemory` is calibrated on the server and held at 5,000 entries (±0.2%).\n");
+        let _ = writeln!(out, "### Live FerrumKV\n\n`ferrum-bench live` against a release `ferrum-server` (16 shards): the server's `keyspace_hits / (keyspace_hits + keyspace_misses)`. The server's clock follows the workload's virtual time (`DEBUG ADVANCE-CLOCK`), `maxmemory` is calibrated on the server and held at 5,000 entries (±0.2%).\n");
         matrix(&mut out, policies, patterns, |pol, pat| {
             find(&r.live, pol, pat).map(|x| pct(x.live.hit_ratio))
         });
@@ -281,7 +287,7 @@ pub(crate) fn hit_ratio_md(r: &Results) -> String {
         let redis_policies: Vec<String> = ["allkeys-lru", "allkeys-lfu", "allkeys-random"]
             .map(String::from)
             .to_vec();
-        let _ = writeln!(out, "## Live Redis\n\nThe same driver against `redis-server` with its own policies (sampled LRU/LFU, `maxmemory-samples 5`). Redis has no virtual clock: it runs on its own, and the driver scales each `PX` by real over virtual time. Its LRU clock has 1 s resolution and its LFU decays per minute, so at full speed (~1 s per 20,000 requests) both see compressed time.\n");
+        let _ = writeln!(out, "### Live Redis\n\nThe same driver against `redis-server` with its own policies (sampled LRU/LFU, `maxmemory-samples 5`). Redis has no virtual clock: it runs on its own, and the driver scales each `PX` by real over virtual time. Its LRU clock has 1 s resolution and its LFU decays per minute, so at full speed (~1 s per 20,000 requests) both see compressed time.\n");
         matrix(&mut out, &redis_policies, patterns, |pol, pat| {
             find(&r.redis_live, pol, pat)
                 .map(|x| format!("{} ({})", pct(x.live.hit_ratio), x.live.dbsize))
@@ -292,13 +298,13 @@ pub(crate) fn hit_ratio_md(r: &Results) -> String {
     if !r.live.is_empty() || !r.sim.is_empty() {
         let _ = writeln!(
             out,
-            "## Charts\n\n![hit ratio per policy and pattern](hit-ratio-matrix.svg)\n"
+            "### Charts\n\n![hit ratio per policy and pattern](hit-ratio-matrix.svg)\n"
         );
-        for p in patterns {
-            let _ = writeln!(out, "![{p}: hit ratio over time](hit-ratio-{p}.svg)\n");
+        for p in patterns.iter().filter(|_| !r.live.is_empty()) {
+            let _ = writeln!(out, "![{p}: hit ratio over time](live-hit-ratio-{p}.svg)\n");
         }
     }
-    commands(&mut out, r, |c| c.starts_with("ferrum-bench"));
+    commands(&mut out, "###", r, |c| c.starts_with("ferrum-bench"));
     out
 }
 
@@ -308,7 +314,7 @@ fn agreement(out: &mut String, r: &Results) {
     if r.live.is_empty() && r.spacing_full.is_empty() {
         return;
     }
-    let _ = writeln!(out, "## Agreement\n\n- **live vs sim**: the live FerrumKV run against the store engine built like the server (16 shards, the server's policy seed, the live run's `maxmemory` and its corrections at the same requests), on the same {} requests. The 1-shard table above differs from both by the sharding.\n- **full vs 1 ms**: {} requests per cell replayed at full speed and with 1 ms between requests, each against its own server.\n\nBound: {AGREE_PP} percentage points.\n", r.config.requests, r.config.spacing_requests);
+    let _ = writeln!(out, "### Agreement\n\n- **live vs sim**: the live FerrumKV run against the store engine built like the server (16 shards, the server's policy seed, the live run's `maxmemory` and its corrections at the same requests), on the same {} requests. The 1-shard table above differs from both by the sharding.\n- **full vs 1 ms**: {} requests per cell replayed at full speed and with 1 ms between requests, each against its own server.\n\nBound: {AGREE_PP} percentage points.\n", r.config.requests, r.config.spacing_requests);
     let _ = writeln!(out, "| policy | pattern | live % | sim % | live − sim pp | full % | 1 ms % | full − 1 ms pp | within {AGREE_PP} pp |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |");
     let (mut ok, mut total) = (0, 0);
     for pol in &r.config.policies {
@@ -353,9 +359,88 @@ fn agreement(out: &mut String, r: &Results) {
     let _ = writeln!(out, "\n{ok} of {total} cells within {AGREE_PP} pp.\n");
 }
 
-/// The charts: file name and SVG text.
-pub(crate) fn charts(_r: &Results) -> Vec<(String, String)> {
-    Vec::new()
+/// The charts, as file name and SVG text: live (or, without a live run,
+/// simulated) hit ratio per policy and pattern as grouped bars, and the live
+/// hit ratio over time per pattern, one line per policy.
+pub(crate) fn charts(r: &Results) -> Vec<(String, String)> {
+    let c = &r.config;
+    let live = !r.live.is_empty();
+    let ratio = |pol: &str, pat: &str| -> f64 {
+        if live {
+            find(&r.live, pol, pat).map_or(f64::NAN, |x| x.live.hit_ratio)
+        } else {
+            r.sim
+                .iter()
+                .find(|s| s.policy == pol && s.pattern == pat)
+                .map_or(f64::NAN, |s| s.hit_ratio)
+        }
+    };
+    let matrix = BarChart {
+        title: format!(
+            "{} hit ratio, {} requests per cell",
+            if live { "Live FerrumKV" } else { "Simulated" },
+            c.requests
+        ),
+        y_label: "hit ratio (%)".into(),
+        categories: c.patterns.clone(),
+        y_max: 1.0,
+        y_tick_scale: 100.0,
+        series: c
+            .policies
+            .iter()
+            .map(|pol| Series {
+                name: pol.clone(),
+                values: c.patterns.iter().map(|pat| ratio(pol, pat)).collect(),
+            })
+            .collect(),
+    };
+    let mut out = vec![("hit-ratio-matrix.svg".to_owned(), matrix.to_svg())];
+    for pat in c.patterns.iter().filter(|_| live) {
+        let series: Vec<Series> = c
+            .policies
+            .iter()
+            .filter_map(|pol| find(&r.live, pol, pat))
+            .map(|x| Series {
+                name: x.live.policy.clone(),
+                values: x.live.windows.clone(),
+            })
+            .collect();
+        let window = find(&r.live, &c.policies[0], pat).map_or(10_000, |x| x.live.window);
+        let chart = LineChart {
+            title: format!("{pat}: live FerrumKV hit ratio per {window} requests"),
+            x_label: "requests".into(),
+            y_label: "hit ratio (%)".into(),
+            x_step: window as f64,
+            y_max: 1.0,
+            y_tick_scale: 100.0,
+            series,
+        };
+        out.push((format!("live-hit-ratio-{pat}.svg"), chart.to_svg()));
+    }
+    out
+}
+
+/// The markers around the generated part of `benches/hit-ratio.md`.
+pub(crate) const BEGIN: &str = "<!-- cargo xtask bench: begin (generated, do not edit) -->";
+/// See [`BEGIN`].
+pub(crate) const END: &str = "<!-- cargo xtask bench: end -->";
+
+/// `existing` with the text between [`BEGIN`] and [`END`] replaced by
+/// `generated` (appended, with markers, when there are none), so the
+/// hand-written analysis around it survives a rerun.
+pub(crate) fn splice(existing: &str, generated: &str) -> String {
+    let block = format!("{BEGIN}\n\n{}\n{END}\n", generated.trim_end());
+    match (existing.find(BEGIN), existing.find(END)) {
+        (Some(b), Some(e)) if b < e => {
+            format!(
+                "{}{block}{}",
+                &existing[..b],
+                existing[e + END.len()..].trim_start_matches('\n')
+            )
+        }
+        _ if existing.trim().is_empty() => block,
+        _ => format!("{}\n\n{block}", existing.trim_end()),
+    }
 }
 
 #[cfg(test)]

@@ -147,7 +147,7 @@ fn hit_ratio_tables_agreement_and_commands() {
     );
     assert!(md.contains("1 of 2 cells within 0.5 pp."), "{md}");
     assert!(
-        md.contains("![zipf: hit ratio over time](hit-ratio-zipf.svg)"),
+        md.contains("![zipf: hit ratio over time](live-hit-ratio-zipf.svg)"),
         "{md}"
     );
     assert!(
@@ -170,4 +170,42 @@ fn results_round_trip_through_json_with_unknown_fields_kept() {
     assert_eq!(value["machine"]["nproc"], 2);
     let back: Option<Results> = serde_json::from_str(&json).ok();
     assert_eq!(back, Some(r));
+}
+
+#[test]
+fn charts_are_one_bar_chart_and_a_line_chart_per_pattern() {
+    let charts = charts(&fixed());
+    let names: Vec<&str> = charts.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "hit-ratio-matrix.svg",
+            "live-hit-ratio-zipf.svg",
+            "live-hit-ratio-scan.svg"
+        ]
+    );
+    assert!(charts.iter().all(|(_, svg)| svg.starts_with("<svg")));
+    // LRU zipf and AHE scan have bars; the other two cells are gaps.
+    assert_eq!(charts[0].1.matches("<title>").count(), 2);
+}
+
+#[test]
+fn splice_keeps_the_hand_written_text() {
+    let first = splice("# Analysis\n\nBy hand.\n", "| table |\n");
+    assert!(
+        first.starts_with("# Analysis\n\nBy hand.\n\n<!-- cargo xtask bench: begin"),
+        "{first}"
+    );
+    assert!(
+        first.ends_with("| table |\n<!-- cargo xtask bench: end -->\n"),
+        "{first}"
+    );
+    let second = splice(&format!("{first}\nAfter.\n"), "| new |\n");
+    assert!(second.contains("| new |"), "{second}");
+    assert!(!second.contains("| table |"), "{second}");
+    assert!(
+        second.ends_with("<!-- cargo xtask bench: end -->\nAfter.\n"),
+        "{second}"
+    );
+    assert_eq!(splice("", "x"), format!("{BEGIN}\n\nx\n{END}\n"));
 }
