@@ -27,10 +27,11 @@
 //! their high-water mark): a `maxmemory` calibrated on the first 30,000
 //! requests holds about 4,600 entries after 1,000,000 zipf requests. So
 //! that every server holds the spec's capacity for the whole run, the
-//! driver also *holds* it ([`LiveConfig::hold_capacity`]): after each
-//! window it reads `DBSIZE` and, when it is off by more than 0.2% (and, if
+//! driver also *holds* it ([`LiveConfig::hold_capacity`]): every 2,000
+//! requests it reads `DBSIZE` and, when it is off by more than 0.2% (and, if
 //! too few, the server is at its limit rather than still filling), corrects
-//! `maxmemory` by the missing entries times the bytes per entry. The
+//! `maxmemory` by the missing entries times the marginal bytes per entry
+//! (estimated from the last two readings). The
 //! adjustments are recorded in the report, and
 //! [`server_shaped_sim`] replays them at the same request indices.
 //!
@@ -115,7 +116,7 @@ pub struct LiveConfig {
     /// Virtual milliseconds between expiry cycles in virtual-clock mode.
     /// Default: 100 (the server's `hz 10`).
     pub expire_every: Millis,
-    /// Correct `maxmemory` after each window so `DBSIZE` stays within
+    /// Correct `maxmemory` every 2,000 requests so `DBSIZE` stays within
     /// 0.2% of `capacity` (only after a calibration, which measures the
     /// bytes per entry). Default: true.
     pub hold_capacity: bool,
@@ -215,6 +216,9 @@ struct ReplayStats {
     final_maxmemory: u64,
 }
 
+/// Requests between two checks of `DBSIZE` when holding the capacity.
+const HOLD_EVERY: u64 = 2_000;
+
 /// Holding the capacity during a replay: the target, the bytes per entry,
 /// the current `maxmemory`.
 #[derive(Clone, Copy, Debug)]
@@ -222,6 +226,10 @@ struct Hold {
     capacity: u64,
     per_entry: u64,
     maxmemory: u64,
+    /// Marginal bytes per entry, estimated as the run goes.
+    slope: f64,
+    /// `(maxmemory, DBSIZE)` at the last reading at the limit.
+    last: Option<(u64, u64)>,
 }
 
 /// Errors of the live driver.
@@ -440,6 +448,8 @@ impl LiveDriver {
             capacity: config.capacity.max(1) as u64,
             per_entry: calibration.per_entry_bytes,
             maxmemory: calibration.maxmemory_bytes,
+            slope: calibration.per_entry_bytes as f64,
+            last: None,
         });
         let stats = self.replay(requests(), &config, hold, progress)?;
         let info = self.client.info("stats")?;
@@ -495,7 +505,8 @@ impl LiveDriver {
         let (mut first, mut advanced, mut next_expire) = (None, 0u64, every);
         let (mut window_hits, mut window_len) = (0u64, 0u64);
         let prior_scale = config.spacing_ms.or(self.last_time_scale);
-        for req in requests {
+        let mut requests = requests.into_iter().peekable();
+        while let Some(req) = requests.next() {
             let t0 = *first.get_or_insert(req.at.0);
             let v = req.at.0.saturating_sub(t0);
             stats.virtual_ms = v;
@@ -552,16 +563,20 @@ impl LiveDriver {
             }
             stats.requests += 1;
             stats.hits += u64::from(hit);
-            window_hits += u64::from(hit);
-            window_len += 1;
-            if window_len == window {
-                stats.windows.push(window_hits as f64 / window as f64);
-                (window_hits, window_len) = (0, 0);
+            // A correction after the last request could not take effect
+            // before the final DBSIZE, so none is made there.
+            if stats.requests % HOLD_EVERY == 0 && requests.peek().is_some() {
                 if let Some(hold) = &mut hold {
                     if let Some(adjusted) = self.hold_capacity(hold)? {
                         stats.adjustments.push((stats.requests, adjusted));
                     }
                 }
+            }
+            window_hits += u64::from(hit);
+            window_len += 1;
+            if window_len == window {
+                stats.windows.push(window_hits as f64 / window as f64);
+                (window_hits, window_len) = (0, 0);
                 progress(stats.requests);
             }
         }
@@ -580,21 +595,32 @@ impl LiveDriver {
     /// Reads `DBSIZE` and, when the server is at its limit (within a few
     /// entries of `maxmemory`, so still filling after a cold start or a
     /// raise does not count) and off the capacity by more than 0.2%,
-    /// corrects `maxmemory` by the missing entries; returns the new limit
-    /// if it changed.
+    /// corrects `maxmemory`; returns the new limit if it changed.
+    ///
+    /// The bytes an entry adds at the margin are not the fill's average
+    /// (an adaptive policy's ghost and sketch tables grow in steps), so the
+    /// slope is re-estimated from the last two readings at the limit (a
+    /// secant step, kept within a factor of 8 of the fill's figure); with
+    /// the fill's figure alone the loop oscillated with growing swings.
     fn hold_capacity(&mut self, hold: &mut Hold) -> Result<Option<u64>, DriverError> {
         let dbsize = self.client.call_int(&["DBSIZE"])?.max(0) as u64;
         let missing = hold.capacity as i64 - dbsize as i64;
-        if missing.abs() <= (hold.capacity / 500).max(1) as i64 {
-            return Ok(None);
-        }
         let at_limit = self.used_memory()? + 16 * hold.per_entry >= hold.maxmemory;
-        if missing > 0 && !at_limit {
+        if let (true, Some((m, d))) = (at_limit, hold.last) {
+            let (dm, dd) = (hold.maxmemory as f64 - m as f64, dbsize as f64 - d as f64);
+            if dd.abs() >= 20.0 && dm != 0.0 {
+                let fill = hold.per_entry as f64;
+                hold.slope = (dm / dd).clamp(fill / 8.0, fill * 8.0);
+            }
+        }
+        if at_limit {
+            hold.last = Some((hold.maxmemory, dbsize));
+        }
+        if missing.abs() <= (hold.capacity / 500).max(1) as i64 || (missing > 0 && !at_limit) {
             return Ok(None);
         }
-        hold.maxmemory = hold
-            .maxmemory
-            .saturating_add_signed(missing * hold.per_entry as i64);
+        let step = (missing as f64 * hold.slope).round() as i64;
+        hold.maxmemory = hold.maxmemory.saturating_add_signed(step);
         let value = hold.maxmemory.to_string();
         self.client.call(&["CONFIG", "SET", "maxmemory", &value])?;
         Ok(Some(hold.maxmemory))
