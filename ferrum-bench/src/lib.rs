@@ -1,5 +1,5 @@
 //! Hit-ratio benchmarking for FerrumKV: the workloads of
-//! `shared/WORKLOADS.md`, trace files, and a policy-level simulator.
+//! `shared/WORKLOADS.md`, trace files, simulators, and a live driver.
 //!
 //! - [`workload`]: the five seeded patterns of WORKLOADS.md (`zipf`,
 //!   `shift`, `mixed`, `scan`, `ttl`) and four adversarial ones (`loop`,
@@ -12,9 +12,14 @@
 //!   and eviction) with a `maxmemory` calibrated to the capacity;
 //! - [`matrix`]: the policies × patterns table, as markdown or JSON, and
 //!   its charts;
-//! - [`svg`]: a small SVG line-chart writer for those charts.
+//! - [`svg`]: a small SVG line-chart writer for those charts;
+//! - [`driver`]: the live driver, replaying a workload or trace against a
+//!   running FerrumKV or Redis over RESP (through the small blocking
+//!   [`client`]) and reading the server's own hit ratio; [`live`] puts its
+//!   runs in a table next to the simulator's.
 //!
-//! The `ferrum-bench` binary wraps these (`ferrum-bench sim --help`).
+//! The `ferrum-bench` binary wraps these (`ferrum-bench sim --help`,
+//! `ferrum-bench live --help`).
 //!
 //! ```
 //! use ferrum_bench::sim::{simulate, SimConfig};
@@ -30,6 +35,9 @@
 //! assert_eq!(report.windows.len(), 2);
 //! ```
 
+pub mod client;
+pub mod driver;
+pub mod live;
 pub mod matrix;
 pub mod sim;
 pub mod store_sim;

@@ -1,5 +1,6 @@
 //! The `ferrum-bench` command line: run the hit-ratio matrix in the
-//! simulator, export workloads as trace files, replay trace files.
+//! simulator, export workloads as trace files, replay trace files, and
+//! replay workloads against a live server (`live`, in `live_cmd.rs`).
 
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Write};
@@ -12,6 +13,8 @@ use ferrum_bench::sim::{simulate, SimConfig};
 use ferrum_bench::trace::{read_trace, write_trace};
 use ferrum_bench::workload::{self, Pattern, Workload};
 use ferrum_evict::{PolicyConfig, PolicyKind};
+
+mod live_cmd;
 
 /// FerrumKV hit-ratio benchmarks (WORKLOADS.md).
 #[derive(Debug, Parser)]
@@ -30,6 +33,9 @@ enum Command {
     ExportTrace(ExportArgs),
     /// Replay a CSV trace against each policy and print its hit ratio.
     Replay(ReplayArgs),
+    /// Replay patterns or a trace against a live FerrumKV or Redis server
+    /// and report the server's own hit ratio.
+    Live(live_cmd::LiveArgs),
 }
 
 #[derive(Debug, Args)]
@@ -120,6 +126,7 @@ fn main() -> Result<()> {
         Command::Sim(args) => sim(args),
         Command::ExportTrace(args) => export(args),
         Command::Replay(args) => replay(args),
+        Command::Live(args) => live_cmd::live(args),
     }
 }
 

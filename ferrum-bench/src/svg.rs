@@ -1,5 +1,7 @@
-//! A small hand-written SVG line-chart writer for the hit-ratio report:
-//! axes, grid, one polyline per series and a legend, with no dependency.
+//! A small hand-written SVG chart writer for the hit-ratio report: line
+//! charts (axes, grid, one polyline per series and a legend) and grouped
+//! bar charts (one group per category, one bar per series), with no
+//! dependency.
 //!
 //! The output is plain SVG 1.1 text that browsers and GitHub render
 //! directly. Series are sampled at a fixed x step (the simulator's window),
@@ -143,6 +145,111 @@ impl LineChart {
     }
 }
 
+/// Grouped bars: one group per category (a pattern), one bar per series
+/// (a policy), `values[i]` of a series belonging to `categories[i]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BarChart {
+    /// Title above the plot.
+    pub title: String,
+    /// Label of the y axis.
+    pub y_label: String,
+    /// Names under each group.
+    pub categories: Vec<String>,
+    /// Top of the y axis; the bottom is 0.
+    pub y_max: f64,
+    /// Multiply y values by this for tick labels (100 for percentages).
+    pub y_tick_scale: f64,
+    /// One bar per category in each series; `NaN` leaves a gap.
+    pub series: Vec<Series>,
+}
+
+impl BarChart {
+    /// Renders the chart as an SVG document.
+    pub fn to_svg(&self) -> String {
+        let plot_w = WIDTH - LEFT - RIGHT;
+        let plot_h = HEIGHT - TOP - BOTTOM;
+        let y_max = if self.y_max > 0.0 { self.y_max } else { 1.0 };
+        let y = |v: f64| TOP + plot_h * (1.0 - v.clamp(0.0, y_max) / y_max);
+        let groups = self.categories.len().max(1) as f64;
+        let group_w = plot_w / groups;
+        let bar_w = group_w * 0.8 / self.series.len().max(1) as f64;
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="12">"#
+        );
+        let _ = writeln!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
+        let _ = writeln!(
+            out,
+            r#"<text x="{}" y="22" text-anchor="middle" font-size="15">{}</text>"#,
+            LEFT + plot_w / 2.0,
+            escape(&self.title)
+        );
+        for i in 0..=5 {
+            let v = y_max * f64::from(i) / 5.0;
+            let yy = y(v);
+            let _ = writeln!(
+                out,
+                r##"<line x1="{LEFT}" y1="{yy:.1}" x2="{:.1}" y2="{yy:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
+                LEFT + plot_w,
+                LEFT - 6.0,
+                yy + 4.0,
+                trim(v * self.y_tick_scale)
+            );
+        }
+        for (g, name) in self.categories.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+                LEFT + group_w * (g as f64 + 0.5),
+                TOP + plot_h + 18.0,
+                escape(name)
+            );
+        }
+        for (i, s) in self.series.iter().enumerate() {
+            let colour = PALETTE[i % PALETTE.len()];
+            for (g, &v) in s.values.iter().enumerate().take(self.categories.len()) {
+                if v.is_nan() {
+                    continue;
+                }
+                let x = LEFT + group_w * (g as f64 + 0.1) + bar_w * i as f64;
+                let _ = writeln!(
+                    out,
+                    r#"<rect x="{x:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{colour}"><title>{} {}: {}</title></rect>"#,
+                    y(v),
+                    bar_w * 0.9,
+                    TOP + plot_h - y(v),
+                    escape(&s.name),
+                    escape(&self.categories[g]),
+                    trim(v * self.y_tick_scale)
+                );
+            }
+            let ly = TOP + 10.0 + 20.0 * i as f64;
+            let lx = LEFT + plot_w + 12.0;
+            let _ = writeln!(
+                out,
+                r#"<rect x="{lx}" y="{}" width="22" height="10" fill="{colour}"/><text x="{}" y="{}">{}</text>"#,
+                ly - 5.0,
+                lx + 28.0,
+                ly + 4.0,
+                escape(&s.name)
+            );
+        }
+        let _ = writeln!(
+            out,
+            r##"<rect x="{LEFT}" y="{TOP}" width="{plot_w}" height="{plot_h}" fill="none" stroke="#444"/>"##
+        );
+        let _ = writeln!(
+            out,
+            r#"<text transform="translate(16 {:.1}) rotate(-90)" text-anchor="middle">{}</text>"#,
+            TOP + plot_h / 2.0,
+            escape(&self.y_label)
+        );
+        out.push_str("</svg>\n");
+        out
+    }
+}
+
 /// A tick label without trailing zeros: `0`, `0.2`, `40`.
 fn trim(v: f64) -> String {
     let s = format!("{v:.2}");
@@ -216,5 +323,31 @@ mod tests {
         assert_eq!(thousands(1_200_000.0), "1.2M");
         assert_eq!(thousands(200_000.0), "200k");
         assert_eq!(thousands(0.0), "0");
+    }
+
+    #[test]
+    fn bar_chart_draws_a_bar_per_value_and_skips_gaps() {
+        let chart = BarChart {
+            title: "hit ratio".to_owned(),
+            y_label: "%".to_owned(),
+            categories: vec!["zipf".to_owned(), "scan".to_owned()],
+            y_max: 1.0,
+            y_tick_scale: 100.0,
+            series: vec![
+                Series {
+                    name: "lru".to_owned(),
+                    values: vec![0.5, 0.0],
+                },
+                Series {
+                    name: "ahe".to_owned(),
+                    values: vec![0.75, f64::NAN],
+                },
+            ],
+        };
+        let svg = chart.to_svg();
+        assert!(svg.ends_with("</svg>\n"));
+        assert_eq!(svg.matches("<title>").count(), 3);
+        assert!(svg.contains("<title>ahe zipf: 75</title>"), "{svg}");
+        assert!(svg.contains(">scan</text>"), "{svg}");
     }
 }

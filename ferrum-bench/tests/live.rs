@@ -1,0 +1,173 @@
+//! The live driver against a real FerrumKV running in this process: the
+//! server's hit ratio agrees with the store-engine simulator given the same
+//! requests and `maxmemory`, and the calibration holds the capacity.
+//! Shapes only, no timing: small request counts keep the test light.
+
+use std::net::SocketAddr;
+use std::sync::mpsc;
+use std::thread::{self, JoinHandle};
+use std::time::Duration;
+
+use ferrum_bench::driver::{server_shaped_sim, ClockMode, LiveConfig, LiveDriver};
+use ferrum_bench::live::{to_markdown, LiveCell};
+use ferrum_bench::trace::{read_trace, write_trace};
+use ferrum_bench::workload::{Pattern, Workload};
+use ferrum_evict::PolicyKind;
+use ferrum_server::{Config, Server};
+use tokio_util::sync::CancellationToken;
+
+/// A FerrumKV on a free 127.0.0.1 port, with `DEBUG` enabled, stopped on
+/// drop.
+struct TestServer {
+    addr: SocketAddr,
+    shutdown: CancellationToken,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl TestServer {
+    fn start() -> TestServer {
+        let args = [
+            "--port",
+            "0",
+            "--bind",
+            "127.0.0.1",
+            "--enable-debug-command",
+            "yes",
+        ]
+        .map(String::from);
+        let config = Config::from_args(args).expect("valid configuration");
+        let shutdown = CancellationToken::new();
+        let token = shutdown.clone();
+        let (tx, rx) = mpsc::channel();
+        let thread = thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .enable_all()
+                .build()
+                .expect("runtime");
+            rt.block_on(async move {
+                let server = Server::bind(config).await.expect("bind");
+                tx.send(server.local_addr()).expect("report address");
+                server.run(token).await.expect("server run");
+            });
+        });
+        let addr = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("server started");
+        TestServer {
+            addr,
+            shutdown,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+const REQUESTS: u64 = 20_000;
+
+#[test]
+fn zipf_live_agrees_with_the_simulator_and_holds_the_capacity() {
+    let server = TestServer::start();
+    let mut driver = LiveDriver::connect(server.addr).expect("connect");
+    assert_eq!(driver.server().name, "ferrumkv");
+    assert!(driver.server().virtual_clock);
+    let config = LiveConfig {
+        calibration_requests: REQUESTS,
+        ..LiveConfig::default()
+    };
+    let requests = || Workload::new(Pattern::Zipf, 42, REQUESTS);
+    let report = driver
+        .run(
+            PolicyKind::AllKeysLru,
+            "zipf",
+            requests,
+            &config,
+            &mut |_| {},
+        )
+        .expect("live run");
+    assert_eq!(report.clock, ClockMode::Virtual);
+    assert_eq!(report.requests, REQUESTS);
+    assert_eq!(report.hits + report.misses, REQUESTS, "{report:?}");
+    assert_eq!(report.hits, report.driver_hits, "{report:?}");
+    assert_eq!(report.windows.len(), 2);
+    assert!(
+        (4_950..=5_050).contains(&report.dbsize),
+        "dbsize {} with maxmemory {}",
+        report.dbsize,
+        report.final_maxmemory_bytes
+    );
+    let (sim, _) = server_shaped_sim(
+        PolicyKind::AllKeysLru,
+        requests(),
+        report.calibration.maxmemory_bytes,
+        &report.maxmemory_adjustments,
+        report.window,
+    );
+    let (live, simulated) = (report.hit_ratio, sim.hit_ratio());
+    assert!(
+        (live - simulated).abs() < 0.005,
+        "live {live:.4} vs sim {simulated:.4}"
+    );
+    let cell = LiveCell::new(report, Some(requests()));
+    let table = to_markdown(&[cell]);
+    assert_eq!(table.lines().count(), 3, "{table}");
+    assert!(
+        table
+            .lines()
+            .nth(2)
+            .is_some_and(|l| l.starts_with("| ferrumkv ")),
+        "{table}"
+    );
+}
+
+#[test]
+fn a_trace_replays_with_its_ttls_on_virtual_time() {
+    let server = TestServer::start();
+    let mut driver = LiveDriver::connect(server.addr).expect("connect");
+    let mut csv = Vec::new();
+    write_trace(&mut csv, Workload::new(Pattern::Ttl, 7, 3_000)).expect("write trace");
+    let requests: Vec<_> = read_trace(&csv[..])
+        .collect::<Result<_, _>>()
+        .expect("read trace");
+    let config = LiveConfig {
+        // No limit: only expiry removes keys, and the 3 s of virtual time
+        // are too short for the 10 s TTLs.
+        maxmemory_bytes: Some(0),
+        ..LiveConfig::default()
+    };
+    let report = driver
+        .run(
+            PolicyKind::AllKeysLru,
+            "trace",
+            || requests.iter().copied(),
+            &config,
+            &mut |_| {},
+        )
+        .expect("live run");
+    assert_eq!(report.hits + report.misses, 3_000);
+    assert_eq!(report.evicted, 0);
+    assert_eq!(report.expired, 0);
+    assert_eq!(report.misses, report.dbsize, "every miss stored its key");
+    // Eleven seconds later on the server's clock, every ephemeral key is gone.
+    let mut client = ferrum_bench::client::Client::connect(server.addr).expect("connect");
+    client
+        .call(&["DEBUG", "ADVANCE-CLOCK", "11000"])
+        .expect("advance");
+    client.call(&["DEBUG", "EXPIRE-CYCLE"]).expect("expire");
+    let left = client.call_int(&["DBSIZE"]).expect("dbsize") as u64;
+    let durable = requests
+        .iter()
+        .filter(|r| r.ttl.is_none())
+        .map(|r| r.key_id)
+        .collect::<std::collections::HashSet<_>>()
+        .len() as u64;
+    assert_eq!(left, durable);
+}

@@ -1,0 +1,524 @@
+//! `cargo xtask bench`: build, start servers, run the redis-benchmark
+//! scenarios and the hit-ratio matrix, write the reports.
+//!
+//! Everything heavy runs in release binaries: `ferrum-server`,
+//! `ferrum-bench sim --json` (the store-engine simulator) and
+//! `ferrum-bench live --json` (the live driver), plus Debian's
+//! `redis-server` and `redis-benchmark` when installed. This file only
+//! orchestrates them and collects their JSON into [`Results`].
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+use std::{fs, thread};
+
+use anyhow::{bail, Context, Result};
+use clap::ValueEnum;
+use serde_json::Value;
+
+use crate::machine::{output, Machine};
+use crate::procs::{have, ServerKind, ServerProcess};
+use crate::redis_benchmark::{self, BenchRow, Scenario};
+use crate::report::{self, LiveCell, Results, RunConfig};
+
+/// Flags of `cargo xtask bench`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Bench {
+    /// A shorter run (under 10 minutes on 2 cores): 150,000 requests per
+    /// hit-ratio cell (enough for `shift` to cross an epoch and `mixed` to
+    /// scan once), 20,000 per spacing cell.
+    #[arg(long)]
+    quick: bool,
+    /// Comma-separated parts to run.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "baseline,pipelined,capped,sim,live,spacing"
+    )]
+    scenarios: Vec<Part>,
+    /// Requests per hit-ratio cell, simulator and live [default: 1000000,
+    /// or 150000 with --quick].
+    #[arg(long)]
+    requests: Option<u64>,
+    /// Requests per cell of the full-speed vs 1 ms spacing check [default:
+    /// 100000, or 20000 with --quick].
+    #[arg(long)]
+    spacing_requests: Option<u64>,
+    /// redis-benchmark `-n`.
+    #[arg(long, default_value_t = 100_000)]
+    bench_requests: u64,
+    /// redis-benchmark `-c`.
+    #[arg(long, default_value_t = 50)]
+    clients: u32,
+    /// Comma-separated policies of the hit-ratio matrix.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "allkeys-lru,allkeys-lfu,allkeys-random,allkeys-ahe"
+    )]
+    policies: Vec<String>,
+    /// Comma-separated policies of the capped redis-benchmark scenarios.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "allkeys-lru,allkeys-lfu,allkeys-ahe"
+    )]
+    capped_policies: Vec<String>,
+    /// Comma-separated patterns of the hit-ratio matrix.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "zipf,shift,mixed,scan,ttl"
+    )]
+    patterns: Vec<String>,
+    /// Seed of every workload.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Do not run Redis even when it is installed.
+    #[arg(long)]
+    no_redis: bool,
+    /// Where the markdown reports and charts go.
+    #[arg(long, default_value = "benches")]
+    out: PathBuf,
+    /// Use the release binaries already built.
+    #[arg(long)]
+    skip_build: bool,
+}
+
+/// The parts of a benchmark run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Part {
+    /// redis-benchmark, no eviction.
+    Baseline,
+    /// redis-benchmark with `-P 16`.
+    Pipelined,
+    /// redis-benchmark at `maxmemory 16mb`, per capped policy.
+    Capped,
+    /// The hit-ratio matrix in the store-engine simulator.
+    Sim,
+    /// The hit-ratio matrix on live servers (FerrumKV, and Redis's own
+    /// policies when installed).
+    Live,
+    /// Full speed against 1 ms spacing on the live server.
+    Spacing,
+}
+
+/// Paths a run uses.
+struct Paths {
+    root: PathBuf,
+    target: PathBuf,
+    run_dir: PathBuf,
+}
+
+impl Paths {
+    fn bench_bin(&self) -> PathBuf {
+        self.target.join("release/ferrum-bench")
+    }
+}
+
+impl Bench {
+    /// Runs the benchmark; see the module docs.
+    pub(crate) fn run(self) -> Result<()> {
+        let started = Instant::now();
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .context("xtask is not inside the workspace")?
+            .to_path_buf();
+        std::env::set_current_dir(&root)?;
+        let target =
+            std::env::var_os("CARGO_TARGET_DIR").map_or(root.join("target"), PathBuf::from);
+        let run = output("date", &["-u", "+%Y%m%dT%H%M%SZ"]).unwrap_or_else(|| "run".into());
+        let run_dir = target.join("bench").join(&run);
+        fs::create_dir_all(&run_dir)
+            .with_context(|| format!("cannot create {}", run_dir.display()))?;
+        let paths = Paths {
+            root,
+            target,
+            run_dir,
+        };
+        let requests = self
+            .requests
+            .unwrap_or(if self.quick { 150_000 } else { 1_000_000 });
+        let spacing_requests =
+            self.spacing_requests
+                .unwrap_or(if self.quick { 20_000 } else { 100_000 });
+
+        if !self.skip_build {
+            step("building release binaries");
+            let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+                .args([
+                    "build",
+                    "--release",
+                    "-p",
+                    "ferrum-server",
+                    "-p",
+                    "ferrum-bench",
+                ])
+                .status()
+                .context("cannot run cargo build")?;
+            if !status.success() {
+                bail!("cargo build --release failed");
+            }
+        }
+        let machine = Machine::detect();
+        let mut skipped = Vec::new();
+        let want_redis_server = !self.no_redis && have("redis-server");
+        if !self.no_redis && !want_redis_server {
+            skipped.push(note(
+                "redis-server is not installed (apt-get install redis-server): Redis rows skipped",
+            ));
+        }
+        let mut results = Results {
+            run,
+            seed: self.seed,
+            quick: self.quick,
+            machine,
+            config: RunConfig {
+                requests,
+                spacing_requests,
+                bench_requests: self.bench_requests,
+                clients: self.clients,
+                policies: self.policies.clone(),
+                capped_policies: self.capped_policies.clone(),
+                patterns: self.patterns.clone(),
+            },
+            commands: vec![format!(
+                "cargo xtask {}",
+                std::env::args().skip(1).collect::<Vec<_>>().join(" ")
+            )],
+            skipped: Vec::new(),
+            redis_benchmark: Vec::new(),
+            sim: Vec::new(),
+            live: Vec::new(),
+            redis_live: Vec::new(),
+            spacing_full: Vec::new(),
+            spacing_paced: Vec::new(),
+        };
+
+        let has = |p: Part| self.scenarios.contains(&p);
+        if has(Part::Baseline) || has(Part::Pipelined) || has(Part::Capped) {
+            if have("redis-benchmark") {
+                results.redis_benchmark =
+                    self.redis_benchmark(&paths, want_redis_server, &mut results.commands)?;
+            } else {
+                skipped.push(note(
+                    "redis-benchmark is not installed (apt-get install redis-tools): throughput scenarios skipped",
+                ));
+            }
+        }
+        // The spacing check is mostly idle waiting (1 ms per request), so it
+        // runs on its own servers alongside the full-speed work.
+        let spacing = has(Part::Spacing).then(|| {
+            let args = self.live_args(spacing_requests);
+            let policies = self.policies.clone();
+            let bench = paths.bench_bin();
+            let (target, run_dir) = (paths.target.clone(), paths.run_dir.clone());
+            results.commands.push(format!(
+                "ferrum-bench live {} --compare-sim --json [--spacing-ms 1]",
+                args.join(" ")
+            ));
+            thread::spawn(move || spacing_check(&bench, &target, &run_dir, &policies, &args))
+        });
+        if has(Part::Sim) {
+            step(&format!(
+                "simulator: {} policies x {} patterns, {requests} requests per cell",
+                self.policies.len(),
+                self.patterns.len()
+            ));
+            let args = self.sim_args(requests);
+            results
+                .commands
+                .push(format!("ferrum-bench {}", args.join(" ")));
+            let json = run_json(&paths.bench_bin(), &args, None)?;
+            results.sim = serde_json::from_value(json["cells"].clone())
+                .context("unexpected ferrum-bench sim output")?;
+        }
+        if has(Part::Live) {
+            let args = self.live_args(requests);
+            step(&format!("live: FerrumKV, {requests} requests per cell"));
+            let server = ServerProcess::start(
+                ServerKind::Ferrum,
+                &paths.target,
+                &[],
+                &paths.run_dir.join("ferrum-live.log"),
+            )?;
+            let mut full = args.clone();
+            full.extend([
+                "--compare-sim".into(),
+                "--port".into(),
+                server.port.to_string(),
+            ]);
+            results.commands.push(format!(
+                "ferrum-bench live {} --compare-sim --json",
+                args.join(" ")
+            ));
+            results.live = cells(run_json(&paths.bench_bin(), &live(&full), None)?)?;
+            drop(server);
+            if want_redis_server {
+                let policies: Vec<String> = ["allkeys-lru", "allkeys-lfu", "allkeys-random"]
+                    .map(String::from)
+                    .to_vec();
+                step(&format!(
+                    "live: Redis {}, {requests} requests per cell",
+                    policies.join(",")
+                ));
+                let server = ServerProcess::start(
+                    ServerKind::Redis,
+                    &paths.target,
+                    &[],
+                    &paths.run_dir.join("redis-live.log"),
+                )?;
+                let mut redis_args = self.live_args_for(&policies, requests);
+                redis_args.extend(["--port".into(), server.port.to_string()]);
+                results.commands.push(format!(
+                    "ferrum-bench live {} --json (against redis-server)",
+                    self.live_args_for(&policies, requests).join(" ")
+                ));
+                results.redis_live =
+                    cells(run_json(&paths.bench_bin(), &live(&redis_args), None)?)?;
+            }
+        }
+        if let Some(handle) = spacing {
+            step("waiting for the 1 ms spacing check");
+            let (full, paced) = handle
+                .join()
+                .map_err(|_| anyhow::anyhow!("the spacing check panicked"))??;
+            results.spacing_full = full;
+            results.spacing_paced = paced;
+        }
+        results.skipped = skipped;
+        self.write(&paths, &results)?;
+        step(&format!(
+            "done in {:.1} min: {}, {}",
+            started.elapsed().as_secs_f64() / 60.0,
+            self.out.join("redis-benchmark.md").display(),
+            self.out.join("hit-ratio.md").display()
+        ));
+        Ok(())
+    }
+
+    fn redis_benchmark(
+        &self,
+        paths: &Paths,
+        with_redis: bool,
+        commands: &mut Vec<String>,
+    ) -> Result<Vec<BenchRow>> {
+        let mut scenarios = Vec::new();
+        if self.scenarios.contains(&Part::Baseline) {
+            scenarios.push(Scenario::baseline());
+        }
+        if self.scenarios.contains(&Part::Pipelined) {
+            scenarios.push(Scenario::pipelined());
+        }
+        if self.scenarios.contains(&Part::Capped) {
+            scenarios.extend(self.capped_policies.iter().map(|p| Scenario::capped(p)));
+        }
+        let mut rows = Vec::new();
+        let kinds: &[ServerKind] = if with_redis {
+            &[ServerKind::Ferrum, ServerKind::Redis]
+        } else {
+            &[ServerKind::Ferrum]
+        };
+        for (i, s) in scenarios.iter().enumerate() {
+            for &kind in kinds {
+                let redis = kind == ServerKind::Redis;
+                let server_args = s.server_args(redis);
+                let policy = server_args.get(3).cloned().unwrap_or_else(|| "-".into());
+                step(&format!(
+                    "redis-benchmark {}/{}: {} on {} ({policy})",
+                    i + 1,
+                    scenarios.len(),
+                    s.name,
+                    kind.name()
+                ));
+                let refs: Vec<&str> = server_args.iter().map(String::as_str).collect();
+                let log = paths
+                    .run_dir
+                    .join(format!("{}-{}.log", kind.name(), s.name));
+                let server = match ServerProcess::start(kind, &paths.target, &refs, &log) {
+                    Ok(server) => server,
+                    Err(e) => {
+                        eprintln!("  skipped: {e:#}");
+                        continue;
+                    }
+                };
+                let args = redis_benchmark::command_line(
+                    s,
+                    server.port,
+                    self.bench_requests,
+                    self.clients,
+                );
+                if kind == ServerKind::Ferrum {
+                    commands.push(format!(
+                        "redis-benchmark {}  # server: {}",
+                        args.join(" "),
+                        server_args.join(" ")
+                    ));
+                }
+                for (test, rps, p50, p99) in redis_benchmark::run(&args)? {
+                    eprintln!("  {test}: {rps:.0} req/s, p50 {p50} ms, p99 {p99} ms");
+                    rows.push(BenchRow {
+                        scenario: s.name.clone(),
+                        server: kind.name().into(),
+                        policy: policy.clone(),
+                        test,
+                        rps,
+                        p50_ms: p50,
+                        p99_ms: p99,
+                    });
+                }
+            }
+        }
+        Ok(rows)
+    }
+
+    fn sim_args(&self, requests: u64) -> Vec<String> {
+        vec![
+            "sim".into(),
+            "--json".into(),
+            "--requests".into(),
+            requests.to_string(),
+            "--seed".into(),
+            self.seed.to_string(),
+            "--policies".into(),
+            self.policies.join(","),
+            "--patterns".into(),
+            self.patterns.join(","),
+        ]
+    }
+
+    fn live_args(&self, requests: u64) -> Vec<String> {
+        self.live_args_for(&self.policies, requests)
+    }
+
+    fn live_args_for(&self, policies: &[String], requests: u64) -> Vec<String> {
+        vec![
+            "--requests".into(),
+            requests.to_string(),
+            "--seed".into(),
+            self.seed.to_string(),
+            "--policies".into(),
+            policies.join(","),
+            "--patterns".into(),
+            self.patterns.join(","),
+        ]
+    }
+
+    fn write(&self, paths: &Paths, results: &Results) -> Result<()> {
+        let json = paths.run_dir.join("results.json");
+        fs::write(&json, serde_json::to_string_pretty(results)?)
+            .with_context(|| format!("cannot write {}", json.display()))?;
+        let out = paths.root.join(&self.out);
+        fs::create_dir_all(&out)?;
+        if !results.redis_benchmark.is_empty() {
+            fs::write(
+                out.join("redis-benchmark.md"),
+                report::redis_benchmark_md(results),
+            )?;
+        }
+        if !results.sim.is_empty() || !results.live.is_empty() {
+            // The file also holds hand-written analysis (AHE against its
+            // targets): replace only the generated block.
+            let path = out.join("hit-ratio.md");
+            let existing = fs::read_to_string(&path).unwrap_or_default();
+            fs::write(
+                &path,
+                report::splice(&existing, &report::hit_ratio_md(results)),
+            )?;
+            for (name, svg) in report::charts(results) {
+                fs::write(out.join(name), svg)?;
+            }
+        }
+        eprintln!("results: {}", json.display());
+        Ok(())
+    }
+}
+
+/// `live` followed by `args` and `--json`.
+fn live(args: &[String]) -> Vec<String> {
+    let mut all = vec!["live".to_owned(), "--json".to_owned()];
+    all.extend(args.iter().cloned());
+    all
+}
+
+/// Runs `bin args`, progress on stderr (or into `log`), and parses the JSON
+/// it prints.
+fn run_json(bin: &Path, args: &[String], log: Option<&Path>) -> Result<Value> {
+    let stderr = match log {
+        Some(path) => Stdio::from(fs::File::create(path)?),
+        None => Stdio::inherit(),
+    };
+    let out = Command::new(bin)
+        .args(args)
+        .stderr(stderr)
+        .output()
+        .with_context(|| format!("cannot run {}", bin.display()))?;
+    if !out.status.success() {
+        bail!(
+            "{} {} failed ({})",
+            bin.display(),
+            args.join(" "),
+            out.status
+        );
+    }
+    serde_json::from_slice(&out.stdout)
+        .with_context(|| format!("{} {} printed no JSON", bin.display(), args.join(" ")))
+}
+
+fn cells(json: Value) -> Result<Vec<LiveCell>> {
+    serde_json::from_value(json).context("unexpected ferrum-bench live output")
+}
+
+/// Full speed, then 1 ms spacing, for each policy on its own FerrumKV
+/// (one thread per policy: they wait far more than they work).
+fn spacing_check(
+    bench: &Path,
+    target: &Path,
+    run_dir: &Path,
+    policies: &[String],
+    args: &[String],
+) -> Result<(Vec<LiveCell>, Vec<LiveCell>)> {
+    let handles: Vec<_> = policies
+        .iter()
+        .map(|policy| {
+            let (bench, target, run_dir) =
+                (bench.to_owned(), target.to_owned(), run_dir.to_owned());
+            let mut args = args.to_vec();
+            if let Some(i) = args.iter().position(|a| a == "--policies") {
+                args[i + 1] = policy.clone();
+            }
+            let policy = policy.clone();
+            thread::spawn(move || -> Result<(Vec<LiveCell>, Vec<LiveCell>)> {
+                let log = run_dir.join(format!("ferrum-spacing-{policy}.log"));
+                let server = ServerProcess::start(ServerKind::Ferrum, &target, &[], &log)?;
+                args.extend(["--port".into(), server.port.to_string()]);
+                let full_log = run_dir.join(format!("spacing-full-{policy}.log"));
+                let full = cells(run_json(&bench, &live(&args), Some(&full_log))?)?;
+                args.extend(["--spacing-ms".into(), "1".into()]);
+                let paced_log = run_dir.join(format!("spacing-paced-{policy}.log"));
+                let paced = cells(run_json(&bench, &live(&args), Some(&paced_log))?)?;
+                eprintln!("  spacing check done: {policy}");
+                Ok((full, paced))
+            })
+        })
+        .collect();
+    let (mut full, mut paced) = (Vec::new(), Vec::new());
+    for h in handles {
+        let (f, p) = h
+            .join()
+            .map_err(|_| anyhow::anyhow!("a spacing thread panicked"))??;
+        full.extend(f);
+        paced.extend(p);
+    }
+    Ok((full, paced))
+}
+
+fn step(what: &str) {
+    eprintln!("==> {what}");
+}
+
+fn note(what: &str) -> String {
+    eprintln!("note: {what}");
+    what.to_owned()
+}

@@ -1,0 +1,118 @@
+//! Servers started for a benchmark: FerrumKV and redis-server as child
+//! processes on free 127.0.0.1 ports, stopped by their own PID when dropped.
+
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+
+/// Which server to start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ServerKind {
+    /// `target/release/ferrum-server`.
+    Ferrum,
+    /// Debian's `redis-server`.
+    Redis,
+}
+
+impl ServerKind {
+    /// The name used in reports.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            ServerKind::Ferrum => "ferrumkv",
+            ServerKind::Redis => "redis",
+        }
+    }
+}
+
+/// A running server; killed and reaped on drop.
+#[derive(Debug)]
+pub(crate) struct ServerProcess {
+    child: Child,
+    /// The port it listens on, on 127.0.0.1.
+    pub(crate) port: u16,
+}
+
+/// A port that was free a moment ago on 127.0.0.1.
+pub(crate) fn free_port() -> Result<u16> {
+    let listener = TcpListener::bind("127.0.0.1:0").context("cannot bind 127.0.0.1")?;
+    Ok(listener.local_addr()?.port())
+}
+
+/// Whether `program` can be run (`--version` succeeds).
+pub(crate) fn have(program: &str) -> bool {
+    Command::new(program)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+impl ServerProcess {
+    /// Starts `kind` with `extra` options (`--name value` pairs, as both
+    /// servers take them) and waits until it accepts connections. FerrumKV
+    /// gets `--enable-debug-command yes` so the live driver can drive its
+    /// clock; Redis gets persistence off.
+    pub(crate) fn start(
+        kind: ServerKind,
+        target_dir: &Path,
+        extra: &[&str],
+        log: &Path,
+    ) -> Result<ServerProcess> {
+        let port = free_port()?;
+        let port_s = port.to_string();
+        let (program, mut args): (PathBuf, Vec<&str>) = match kind {
+            ServerKind::Ferrum => (
+                target_dir.join("release/ferrum-server"),
+                vec!["--enable-debug-command", "yes"],
+            ),
+            ServerKind::Redis => (
+                PathBuf::from("redis-server"),
+                vec!["--save", "", "--appendonly", "no"],
+            ),
+        };
+        args.extend(["--bind", "127.0.0.1", "--port", &port_s]);
+        args.extend(extra);
+        let log_file = std::fs::File::create(log)
+            .with_context(|| format!("cannot create {}", log.display()))?;
+        let mut child = Command::new(&program)
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(log_file.try_clone()?)
+            .stderr(log_file)
+            .spawn()
+            .with_context(|| format!("cannot start {}", program.display()))?;
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(status) = child.try_wait()? {
+                bail!(
+                    "{} {} exited at startup ({status}); see {}",
+                    kind.name(),
+                    args.join(" "),
+                    log.display()
+                );
+            }
+            if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return Ok(ServerProcess { child, port });
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                bail!("{} did not listen on port {port} within 20 s", kind.name());
+            }
+            thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        // Only this child, by its PID.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -1,0 +1,447 @@
+//! The results of a benchmark run and the reports written from them:
+//! `results.json` (this module's [`Results`], serialised), the markdown of
+//! `benches/redis-benchmark.md` and `benches/hit-ratio.md`, and the charts.
+//!
+//! The report functions are pure (results in, text out), so they are tested
+//! on a fixed input.
+
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use ferrum_bench::svg::{BarChart, LineChart, Series};
+
+use crate::machine::Machine;
+use crate::redis_benchmark::BenchRow;
+
+/// Everything a run measured, as written to `results.json`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Results {
+    /// Run id: the UTC start time.
+    pub(crate) run: String,
+    /// Seed of every workload.
+    pub(crate) seed: u64,
+    /// Whether `--quick` was given.
+    pub(crate) quick: bool,
+    /// Machine, versions, commit.
+    pub(crate) machine: Machine,
+    /// Sizes and lists the run used.
+    pub(crate) config: RunConfig,
+    /// The commands run, first the xtask invocation.
+    pub(crate) commands: Vec<String>,
+    /// Parts skipped, and why.
+    pub(crate) skipped: Vec<String>,
+    /// redis-benchmark rows, FerrumKV and Redis.
+    pub(crate) redis_benchmark: Vec<BenchRow>,
+    /// The store-engine simulator's cells (`ferrum-bench sim --json`).
+    pub(crate) sim: Vec<SimCell>,
+    /// FerrumKV live cells (`ferrum-bench live --compare-sim --json`).
+    pub(crate) live: Vec<LiveCell>,
+    /// Redis live cells with Redis's own policies.
+    pub(crate) redis_live: Vec<LiveCell>,
+    /// The spacing check at full speed.
+    pub(crate) spacing_full: Vec<LiveCell>,
+    /// The spacing check at 1 ms between requests.
+    pub(crate) spacing_paced: Vec<LiveCell>,
+}
+
+/// Sizes and lists of a run.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct RunConfig {
+    /// Requests per hit-ratio cell.
+    pub(crate) requests: u64,
+    /// Requests per spacing-check cell.
+    pub(crate) spacing_requests: u64,
+    /// redis-benchmark `-n`.
+    pub(crate) bench_requests: u64,
+    /// redis-benchmark `-c`.
+    pub(crate) clients: u32,
+    /// Policies of the hit-ratio matrix.
+    pub(crate) policies: Vec<String>,
+    /// Policies of the capped scenarios.
+    pub(crate) capped_policies: Vec<String>,
+    /// Patterns of the hit-ratio matrix.
+    pub(crate) patterns: Vec<String>,
+}
+
+/// A simulator cell; fields the reports do not use are kept in `rest`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct SimCell {
+    /// Policy name.
+    pub(crate) policy: String,
+    /// Pattern name.
+    pub(crate) pattern: String,
+    /// `hits / (hits + misses)`.
+    pub(crate) hit_ratio: f64,
+    /// Everything else `ferrum-bench sim --json` printed.
+    #[serde(flatten)]
+    pub(crate) rest: Map<String, Value>,
+}
+
+/// A live cell as `ferrum-bench live --json` prints it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct LiveCell {
+    /// What the server did.
+    pub(crate) live: LiveRun,
+    /// The simulator's twin, with `--compare-sim`.
+    pub(crate) sim: Option<SimTwin>,
+}
+
+/// The live side of a cell.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct LiveRun {
+    /// Policy name.
+    pub(crate) policy: String,
+    /// Pattern name (or trace path).
+    pub(crate) source: String,
+    /// The server's own hit ratio.
+    pub(crate) hit_ratio: f64,
+    /// `DBSIZE` at the end.
+    pub(crate) dbsize: u64,
+    /// Requests per window of `windows`.
+    pub(crate) window: u64,
+    /// Hit ratio per window.
+    pub(crate) windows: Vec<f64>,
+    /// Everything else.
+    #[serde(flatten)]
+    pub(crate) rest: Map<String, Value>,
+}
+
+/// The simulator side of a live cell.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct SimTwin {
+    /// The simulator's hit ratio on the same requests.
+    pub(crate) hit_ratio: f64,
+    /// Live minus simulated, percentage points.
+    pub(crate) difference_pp: f64,
+    /// Everything else.
+    #[serde(flatten)]
+    pub(crate) rest: Map<String, Value>,
+}
+
+/// The agreement bound of the issue: 0.5 percentage points.
+const AGREE_PP: f64 = 0.5;
+
+fn header(out: &mut String, title: &str, r: &Results) {
+    let m = &r.machine;
+    let _ = writeln!(out, "{title}\n");
+    let _ = writeln!(
+        out,
+        "Written by `cargo xtask bench{}` (run `{}`, commit `{}`); do not edit by hand.\n",
+        if r.quick { " --quick" } else { "" },
+        r.run,
+        m.commit
+    );
+    let _ = writeln!(
+        out,
+        "Machine: {} CPUs ({}), {} MiB. Versions: {}; redis-server: {}; redis-benchmark: {}. Seed {}.\n",
+        m.nproc,
+        m.cpu_model,
+        m.memory_mib,
+        m.rustc,
+        m.redis_server.as_deref().unwrap_or("not installed"),
+        m.redis_benchmark.as_deref().unwrap_or("not installed"),
+        r.seed
+    );
+    for s in &r.skipped {
+        let _ = writeln!(out, "Skipped: {s}.\n");
+    }
+}
+
+fn commands(out: &mut String, level: &str, r: &Results, filter: impl Fn(&str) -> bool) {
+    let _ = writeln!(out, "{level} Commands\n\n```sh");
+    for c in r
+        .commands
+        .iter()
+        .enumerate()
+        .filter(|(i, c)| *i == 0 || filter(c))
+    {
+        let _ = writeln!(out, "{}", c.1);
+    }
+    let _ = writeln!(out, "```\n");
+}
+
+/// `benches/redis-benchmark.md`.
+pub(crate) fn redis_benchmark_md(r: &Results) -> String {
+    let mut out = String::new();
+    header(&mut out, "# redis-benchmark: FerrumKV and Redis", r);
+    let _ = writeln!(
+        out,
+        "`redis-benchmark -t set,get -n {} -c {} --csv` against each server, one server at a time on 127.0.0.1. `pipelined` adds `-P 16`; `capped-*` start the server with `--maxmemory 16mb --maxmemory-policy <policy>` and add `-r 1000000 -d 256` so the writes overflow 16 MB and evict. Redis has no `allkeys-ahe`: that row compares FerrumKV's `allkeys-ahe` with Redis's `allkeys-lru`. The ratio is FerrumKV's requests per second over Redis's.\n",
+        r.config.bench_requests, r.config.clients
+    );
+    let _ = writeln!(
+        out,
+        "| scenario | test | FerrumKV policy | FerrumKV req/s | p50 ms | p99 ms | Redis policy | Redis req/s | p50 ms | p99 ms | FerrumKV / Redis |\n| --- | --- | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |"
+    );
+    for f in r.redis_benchmark.iter().filter(|b| b.server == "ferrumkv") {
+        let redis = r
+            .redis_benchmark
+            .iter()
+            .find(|b| b.server == "redis" && b.scenario == f.scenario && b.test == f.test);
+        let _ = write!(
+            out,
+            "| {} | {} | {} | {:.0} | {:.3} | {:.3} |",
+            f.scenario, f.test, f.policy, f.rps, f.p50_ms, f.p99_ms
+        );
+        match redis {
+            Some(x) => {
+                let _ = writeln!(
+                    out,
+                    " {} | {:.0} | {:.3} | {:.3} | {:.2} |",
+                    x.policy,
+                    x.rps,
+                    x.p50_ms,
+                    x.p99_ms,
+                    f.rps / x.rps.max(1e-9)
+                );
+            }
+            None => out.push_str(" – | – | – | – | – |\n"),
+        }
+    }
+    out.push('\n');
+    commands(&mut out, "##", r, |c| c.starts_with("redis-benchmark"));
+    out
+}
+
+/// A policies × patterns table of `value(policy, pattern)`.
+fn matrix(
+    out: &mut String,
+    policies: &[String],
+    patterns: &[String],
+    value: impl Fn(&str, &str) -> Option<String>,
+) {
+    let _ = write!(out, "| policy |");
+    for p in patterns {
+        let _ = write!(out, " {p} |");
+    }
+    let _ = write!(out, "\n| --- |");
+    for _ in patterns {
+        out.push_str(" ---: |");
+    }
+    out.push('\n');
+    for policy in policies {
+        let cells: Vec<Option<String>> = patterns.iter().map(|p| value(policy, p)).collect();
+        if cells.iter().all(Option::is_none) {
+            continue;
+        }
+        let _ = write!(out, "| {policy} |");
+        for c in cells {
+            let _ = write!(out, " {} |", c.as_deref().unwrap_or("–"));
+        }
+        out.push('\n');
+    }
+    out.push('\n');
+}
+
+fn find<'a>(cells: &'a [LiveCell], policy: &str, pattern: &str) -> Option<&'a LiveCell> {
+    cells
+        .iter()
+        .find(|c| c.live.policy == policy && c.live.source == pattern)
+}
+
+fn pct(v: f64) -> String {
+    format!("{:.1}", 100.0 * v)
+}
+
+/// `benches/hit-ratio.md`.
+pub(crate) fn hit_ratio_md(r: &Results) -> String {
+    let mut out = String::new();
+    let c = &r.config;
+    header(
+        &mut out,
+        "## Live and simulated hit ratio (cargo xtask bench)",
+        r,
+    );
+    let _ = writeln!(
+        out,
+        "The workloads of `shared/WORKLOADS.md`: 100,000 keys, a cache of 5,000 entries, {} requests per cell, seed {}. Hit ratio in percent, cold start included.\n",
+        c.requests, r.seed
+    );
+    let policies = &c.policies;
+    let patterns = &c.patterns;
+    if !r.sim.is_empty() {
+        let _ = writeln!(out, "### Simulator (store engine, 1 shard)\n\n`ferrum-bench sim`: the server's own keyspace code on virtual time, `maxmemory` calibrated to 5,000 entries.\n");
+        matrix(&mut out, policies, patterns, |pol, pat| {
+            r.sim
+                .iter()
+                .find(|s| s.policy == pol && s.pattern == pat)
+                .map(|s| pct(s.hit_ratio))
+        });
+    }
+    if !r.live.is_empty() {
+        let _ = writeln!(out, "### Live FerrumKV\n\n`ferrum-bench live` against a release `ferrum-server` (16 shards): the server's `keyspace_hits / (keyspace_hits + keyspace_misses)`. The server's clock follows the workload's virtual time (`DEBUG ADVANCE-CLOCK`), `maxmemory` is calibrated on the server and held at 5,000 entries (±0.2%).\n");
+        matrix(&mut out, policies, patterns, |pol, pat| {
+            find(&r.live, pol, pat).map(|x| pct(x.live.hit_ratio))
+        });
+        let _ = writeln!(
+            out,
+            "`DBSIZE` at the end of each live run (target 5,000 ± 1%):\n"
+        );
+        matrix(&mut out, policies, patterns, |pol, pat| {
+            find(&r.live, pol, pat).map(|x| x.live.dbsize.to_string())
+        });
+    }
+    if !r.redis_live.is_empty() {
+        let redis_policies: Vec<String> = ["allkeys-lru", "allkeys-lfu", "allkeys-random"]
+            .map(String::from)
+            .to_vec();
+        let _ = writeln!(out, "### Live Redis\n\nThe same driver against `redis-server` with its own policies (sampled LRU/LFU, `maxmemory-samples 5`). Redis has no virtual clock: it runs on its own, and the driver scales each `PX` by real over virtual time. Its LRU clock has 1 s resolution and its LFU decays per minute, so at full speed (~1 s per 20,000 requests) both see compressed time.\n");
+        matrix(&mut out, &redis_policies, patterns, |pol, pat| {
+            find(&r.redis_live, pol, pat)
+                .map(|x| format!("{} ({})", pct(x.live.hit_ratio), x.live.dbsize))
+        });
+        let _ = writeln!(out, "Each cell: hit % (`DBSIZE` at the end).\n");
+    }
+    agreement(&mut out, r);
+    if !r.live.is_empty() || !r.sim.is_empty() {
+        let _ = writeln!(
+            out,
+            "### Charts\n\n![hit ratio per policy and pattern](hit-ratio-matrix.svg)\n"
+        );
+        for p in patterns.iter().filter(|_| !r.live.is_empty()) {
+            let _ = writeln!(out, "![{p}: hit ratio over time](live-hit-ratio-{p}.svg)\n");
+        }
+    }
+    commands(&mut out, "###", r, |c| c.starts_with("ferrum-bench"));
+    out
+}
+
+/// The agreement table: live against the server-shaped simulator, and
+/// full speed against 1 ms spacing.
+fn agreement(out: &mut String, r: &Results) {
+    if r.live.is_empty() && r.spacing_full.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "### Agreement\n\n- **live vs sim**: the live FerrumKV run against the store engine built like the server (16 shards, the server's policy seed, the live run's `maxmemory` and its corrections at the same requests), on the same {} requests. The 1-shard table above differs from both by the sharding.\n- **full vs 1 ms**: {} requests per cell replayed at full speed and with 1 ms between requests, each against its own server.\n\nBound: {AGREE_PP} percentage points.\n", r.config.requests, r.config.spacing_requests);
+    let _ = writeln!(out, "| policy | pattern | live % | sim % | live − sim pp | full % | 1 ms % | full − 1 ms pp | within {AGREE_PP} pp |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |");
+    let (mut ok, mut total) = (0, 0);
+    for pol in &r.config.policies {
+        for pat in &r.config.patterns {
+            let live = find(&r.live, pol, pat);
+            let full = find(&r.spacing_full, pol, pat);
+            let paced = find(&r.spacing_paced, pol, pat);
+            if live.is_none() && full.is_none() {
+                continue;
+            }
+            let sim = live.and_then(|l| l.sim.as_ref());
+            let d1 = sim.map(|s| s.difference_pp);
+            let d2 = full
+                .zip(paced)
+                .map(|(f, p)| 100.0 * (f.live.hit_ratio - p.live.hit_ratio));
+            let good = [d1, d2].iter().flatten().all(|d| d.abs() <= AGREE_PP);
+            total += 1;
+            ok += usize::from(good);
+            let opt = |v: Option<f64>, f: fn(f64) -> String| v.map_or("–".to_owned(), f);
+            let _ = writeln!(
+                out,
+                "| {pol} | {pat} | {} | {} | {} | {} | {} | {} | {} |",
+                opt(live.map(|l| l.live.hit_ratio), |v| format!(
+                    "{:.2}",
+                    100.0 * v
+                )),
+                opt(sim.map(|s| s.hit_ratio), |v| format!("{:.2}", 100.0 * v)),
+                opt(d1, |v| format!("{v:+.2}")),
+                opt(full.map(|l| l.live.hit_ratio), |v| format!(
+                    "{:.2}",
+                    100.0 * v
+                )),
+                opt(paced.map(|l| l.live.hit_ratio), |v| format!(
+                    "{:.2}",
+                    100.0 * v
+                )),
+                opt(d2, |v| format!("{v:+.2}")),
+                if good { "yes" } else { "**no**" }
+            );
+        }
+    }
+    let _ = writeln!(out, "\n{ok} of {total} cells within {AGREE_PP} pp.\n");
+}
+
+/// The charts, as file name and SVG text: live (or, without a live run,
+/// simulated) hit ratio per policy and pattern as grouped bars, and the live
+/// hit ratio over time per pattern, one line per policy.
+pub(crate) fn charts(r: &Results) -> Vec<(String, String)> {
+    let c = &r.config;
+    let live = !r.live.is_empty();
+    let ratio = |pol: &str, pat: &str| -> f64 {
+        if live {
+            find(&r.live, pol, pat).map_or(f64::NAN, |x| x.live.hit_ratio)
+        } else {
+            r.sim
+                .iter()
+                .find(|s| s.policy == pol && s.pattern == pat)
+                .map_or(f64::NAN, |s| s.hit_ratio)
+        }
+    };
+    let matrix = BarChart {
+        title: format!(
+            "{} hit ratio, {} requests per cell",
+            if live { "Live FerrumKV" } else { "Simulated" },
+            c.requests
+        ),
+        y_label: "hit ratio (%)".into(),
+        categories: c.patterns.clone(),
+        y_max: 1.0,
+        y_tick_scale: 100.0,
+        series: c
+            .policies
+            .iter()
+            .map(|pol| Series {
+                name: pol.clone(),
+                values: c.patterns.iter().map(|pat| ratio(pol, pat)).collect(),
+            })
+            .collect(),
+    };
+    let mut out = vec![("hit-ratio-matrix.svg".to_owned(), matrix.to_svg())];
+    for pat in c.patterns.iter().filter(|_| live) {
+        let series: Vec<Series> = c
+            .policies
+            .iter()
+            .filter_map(|pol| find(&r.live, pol, pat))
+            .map(|x| Series {
+                name: x.live.policy.clone(),
+                values: x.live.windows.clone(),
+            })
+            .collect();
+        let window = find(&r.live, &c.policies[0], pat).map_or(10_000, |x| x.live.window);
+        let chart = LineChart {
+            title: format!("{pat}: live FerrumKV hit ratio per {window} requests"),
+            x_label: "requests".into(),
+            y_label: "hit ratio (%)".into(),
+            x_step: window as f64,
+            y_max: 1.0,
+            y_tick_scale: 100.0,
+            series,
+        };
+        out.push((format!("live-hit-ratio-{pat}.svg"), chart.to_svg()));
+    }
+    out
+}
+
+/// The markers around the generated part of `benches/hit-ratio.md`.
+pub(crate) const BEGIN: &str = "<!-- cargo xtask bench: begin (generated, do not edit) -->";
+/// See [`BEGIN`].
+pub(crate) const END: &str = "<!-- cargo xtask bench: end -->";
+
+/// `existing` with the text between [`BEGIN`] and [`END`] replaced by
+/// `generated` (appended, with markers, when there are none), so the
+/// hand-written analysis around it survives a rerun.
+pub(crate) fn splice(existing: &str, generated: &str) -> String {
+    let block = format!("{BEGIN}\n\n{}\n{END}\n", generated.trim_end());
+    match (existing.find(BEGIN), existing.find(END)) {
+        (Some(b), Some(e)) if b < e => {
+            format!(
+                "{}{block}{}",
+                &existing[..b],
+                existing[e + END.len()..].trim_start_matches('\n')
+            )
+        }
+        _ if existing.trim().is_empty() => block,
+        _ => format!("{}\n\n{block}", existing.trim_end()),
+    }
+}
+
+#[cfg(test)]
+mod tests;
