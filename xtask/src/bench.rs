@@ -393,7 +393,13 @@ impl Bench {
     }
 
     fn live_args_for(&self, policies: &[String], requests: u64) -> Vec<String> {
+        // Quick runs calibrate on a shorter prefix: every pattern is at
+        // steady state after 20,000 requests, and the driver holds the
+        // capacity during the run.
+        let calibration = if self.quick { 20_000 } else { 30_000 };
         vec![
+            "--calibration-requests".into(),
+            calibration.to_string(),
             "--requests".into(),
             requests.to_string(),
             "--seed".into(),
