@@ -84,6 +84,11 @@ pub(crate) struct Bench {
     /// Use the release binaries already built.
     #[arg(long)]
     skip_build: bool,
+    /// Serve the live run's FerrumKV metrics at this address (for example
+    /// `127.0.0.1:9379`, the README's Prometheus target), so Grafana shows
+    /// the hit ratio and AHE's state move while the bench runs.
+    #[arg(long)]
+    metrics_addr: Option<String>,
 }
 
 /// The parts of a benchmark run.
@@ -237,10 +242,14 @@ impl Bench {
         if has(Part::Live) {
             let args = self.live_args(requests);
             step(&format!("live: FerrumKV, {requests} requests per cell"));
+            let metrics: Vec<&str> = match &self.metrics_addr {
+                Some(addr) => vec!["--metrics-addr", addr],
+                None => Vec::new(),
+            };
             let server = ServerProcess::start(
                 ServerKind::Ferrum,
                 &paths.target,
-                &[],
+                &metrics,
                 &paths.run_dir.join("ferrum-live.log"),
             )?;
             let mut full = args.clone();
