@@ -67,28 +67,11 @@ impl LineChart {
         let y = |v: f64| TOP + plot_h * (1.0 - v.clamp(0.0, y_max) / y_max);
 
         let mut out = String::new();
-        let _ = writeln!(
-            out,
-            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="12">"#
-        );
-        let _ = writeln!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
-        let _ = writeln!(
-            out,
-            r#"<text x="{}" y="22" text-anchor="middle" font-size="15">{}</text>"#,
-            LEFT + plot_w / 2.0,
-            escape(&self.title)
-        );
+        open_svg(&mut out, &self.title, plot_w);
         for i in 0..=5 {
             let v = y_max * f64::from(i) / 5.0;
             let yy = y(v);
-            let _ = writeln!(
-                out,
-                r##"<line x1="{LEFT}" y1="{yy:.1}" x2="{:.1}" y2="{yy:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
-                LEFT + plot_w,
-                LEFT - 6.0,
-                yy + 4.0,
-                trim(v * self.y_tick_scale)
-            );
+            y_gridline(&mut out, yy, plot_w, &trim(v * self.y_tick_scale));
             let xv = x_max * f64::from(i) / 5.0;
             let xx = x(xv);
             let _ = writeln!(
@@ -174,28 +157,11 @@ impl BarChart {
         let group_w = plot_w / groups;
         let bar_w = group_w * 0.8 / self.series.len().max(1) as f64;
         let mut out = String::new();
-        let _ = writeln!(
-            out,
-            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="12">"#
-        );
-        let _ = writeln!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
-        let _ = writeln!(
-            out,
-            r#"<text x="{}" y="22" text-anchor="middle" font-size="15">{}</text>"#,
-            LEFT + plot_w / 2.0,
-            escape(&self.title)
-        );
+        open_svg(&mut out, &self.title, plot_w);
         for i in 0..=5 {
             let v = y_max * f64::from(i) / 5.0;
             let yy = y(v);
-            let _ = writeln!(
-                out,
-                r##"<line x1="{LEFT}" y1="{yy:.1}" x2="{:.1}" y2="{yy:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
-                LEFT + plot_w,
-                LEFT - 6.0,
-                yy + 4.0,
-                trim(v * self.y_tick_scale)
-            );
+            y_gridline(&mut out, yy, plot_w, &trim(v * self.y_tick_scale));
         }
         for (g, name) in self.categories.iter().enumerate() {
             let _ = writeln!(
@@ -251,6 +217,33 @@ impl BarChart {
 }
 
 /// A tick label without trailing zeros: `0`, `0.2`, `40`.
+/// The `<svg>` element, a white background and the centred title: what
+/// every chart starts with.
+fn open_svg(out: &mut String, title: &str, plot_w: f64) {
+    let _ = writeln!(
+        out,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="12">"#
+    );
+    let _ = writeln!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
+    let _ = writeln!(
+        out,
+        r#"<text x="{}" y="22" text-anchor="middle" font-size="15">{}</text>"#,
+        LEFT + plot_w / 2.0,
+        escape(title)
+    );
+}
+
+/// A horizontal gridline at `yy` with its value `label` on the left axis.
+fn y_gridline(out: &mut String, yy: f64, plot_w: f64, label: &str) {
+    let _ = writeln!(
+        out,
+        r##"<line x1="{LEFT}" y1="{yy:.1}" x2="{:.1}" y2="{yy:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" text-anchor="end">{label}</text>"##,
+        LEFT + plot_w,
+        LEFT - 6.0,
+        yy + 4.0,
+    );
+}
+
 fn trim(v: f64) -> String {
     let s = format!("{v:.2}");
     s.trim_end_matches('0').trim_end_matches('.').to_owned()
