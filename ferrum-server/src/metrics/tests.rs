@@ -1,7 +1,7 @@
 //! The exposition checked as data: every name rendered, valid per
 //! `promtool`, and the shipped dashboard asking only for what is exported.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use ferrum_store::{ControllerState, KeyspaceStats};
 
@@ -57,32 +57,6 @@ fn full_snapshot() -> Snapshot {
     }
 }
 
-/// A sample: name, labels, value.
-type Sample = (String, BTreeMap<String, String>, f64);
-
-/// Parses the samples of a text exposition (no escapes in our label values).
-fn samples(text: &str) -> Vec<Sample> {
-    text.lines()
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .map(|l| {
-            let (series, value) = l.rsplit_once(' ').expect("value");
-            let (name, labels) = match series.split_once('{') {
-                Some((n, rest)) => (n, rest.trim_end_matches('}')),
-                None => (series, ""),
-            };
-            let labels = labels
-                .split(',')
-                .filter(|p| !p.is_empty())
-                .map(|p| {
-                    let (k, v) = p.split_once('=').expect("label");
-                    (k.to_owned(), v.trim_matches('"').to_owned())
-                })
-                .collect();
-            (name.to_owned(), labels, value.parse().expect("number"))
-        })
-        .collect()
-}
-
 fn value(samples: &[Sample], name: &str, labels: &[(&str, &str)]) -> Option<f64> {
     samples
         .iter()
@@ -99,7 +73,7 @@ fn value(samples: &[Sample], name: &str, labels: &[(&str, &str)]) -> Option<f64>
 // private test modules.
 #[path = "../../tests/support/promtool.rs"]
 mod promtool;
-pub(super) use promtool::promtool_check;
+pub(super) use promtool::{promtool_check, samples, Sample};
 
 #[test]
 fn every_name_is_rendered_with_help_and_type() {

@@ -50,27 +50,8 @@ struct Samples(HashMap<String, Vec<Series>>);
 impl Samples {
     fn parse(text: &str) -> Samples {
         let mut out = Samples::default();
-        for line in text
-            .lines()
-            .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        {
-            let (series, value) = line.rsplit_once(' ').expect("value");
-            let (name, labels) = match series.split_once('{') {
-                Some((n, rest)) => (n, rest.trim_end_matches('}')),
-                None => (series, ""),
-            };
-            let labels = labels
-                .split(',')
-                .filter(|p| !p.is_empty())
-                .map(|p| {
-                    let (k, v) = p.split_once('=').expect("label");
-                    (k.to_owned(), v.trim_matches('"').to_owned())
-                })
-                .collect();
-            out.0
-                .entry(name.to_owned())
-                .or_default()
-                .push((labels, value.parse().expect("number")));
+        for (name, labels, value) in samples(text) {
+            out.0.entry(name).or_default().push((labels, value));
         }
         out
     }
@@ -109,7 +90,7 @@ fn info_u64(info: &HashMap<String, String>, field: &str) -> f64 {
 
 #[path = "../support/promtool.rs"]
 mod promtool;
-use promtool::promtool_check;
+use promtool::{promtool_check, samples};
 
 /// Traffic that moves every counter: hits, misses, evictions, expirations,
 /// keys with and without TTL in two databases, and a rejected connection.

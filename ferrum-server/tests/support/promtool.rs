@@ -1,6 +1,8 @@
-//! Running `promtool check metrics`, shared by the unit tests of the
-//! exporter and the integration tests.
+//! Running `promtool check metrics` and reading samples back out of an
+//! exposition, shared by the unit tests of the exporter and the integration
+//! tests.
 
+use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::process::{Command, Stdio};
 
@@ -37,4 +39,30 @@ pub(crate) fn promtool_check(text: &str) -> String {
         out.status
     );
     report
+}
+
+/// A sample: name, labels, value.
+pub(crate) type Sample = (String, BTreeMap<String, String>, f64);
+
+/// Parses the samples of a text exposition (no escapes in our label values).
+pub(crate) fn samples(text: &str) -> Vec<Sample> {
+    text.lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            let (series, value) = l.rsplit_once(' ').expect("value");
+            let (name, labels) = match series.split_once('{') {
+                Some((n, rest)) => (n, rest.trim_end_matches('}')),
+                None => (series, ""),
+            };
+            let labels = labels
+                .split(',')
+                .filter(|p| !p.is_empty())
+                .map(|p| {
+                    let (k, v) = p.split_once('=').expect("label");
+                    (k.to_owned(), v.trim_matches('"').to_owned())
+                })
+                .collect();
+            (name.to_owned(), labels, value.parse().expect("number"))
+        })
+        .collect()
 }
