@@ -45,6 +45,11 @@ pub(crate) struct LiveArgs {
     /// Requests of the prefix replayed per calibration round.
     #[arg(long, default_value_t = 30_000)]
     calibration_requests: u64,
+    /// Keep the calibrated `maxmemory` for the whole run instead of
+    /// correcting it every 2,000 requests to hold `--capacity` entries;
+    /// shows how many entries a fixed limit holds as the run goes.
+    #[arg(long)]
+    fixed_maxmemory: bool,
     /// Real milliseconds between requests (e.g. 1); full speed without it.
     #[arg(long)]
     spacing_ms: Option<f64>,
@@ -81,6 +86,7 @@ pub(crate) fn live(args: LiveArgs) -> Result<()> {
         clock: args.clock,
         calibration_requests: args.calibration_requests,
         maxmemory_bytes: args.maxmemory,
+        hold_capacity: !args.fixed_maxmemory,
         ..LiveConfig::default()
     };
     let trace: Option<(String, Vec<Request>)> = match &args.trace {

@@ -115,6 +115,34 @@ fn lru_eviction_keeps_memory_under_the_limit_and_the_recent_keys() {
 }
 
 #[test]
+fn a_fixed_limit_holds_as_many_keys_at_the_end_of_a_long_run_as_after_the_fill() {
+    // Keys land on the 16 shards by hash; eviction must keep the shards
+    // level, or their sizes random-walk apart and each shard's slot table
+    // keeps its high-water length, so the same limit holds fewer keys.
+    let s = store(256 * 1024, PolicyKind::AllKeysLru);
+    let dbsize = |s: &Store| s.lock_all().dbsize(0);
+    let mut after_fill = 0;
+    for i in 0..200_000 {
+        let now = Millis(i as u64);
+        s.reserve_for_write(now).unwrap();
+        set(&s, &key(i), val(32), None, now);
+        if i == 10_000 {
+            after_fill = dbsize(&s);
+        }
+    }
+    let end = dbsize(&s);
+    assert!(after_fill > 1000, "the limit holds {after_fill} keys");
+    assert!(
+        end * 100 >= after_fill * 99,
+        "{after_fill} keys after the fill, {end} at the end"
+    );
+    let mut all = s.lock_all();
+    let sizes: Vec<usize> = all.shards().map(|sh| sh.len(0)).collect();
+    let (min, max) = (sizes.iter().min().unwrap(), sizes.iter().max().unwrap());
+    assert!(max - min <= max / 10 + 2, "shard sizes {sizes:?}");
+}
+
+#[test]
 fn noeviction_refuses_instead_of_evicting() {
     let s = store(16 * 1024, PolicyKind::NoEviction);
     let mut i = 0;
