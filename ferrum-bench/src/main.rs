@@ -77,6 +77,10 @@ struct SimArgs {
     /// slab, faster.
     #[arg(long, value_enum, default_value_t = Engine::Store)]
     engine: Engine,
+    /// Shards of the store engine: 1 shows the policy on the whole cache,
+    /// 16 the server's layout (each shard evicting its own keys).
+    #[arg(long, default_value_t = 1)]
+    shards: usize,
     /// Also write SVG charts into this directory: the hit ratio over time
     /// per pattern (`hit-ratio-<pattern>.svg`, one line per policy) and
     /// each adaptive policy's recency weight over time
@@ -134,12 +138,16 @@ fn sim(args: SimArgs) -> Result<()> {
     if args.capacity == 0 {
         bail!("--capacity must be at least 1");
     }
+    if args.shards == 0 || (args.shards > 1 && args.engine == Engine::Policy) {
+        bail!("--shards must be at least 1, and 1 with --engine policy");
+    }
     let spec = MatrixSpec {
         seed: args.seed,
         requests: args.requests,
         capacity: args.capacity,
         window: args.window.max(1),
         engine: args.engine,
+        shards: args.shards,
     };
     let matrix = Matrix::run(spec, &args.policies, &args.patterns, |cell| {
         eprintln!(

@@ -24,6 +24,9 @@ pub struct MatrixSpec {
     pub window: u64,
     /// Which engine replays the requests.
     pub engine: Engine,
+    /// Shards of the store engine (the server has 16); the policy engine
+    /// has one cache.
+    pub shards: usize,
 }
 
 /// How the simulator replays requests.
@@ -88,6 +91,7 @@ impl Matrix {
                         let config = StoreSimConfig {
                             capacity: spec.capacity,
                             window: spec.window,
+                            shards: spec.shards.max(1),
                             ..StoreSimConfig::default()
                         };
                         run_store_cell(policy, pattern, spec.seed, spec.requests, &config)
@@ -280,6 +284,7 @@ mod tests {
             requests: 3_000,
             capacity: 100,
             window: 1_000,
+            shards: 1,
         };
         Matrix::run(spec, policies, patterns, |_| {})
     }

@@ -288,6 +288,28 @@ mod tests {
     }
 
     #[test]
+    fn the_servers_sixteen_shards_keep_the_whole_caches_hit_ratio() {
+        // Each shard evicts its own keys; with the shards kept level, the
+        // partitioned cache does as well as one cache of the same size.
+        for kind in [PolicyKind::AllKeysLru, PolicyKind::AllKeysAhe] {
+            let run = |shards| {
+                let config = StoreSimConfig {
+                    shards,
+                    ..StoreSimConfig::default()
+                };
+                run_store_cell(kind, Pattern::Zipf, 42, 150_000, &config)
+                    .report
+                    .hit_ratio()
+            };
+            let (one, sixteen) = (run(1), run(16));
+            assert!(
+                (one - sixteen).abs() < 0.003,
+                "{kind}: 1 shard {one:.4}, 16 shards {sixteen:.4}"
+            );
+        }
+    }
+
+    #[test]
     fn a_seed_reproduces_the_same_run() {
         let run = || {
             run_store_cell(
