@@ -128,6 +128,7 @@ pub struct EntryMut<'a> {
     version_clock: &'a mut u64,
     cost_before: usize,
     dirty: bool,
+    unchanged: bool,
 }
 
 impl EntryMut<'_> {
@@ -147,6 +148,14 @@ impl EntryMut<'_> {
         self.entry.expires_at()
     }
 
+    /// Records that the command, though it borrowed the value for writing,
+    /// changed nothing (`SADD` of members already present, `SREM` of absent
+    /// ones): the key keeps its version, so a `WATCH` on it still holds, as
+    /// Redis only signals a key a command modified.
+    pub fn mark_unchanged(&mut self) {
+        self.unchanged = true;
+    }
+
     /// Records that the value was grown in place (`APPEND`, `SETRANGE`), so
     /// `OBJECT ENCODING` reports `raw` as Redis does.
     pub fn mark_grown_in_place(&mut self) {
@@ -159,8 +168,10 @@ impl Drop for EntryMut<'_> {
         if self.dirty {
             let after = self.entry.value.heap_bytes();
             *self.used_bytes = *self.used_bytes - self.cost_before + after;
-            *self.version_clock += 1;
-            self.entry.version = *self.version_clock;
+            if !self.unchanged {
+                *self.version_clock += 1;
+                self.entry.version = *self.version_clock;
+            }
         }
     }
 }
@@ -346,6 +357,7 @@ impl Shard {
             used_bytes: &mut self.used_bytes,
             version_clock: &mut self.version_clock,
             dirty: false,
+            unchanged: false,
         })
     }
 

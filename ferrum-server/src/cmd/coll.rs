@@ -76,6 +76,22 @@ pub(crate) fn write<T: Typed, R>(
     write_in(ks.shard(key), db, key, now, create, f).map_err(CmdError::from)
 }
 
+/// [`write`] for commands that answer how many elements they added or
+/// removed: a count of 0 changed nothing, so the key keeps its version and
+/// a `WATCH` on it holds (Redis signals a key only when the count is not 0).
+/// An absent key counts 0.
+pub(crate) fn write_count<T: Typed>(
+    ctx: &Ctx<'_>,
+    key: &Bytes,
+    create: bool,
+    f: impl FnOnce(&mut T) -> usize,
+) -> Result<usize, CmdError> {
+    let (db, now) = (ctx.db(), ctx.now);
+    let mut ks = ctx.store().lock_key(key);
+    let n = write_in_with(ks.shard(key), db, key, now, create, f, |n| *n > 0)?;
+    Ok(n.unwrap_or(0))
+}
+
 /// [`write`] within an already locked shard.
 pub(crate) fn write_in<T: Typed, R>(
     shard: &mut Shard,
@@ -85,13 +101,31 @@ pub(crate) fn write_in<T: Typed, R>(
     create: bool,
     f: impl FnOnce(&mut T) -> R,
 ) -> Result<Option<R>, StoreError> {
+    write_in_with(shard, db, key, now, create, f, |_| true)
+}
+
+/// [`write_in`], with `changed` telling from `f`'s result whether it
+/// changed the value (when it did not, the key keeps its version).
+fn write_in_with<T: Typed, R>(
+    shard: &mut Shard,
+    db: usize,
+    key: &Bytes,
+    now: Millis,
+    create: bool,
+    f: impl FnOnce(&mut T) -> R,
+    changed: impl FnOnce(&R) -> bool,
+) -> Result<Option<R>, StoreError> {
     let mut f = Some(f);
     let existing = match shard.lookup_mut(db, key, now) {
         Some(mut e) => {
             T::of(e.value())?;
             let t = T::of_mut(e.value_mut())?;
             let r = f.take().map(|f| f(t));
-            Some((r, t.is_drained()))
+            let drained = t.is_drained();
+            if r.as_ref().is_some_and(|r| !changed(r)) {
+                e.mark_unchanged();
+            }
+            Some((r, drained))
         }
         None => None,
     };

@@ -7,7 +7,7 @@ use ferrum_store::StoreError;
 
 use super::coll::{
     bulks, cursor_arg, matches, random_count, random_indices, read, read_in, resp3, scan_opts,
-    scan_reply, write, Picker,
+    scan_reply, write, write_count, Picker,
 };
 use super::error::{HASH_NOT_FLOAT, HASH_NOT_INTEGER};
 use super::parse::{f64_bytes, float_arg, i64_bytes, int_arg, is, parse_f64, parse_i64};
@@ -36,10 +36,10 @@ pub(crate) fn hmset(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 pub(crate) fn hsetnx(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let added = write(ctx, &args[1], true, |h: &mut Hash| {
-        h.get(&args[2]).is_none() && h.set(&args[2], &args[3])
+    let added = write_count(ctx, &args[1], true, |h: &mut Hash| {
+        usize::from(h.get(&args[2]).is_none() && h.set(&args[2], &args[3]))
     })?;
-    Ok(Frame::Integer(i64::from(added == Some(true))))
+    Ok(Frame::Integer(added as i64))
 }
 
 pub(crate) fn hget(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -61,10 +61,10 @@ pub(crate) fn hmget(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 pub(crate) fn hdel(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let n = write(ctx, &args[1], false, |h: &mut Hash| {
+    let n = write_count(ctx, &args[1], false, |h: &mut Hash| {
         args[2..].iter().filter(|f| h.remove(f)).count()
     })?;
-    Ok(Frame::Integer(n.unwrap_or(0) as i64))
+    Ok(Frame::Integer(n as i64))
 }
 
 pub(crate) fn hlen(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {

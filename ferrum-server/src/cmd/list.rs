@@ -8,7 +8,7 @@ use ferrum_proto::Frame;
 use ferrum_store::types::{End, List};
 use ferrum_store::{Locked, Millis, Shard, StoreError};
 
-use super::coll::{bulks, check_type, positive_count, read, write, write_in};
+use super::coll::{bulks, check_type, positive_count, read, write, write_count, write_in};
 use super::error::{INDEX_RANGE, NO_SUCH_KEY};
 use super::parse::{int_arg, is};
 use super::{CmdError, CmdResult, Ctx};
@@ -141,10 +141,10 @@ pub(crate) fn linsert(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 pub(crate) fn lrem(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let count = int_arg(&args[2])?;
-    let n = write(ctx, &args[1], false, |l: &mut List| {
+    let n = write_count(ctx, &args[1], false, |l: &mut List| {
         l.remove_value(&args[3], count)
     })?;
-    Ok(Frame::Integer(n.unwrap_or(0) as i64))
+    Ok(Frame::Integer(n as i64))
 }
 
 pub(crate) fn ltrim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {

@@ -7,24 +7,24 @@ use ferrum_store::{Locked, Millis};
 
 use super::coll::{
     bulk_set, bulks, check_type, cursor_arg, matches, positive_count, random_count, random_indices,
-    read, read_in, scan_opts, scan_reply, store_in, write, write_in, Picker,
+    read, read_in, scan_opts, scan_reply, store_in, write_count, write_in, Picker,
 };
 use super::error::{LIMIT_NEGATIVE, NUMKEYS_POSITIVE, NUMKEYS_TOO_MANY};
 use super::parse::{int_arg, is, parse_i64};
 use super::{CmdError, CmdResult, Ctx};
 
 pub(crate) fn sadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let n = write(ctx, &args[1], true, |s: &mut Set| {
+    let n = write_count(ctx, &args[1], true, |s: &mut Set| {
         args[2..].iter().filter(|m| s.insert(m)).count()
     })?;
-    Ok(Frame::Integer(n.unwrap_or(0) as i64))
+    Ok(Frame::Integer(n as i64))
 }
 
 pub(crate) fn srem(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let n = write(ctx, &args[1], false, |s: &mut Set| {
+    let n = write_count(ctx, &args[1], false, |s: &mut Set| {
         args[2..].iter().filter(|m| s.remove(m)).count()
     })?;
-    Ok(Frame::Integer(n.unwrap_or(0) as i64))
+    Ok(Frame::Integer(n as i64))
 }
 
 pub(crate) fn smembers(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {

@@ -9,7 +9,7 @@ use bytes::Bytes;
 use ferrum_proto::Frame;
 use ferrum_store::types::{LexBound, ScoreBound, ZSet};
 
-use super::coll::{read, resp3, write};
+use super::coll::{read, resp3, write_count};
 use super::error::{MIN_MAX_FLOAT, MIN_MAX_LEX};
 use super::parse::{int_arg, is, parse_f64};
 use super::zset::scored_reply;
@@ -215,14 +215,14 @@ fn remove_range(ctx: &mut Ctx<'_>, key: &Bytes, by: By) -> CmdResult {
         limit: None,
         with_scores: false,
     };
-    let n = write(ctx, key, false, |z: &mut ZSet| {
+    let n = write_count(ctx, key, false, |z: &mut ZSet| {
         let gone = range.collect(z);
         for (m, _) in &gone {
             z.remove(m);
         }
         gone.len()
     })?;
-    Ok(Frame::Integer(n.unwrap_or(0) as i64))
+    Ok(Frame::Integer(n as i64))
 }
 
 pub(crate) fn zremrangebyrank(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {

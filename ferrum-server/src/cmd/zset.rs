@@ -10,7 +10,7 @@ use ferrum_store::{Millis, Shard, StoreError};
 
 use super::coll::{
     cursor_arg, matches, positive_count, random_count, random_indices, read, read_in, resp3,
-    scan_opts, scan_reply, write, write_in, Picker,
+    scan_opts, scan_reply, write, write_count, write_in, Picker,
 };
 use super::error::{SCORE_NAN, ZADD_GT_LT_NX, ZADD_INCR_PAIR, ZADD_XX_NX};
 use super::parse::{f64_bytes, float_arg, is};
@@ -117,10 +117,10 @@ pub(crate) fn zincrby(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 pub(crate) fn zrem(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let n = write(ctx, &args[1], false, |z: &mut ZSet| {
+    let n = write_count(ctx, &args[1], false, |z: &mut ZSet| {
         args[2..].iter().filter(|m| z.remove(m)).count()
     })?;
-    Ok(Frame::Integer(n.unwrap_or(0) as i64))
+    Ok(Frame::Integer(n as i64))
 }
 
 pub(crate) fn zcard(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {

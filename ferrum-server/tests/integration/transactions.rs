@@ -2,7 +2,7 @@
 
 use redis::Value;
 
-use crate::common::{err, run, TestServer};
+use crate::common::{err, run, Raw, TestServer};
 
 #[test]
 fn exec_runs_queued_commands_in_order() {
@@ -108,6 +108,43 @@ fn watch_aborts_when_a_watched_key_changes() {
     raw.roundtrip(b"UNWATCH\r\n", b"+OK\r\n");
     raw.roundtrip(b"MULTI\r\n", b"+OK\r\n");
     raw.roundtrip(b"EXEC\r\n", b"*0\r\n");
+}
+
+#[test]
+fn writes_that_change_nothing_keep_the_watch() {
+    // Redis signals a key only when the command changed it (checked against
+    // redis-server 7.0): these no-ops let EXEC run, a real add aborts it.
+    let s = TestServer::start();
+    let mut other = s.client();
+    let mut raw = s.raw();
+    for setup in [
+        &["SADD", "s", "a"][..],
+        &["HSET", "h", "f", "v"],
+        &["RPUSH", "l", "x"],
+        &["ZADD", "z", "1", "m"],
+    ] {
+        let _: i64 = run(&mut other, setup).unwrap();
+    }
+    let no_ops: [&[&str]; 7] = [
+        &["SADD", "s", "a"],
+        &["SREM", "s", "nope"],
+        &["HDEL", "h", "nope"],
+        &["HSETNX", "h", "f", "w"],
+        &["LREM", "l", "0", "nope"],
+        &["ZREM", "z", "nope"],
+        &["ZREMRANGEBYSCORE", "z", "5", "6"],
+    ];
+    fn watch_around(raw: &mut Raw, other: &mut redis::Connection, write: &[&str], exec: &[u8]) {
+        raw.roundtrip(format!("WATCH {}\r\n", write[1]).as_bytes(), b"+OK\r\n");
+        let _: i64 = run(other, write).unwrap();
+        raw.roundtrip(b"MULTI\r\n", b"+OK\r\n");
+        raw.roundtrip(b"PING\r\n", b"+QUEUED\r\n");
+        raw.roundtrip(b"EXEC\r\n", exec);
+    }
+    for write in no_ops {
+        watch_around(&mut raw, &mut other, write, b"*1\r\n+PONG\r\n");
+    }
+    watch_around(&mut raw, &mut other, &["SADD", "s", "new"], b"*-1\r\n");
 }
 
 #[test]
