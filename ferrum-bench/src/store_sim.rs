@@ -72,7 +72,7 @@ pub fn calibrate_maxmemory(
     seed: u64,
     config: &StoreSimConfig,
 ) -> u64 {
-    let value = Value::Str(Bytes::from(vec![b'v'; VALUE_BYTES as usize]));
+    let value = Value::str(&[b'v'; VALUE_BYTES as usize]);
     let filled = {
         let store = Store::new(store_config(kind, seed, config.shards, 0));
         for id in 0..config.capacity as u64 {
@@ -136,7 +136,7 @@ impl StoreSimulator {
     ) -> StoreSimulator {
         StoreSimulator {
             store: Store::new(store_config(kind, seed, config.shards, maxmemory)),
-            value: Value::Str(Bytes::from(vec![b'v'; VALUE_BYTES as usize])),
+            value: Value::str(&[b'v'; VALUE_BYTES as usize]),
             next_expire: config.expire_every,
             config,
             window_hits: 0,

@@ -45,6 +45,12 @@ pub struct Entry {
     version: u64,
     /// Grown in place (APPEND, SETRANGE): Redis then always reports `raw`.
     grown_in_place: bool,
+    // The slot's bookkeeping lives here rather than in `Slot`, so it fills
+    // the entry's padding instead of adding 8 bytes to every slot.
+    /// Which of the shard's tables indexes the key.
+    table: u16,
+    /// Position in the shard's volatile list, or [`NOT_VOLATILE`].
+    volatile_pos: u32,
 }
 
 impl Entry {
@@ -93,8 +99,6 @@ fn deadline(expires_at: Option<Millis>) -> u64 {
 pub(crate) struct Slot {
     key: Box<[u8]>,
     entry: Entry,
-    table: u16,
-    volatile_pos: u32,
 }
 
 /// One database's index within a shard: key hash to slot id. The keys and
@@ -417,9 +421,9 @@ impl Shard {
                 last_access: now,
                 version: self.version_clock,
                 grown_in_place: false,
+                table: t as u16,
+                volatile_pos: NOT_VOLATILE,
             },
-            table: t as u16,
-            volatile_pos: NOT_VOLATILE,
         });
         let hash = self.key_hasher.hash_one(key);
         let (hasher, slots) = (&self.key_hasher, &self.slots);
@@ -475,7 +479,7 @@ impl Shard {
         let Some(slot) = self.slots[id as usize].take() else {
             unreachable!("slot {id} unlinked twice")
         };
-        let t = usize::from(slot.table);
+        let t = usize::from(slot.entry.table);
         let hash = self.key_hasher.hash_one(&slot.key[..]);
         if let Ok(found) = self.tables[t].index.find_entry(hash, |&other| other == id) {
             found.remove();
@@ -536,22 +540,22 @@ impl Shard {
     fn add_volatile(&mut self, id: u32) {
         let pos = self.volatile.len() as u32;
         let slot = self.slot_mut(id);
-        slot.volatile_pos = pos;
-        let t = usize::from(slot.table);
+        slot.entry.volatile_pos = pos;
+        let t = usize::from(slot.entry.table);
         self.volatile.push(id);
         self.tables[t].expires += 1;
     }
 
     fn remove_volatile(&mut self, id: u32) {
         let slot = self.slot_mut(id);
-        let pos = std::mem::replace(&mut slot.volatile_pos, NOT_VOLATILE);
-        let t = usize::from(slot.table);
+        let pos = std::mem::replace(&mut slot.entry.volatile_pos, NOT_VOLATILE);
+        let t = usize::from(slot.entry.table);
         if pos == NOT_VOLATILE {
             return;
         }
         self.volatile.swap_remove(pos as usize);
         if let Some(&moved) = self.volatile.get(pos as usize) {
-            self.slot_mut(moved).volatile_pos = pos;
+            self.slot_mut(moved).entry.volatile_pos = pos;
         }
         self.tables[t].expires -= 1;
     }
@@ -717,7 +721,8 @@ impl Shard {
     /// The live key of database `db` held in slot `slot`, if any.
     pub fn key_at_slot(&self, db: usize, slot: usize, now: Millis) -> Option<(&[u8], &Entry)> {
         let s = self.slots.get(slot)?.as_ref()?;
-        (s.table == self.db_table[db] && !s.entry.is_expired(now)).then_some((&s.key[..], &s.entry))
+        (s.entry.table == self.db_table[db] && !s.entry.is_expired(now))
+            .then_some((&s.key[..], &s.entry))
     }
 
     /// A uniformly random live key of database `db`, if it has any.

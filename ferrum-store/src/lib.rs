@@ -15,9 +15,9 @@
 //! {
 //!     let mut locked = store.lock_key(&key);
 //!     let shard = locked.shard(&key);
-//!     shard.insert(0, key.clone(), Value::Str("hello".into()), Some(Millis(2_000)), now);
+//!     shard.insert(0, key.clone(), Value::str(b"hello"), Some(Millis(2_000)), now);
 //!     let entry = shard.lookup(0, &key, now, Access::Read).expect("just stored");
-//!     assert_eq!(entry.value(), &Value::Str("hello".into()));
+//!     assert_eq!(entry.value(), &Value::str(b"hello"));
 //!     // At its deadline the key is gone, whether or not anything removed it.
 //!     assert!(shard.lookup(0, &key, Millis(2_000), Access::Read).is_none());
 //! }
@@ -39,4 +39,4 @@ pub use ferrum_evict::{ControllerState, EntryId, Millis, PolicyConfig, PolicyKin
 pub use keyspace::{Access, Entry, EntryMut, ExpireCycle, Shard};
 pub use stats::KeyspaceStats;
 pub use store::{Locked, Store, StoreConfig};
-pub use value::{Collection, Typed, Value, ValueKind};
+pub use value::{Collection, Str, Typed, Value, ValueKind};

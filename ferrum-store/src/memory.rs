@@ -51,6 +51,13 @@ mod tests {
     }
 
     #[test]
+    fn a_keys_row_is_72_bytes() {
+        // 16 for the key's box, 56 for the entry: a 24-byte value, deadline,
+        // last access, version, and the slot's own bookkeeping in the padding.
+        assert_eq!(size_of::<Option<Slot>>(), 72);
+    }
+
+    #[test]
     fn entry_cost_grows_with_key_and_value() {
         let small = entry_cost(10, alloc_size(32));
         assert!(small > ENTRY_OVERHEAD);

@@ -9,17 +9,92 @@ use crate::StoreError;
 /// The value stored under a key.
 ///
 /// Strings are inline; every other type sits behind one box in
-/// [`Collection`]. Two variants keep `Value` at 32 bytes (the `Bytes`
-/// handle's non-null vtable pointer is the niche that tells them apart), so
+/// [`Collection`]. Two variants keep `Value` at 24 bytes, a string's own
+/// size (the box fits beside the niche in the string's capacity field), so
 /// the per-key overhead of plain string keys does not grow with the number
 /// of types.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Value {
     /// A binary-safe string. Integers are stored as their decimal text, as
     /// Redis clients see them.
-    Str(Bytes),
+    Str(Str),
     /// A list, hash, set, sorted set or stream.
     Coll(Box<Collection>),
+}
+
+/// A string value: its bytes in one heap allocation of their exact size
+/// (none when empty), which `APPEND` and `SETRANGE` grow with amortised
+/// doubling.
+///
+/// Not a [`Bytes`]: a `Bytes` holding a copy costs a second allocation, its
+/// shared header, from the first clone on (32 of the 80 bytes a 32-byte
+/// value took). A reply copies the bytes out instead ([`Str::to_bytes`]);
+/// a small copy costs about what the reference count did.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Str(Vec<u8>);
+
+impl Str {
+    /// A copy of `bytes`, allocated to fit.
+    pub fn copy_from(bytes: &[u8]) -> Str {
+        Str(bytes.to_vec())
+    }
+
+    /// A copy for a reply.
+    pub fn to_bytes(&self) -> Bytes {
+        Bytes::copy_from_slice(&self.0)
+    }
+
+    /// Appends `tail` (`APPEND`).
+    pub fn append(&mut self, tail: &[u8]) {
+        self.0.extend_from_slice(tail);
+    }
+
+    /// Overwrites from `offset` with `data`, zero-padding any gap
+    /// (`SETRANGE`).
+    pub fn set_range(&mut self, offset: usize, data: &[u8]) {
+        let end = offset + data.len();
+        if self.0.len() < end {
+            self.0.resize(end, 0);
+        }
+        self.0[offset..end].copy_from_slice(data);
+    }
+
+    /// Heap bytes, as the allocator sees them.
+    fn heap_bytes(&self) -> usize {
+        memory::alloc_size(self.0.capacity())
+    }
+}
+
+impl std::ops::Deref for Str {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Str {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", self.0.escape_ascii().to_string())
+    }
+}
+
+impl From<&[u8]> for Str {
+    fn from(bytes: &[u8]) -> Str {
+        Str::copy_from(bytes)
+    }
+}
+
+impl From<&str> for Str {
+    fn from(s: &str) -> Str {
+        Str::copy_from(s.as_bytes())
+    }
+}
+
+impl From<Vec<u8>> for Str {
+    fn from(v: Vec<u8>) -> Str {
+        Str(v)
+    }
 }
 
 /// The non-string types.
@@ -154,12 +229,30 @@ typed!(ZSet, ZSet, ZSet::is_empty);
 typed!(Stream, Stream, |_| false);
 
 impl Value {
+    /// A string value holding a copy of `bytes`.
+    pub fn str(bytes: &[u8]) -> Value {
+        Value::Str(Str::copy_from(bytes))
+    }
+
+    /// The string, mutably, or [`StoreError::WrongType`] for any other
+    /// type.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::WrongType`] when the value is not a string.
+    pub fn as_str_mut(&mut self) -> Result<&mut Str, StoreError> {
+        match self {
+            Value::Str(s) => Ok(s),
+            Value::Coll(_) => Err(StoreError::WrongType),
+        }
+    }
+
     /// The string, or [`StoreError::WrongType`] for any other type.
     ///
     /// # Errors
     ///
     /// [`StoreError::WrongType`] when the value is not a string.
-    pub fn as_str(&self) -> Result<&Bytes, StoreError> {
+    pub fn as_str(&self) -> Result<&Str, StoreError> {
         match self {
             Value::Str(s) => Ok(s),
             Value::Coll(_) => Err(StoreError::WrongType),
@@ -202,8 +295,7 @@ impl Value {
     /// its size classes). O(1): collections keep their own running count.
     pub fn heap_bytes(&self) -> usize {
         match self {
-            Value::Str(s) if s.is_empty() => 0,
-            Value::Str(s) => memory::alloc_size(s.len()) + memory::alloc_size(SHARED_HEADER_BYTES),
+            Value::Str(s) => s.heap_bytes(),
             Value::Coll(c) => {
                 memory::alloc_size(size_of::<Collection>())
                     + match &**c {
@@ -217,32 +309,20 @@ impl Value {
         }
     }
 
-    /// A copy that owns its own compact allocation.
-    ///
-    /// Bytes decoded from the network are slices of a connection's read
-    /// buffer; storing such a slice would pin the whole buffer. Everything the
-    /// store keeps goes through this first. Collections copy each element as
-    /// it is added, so they are already compact.
-    ///
-    /// A string copy is also made shared up front: the first clone of a
-    /// `Bytes` built from a `Vec` allocates a small shared header, and every
-    /// `GET` clones. Paying it at store time keeps [`Value::heap_bytes`] true
-    /// for the value's whole life instead of growing on first read.
+    /// The value with no spare capacity, as the store keeps it: a string
+    /// built by a command (a formatted number, say) may have been allocated
+    /// larger than it is. Collections copy each element as it is added, so
+    /// they are already compact.
     pub fn compact(self) -> Value {
         match self {
-            Value::Str(s) => {
-                let owned = Bytes::copy_from_slice(&s);
-                drop(owned.clone());
-                Value::Str(owned)
+            Value::Str(mut s) => {
+                s.0.shrink_to_fit();
+                Value::Str(s)
             }
             coll @ Value::Coll(_) => coll,
         }
     }
 }
-
-/// Size of the header `bytes` allocates when a `Bytes` built from a `Vec`
-/// is first cloned (a buffer pointer, its capacity and a reference count).
-const SHARED_HEADER_BYTES: usize = 3 * std::mem::size_of::<usize>();
 
 /// Whether `s` is the canonical decimal form of an `i64` (no sign on zero, no
 /// leading zeros or `+`), the test Redis uses before storing an int encoding.
@@ -267,7 +347,7 @@ mod tests {
 
     #[test]
     fn string_encodings_follow_redis() {
-        let enc = |s: &'static [u8]| Value::Str(Bytes::from_static(s)).encoding();
+        let enc = |s: &'static [u8]| Value::str(s).encoding();
         assert_eq!(enc(b"12345"), "int");
         assert_eq!(enc(b"-7"), "int");
         assert_eq!(enc(b"007"), "embstr");
@@ -287,8 +367,24 @@ mod tests {
     }
 
     #[test]
-    fn value_stays_one_handle_wide() {
-        assert_eq!(size_of::<Value>(), size_of::<Bytes>());
+    fn value_stays_one_string_wide() {
+        assert_eq!(size_of::<Value>(), size_of::<Str>());
+        assert_eq!(size_of::<Value>(), 24);
+    }
+
+    #[test]
+    fn strings_cost_one_exact_allocation_and_grow_amortised() {
+        let v = Value::str(&[b'x'; 32]);
+        assert_eq!(v.heap_bytes(), memory::alloc_size(32));
+        assert_eq!(Value::str(b"").heap_bytes(), 0);
+        let mut s = Str::copy_from(b"ab");
+        s.append(b"cd");
+        s.set_range(6, b"z");
+        assert_eq!(&*s, b"abcd\0\0z");
+        let grown = Value::Str(s);
+        assert!(grown.heap_bytes() >= memory::alloc_size(7));
+        let compacted = grown.compact();
+        assert_eq!(compacted.heap_bytes(), memory::alloc_size(7));
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! String commands: GET, SET and its variants, counters, ranges.
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use ferrum_proto::Frame;
-use ferrum_store::{Access, Millis, StoreError, Value};
+use ferrum_store::{Access, Millis, StoreError, Str, Value};
 
 use super::error::SYNTAX;
 use super::parse::{f64_bytes, float_arg, i64_bytes, int_arg, is, parse_f64, parse_i64};
@@ -100,7 +100,7 @@ pub(crate) fn get(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let key = &args[1];
     let mut ks = ctx.store().lock_key(key);
     match ks.shard(key).lookup(ctx.db(), key, ctx.now, Access::Read) {
-        Some(e) => Ok(Frame::Bulk(e.value().as_str()?.clone())),
+        Some(e) => Ok(Frame::Bulk(e.value().as_str()?.to_bytes())),
         None => Ok(Frame::Null),
     }
 }
@@ -118,7 +118,7 @@ pub(crate) fn set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         Access::Write
     };
     let (old, old_ttl) = match shard.lookup(db, key, now, access) {
-        Some(e) if opts.get => (Some(e.value().as_str()?.clone()), e.expires_at()),
+        Some(e) if opts.get => (Some(e.value().as_str()?.to_bytes()), e.expires_at()),
         Some(e) => (Some(Bytes::new()), e.expires_at()),
         None => (None, None),
     };
@@ -140,7 +140,7 @@ pub(crate) fn set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         // A deadline already past: Redis stores nothing and deletes the key.
         shard.remove(db, key, now);
     } else {
-        shard.insert(db, key.clone(), Value::Str(val.clone()), expires_at, now);
+        shard.insert(db, key.clone(), Value::str(val), expires_at, now);
     }
     Ok(reply(true))
 }
@@ -152,7 +152,7 @@ pub(crate) fn setnx(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if shard.lookup(db, key, now, Access::Write).is_some() {
         return Ok(Frame::Integer(0));
     }
-    shard.insert(db, key.clone(), Value::Str(args[2].clone()), None, now);
+    shard.insert(db, key.clone(), Value::str(&args[2]), None, now);
     Ok(Frame::Integer(1))
 }
 
@@ -163,7 +163,7 @@ fn set_with_expiry(ctx: &mut Ctx<'_>, args: &[Bytes], unit: &str, cmd: &str) -> 
     let mut ks = ctx.store().lock_key(key);
     let at = expire.deadline(now, cmd)?;
     ks.shard(key)
-        .insert(db, key.clone(), Value::Str(args[3].clone()), Some(at), now);
+        .insert(db, key.clone(), Value::str(&args[3]), Some(at), now);
     Ok(Frame::ok())
 }
 
@@ -183,7 +183,7 @@ pub(crate) fn mget(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         .iter()
         .map(|k| match ks.shard(k).lookup(db, k, now, Access::Read) {
             Some(e) => match e.value().as_str() {
-                Ok(s) => Frame::Bulk(s.clone()),
+                Ok(s) => Frame::Bulk(s.to_bytes()),
                 Err(StoreError::WrongType) | Err(_) => Frame::Null,
             },
             None => Frame::Null,
@@ -208,7 +208,7 @@ pub(crate) fn mset(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         .lock_keys(args[1..].iter().step_by(2).map(|k| &k[..]));
     for kv in args[1..].chunks_exact(2) {
         ks.shard(&kv[0])
-            .insert(db, kv[0].clone(), Value::Str(kv[1].clone()), None, now);
+            .insert(db, kv[0].clone(), Value::str(&kv[1]), None, now);
     }
     Ok(Frame::ok())
 }
@@ -230,7 +230,7 @@ pub(crate) fn msetnx(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     }
     for kv in args[1..].chunks_exact(2) {
         ks.shard(&kv[0])
-            .insert(db, kv[0].clone(), Value::Str(kv[1].clone()), None, now);
+            .insert(db, kv[0].clone(), Value::str(&kv[1]), None, now);
     }
     Ok(Frame::Integer(1))
 }
@@ -240,10 +240,10 @@ pub(crate) fn getset(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let mut ks = ctx.store().lock_key(key);
     let shard = ks.shard(key);
     let old = match shard.lookup(db, key, now, Access::Read) {
-        Some(e) => Some(e.value().as_str()?.clone()),
+        Some(e) => Some(e.value().as_str()?.to_bytes()),
         None => None,
     };
-    shard.insert(db, key.clone(), Value::Str(args[2].clone()), None, now);
+    shard.insert(db, key.clone(), Value::str(&args[2]), None, now);
     Ok(Frame::bulk_or_null(old))
 }
 
@@ -254,7 +254,7 @@ pub(crate) fn getdel(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let Some(e) = shard.lookup(db, key, now, Access::Read) else {
         return Ok(Frame::Null);
     };
-    let val = e.value().as_str()?.clone();
+    let val = e.value().as_str()?.to_bytes();
     shard.remove(db, key, now);
     Ok(Frame::Bulk(val))
 }
@@ -280,7 +280,7 @@ pub(crate) fn getex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let Some(e) = shard.lookup(db, key, now, Access::Read) else {
         return Ok(Frame::Null);
     };
-    let val = e.value().as_str()?.clone();
+    let val = e.value().as_str()?.to_bytes();
     match change {
         Change::Keep => {}
         Change::Persist => {
@@ -303,17 +303,14 @@ pub(crate) fn append(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let mut ks = ctx.store().lock_key(key);
     let shard = ks.shard(key);
     if let Some(mut e) = shard.lookup_mut(db, key, now) {
-        let cur = e.value().as_str()?;
-        check_len(cur.len() + args[2].len())?;
-        let mut buf = BytesMut::with_capacity(cur.len() + args[2].len());
-        buf.extend_from_slice(cur);
-        buf.extend_from_slice(&args[2]);
-        let len = buf.len();
-        *e.value_mut() = Value::Str(buf.freeze());
+        check_len(e.value().as_str()?.len() + args[2].len())?;
+        let s = e.value_mut().as_str_mut()?;
+        s.append(&args[2]);
+        let len = s.len();
         e.mark_grown_in_place();
         return Ok(Frame::Integer(len as i64));
     }
-    shard.insert(db, key.clone(), Value::Str(args[2].clone()), None, now);
+    shard.insert(db, key.clone(), Value::str(&args[2]), None, now);
     Ok(Frame::Integer(args[2].len() as i64))
 }
 
@@ -342,10 +339,10 @@ fn incr_by(ctx: &mut Ctx<'_>, key: &Bytes, delta: i64) -> CmdResult {
     if let Some(mut e) = shard.lookup_mut(db, key, now) {
         let cur = parse_i64(e.value().as_str()?).ok_or(StoreError::NotAnInteger)?;
         let next = cur.checked_add(delta).ok_or(StoreError::Overflow)?;
-        *e.value_mut() = Value::Str(i64_bytes(next));
+        *e.value_mut() = Value::str(&i64_bytes(next));
         return Ok(Frame::Integer(next));
     }
-    shard.insert(db, key.clone(), Value::Str(i64_bytes(delta)), None, now);
+    shard.insert(db, key.clone(), Value::str(&i64_bytes(delta)), None, now);
     Ok(Frame::Integer(delta))
 }
 
@@ -385,11 +382,11 @@ pub(crate) fn incrbyfloat(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if let Some(mut e) = shard.lookup_mut(db, key, now) {
         let cur = parse_f64(e.value().as_str()?).ok_or(StoreError::NotAFloat)?;
         let next = apply(cur)?;
-        *e.value_mut() = Value::Str(next.clone());
+        *e.value_mut() = Value::str(&next);
         return Ok(Frame::Bulk(next));
     }
     let next = apply(0.0)?;
-    shard.insert(db, key.clone(), Value::Str(next.clone()), None, now);
+    shard.insert(db, key.clone(), Value::str(&next), None, now);
     Ok(Frame::Bulk(next))
 }
 
@@ -420,7 +417,7 @@ pub(crate) fn getrange(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         return Ok(Frame::bulk(Bytes::new()));
     }
     Ok(match clamp_range(start, end, s.len()) {
-        Some((a, b)) => Frame::Bulk(s.slice(a..=b)),
+        Some((a, b)) => Frame::Bulk(Bytes::copy_from_slice(&s[a..=b])),
         None => Frame::bulk(Bytes::new()),
     })
 }
@@ -435,31 +432,26 @@ pub(crate) fn setrange(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let (key, db, now) = (&args[1], ctx.db(), ctx.now);
     let mut ks = ctx.store().lock_key(key);
     let shard = ks.shard(key);
-    let build = |cur: &[u8]| -> Result<Bytes, CmdError> {
-        let len = cur.len().max(offset + patch.len());
-        check_len(len)?;
-        let mut buf = BytesMut::zeroed(len);
-        buf[..cur.len()].copy_from_slice(cur);
-        buf[offset..offset + patch.len()].copy_from_slice(patch);
-        Ok(buf.freeze())
-    };
     if let Some(mut e) = shard.lookup_mut(db, key, now) {
-        let cur = e.value().as_str()?;
+        let cur = e.value().as_str()?.len();
         if patch.is_empty() {
-            return Ok(Frame::Integer(cur.len() as i64));
+            return Ok(Frame::Integer(cur as i64));
         }
-        let next = build(cur)?;
-        let len = next.len();
-        *e.value_mut() = Value::Str(next);
+        check_len(cur.max(offset + patch.len()))?;
+        let s = e.value_mut().as_str_mut()?;
+        s.set_range(offset, patch);
+        let len = s.len();
         e.mark_grown_in_place();
         return Ok(Frame::Integer(len as i64));
     }
     if patch.is_empty() {
         return Ok(Frame::Integer(0));
     }
-    let next = build(&[])?;
-    let len = next.len();
-    shard.insert(db, key.clone(), Value::Str(next), None, now);
+    check_len(offset + patch.len())?;
+    let mut s = Str::default();
+    s.set_range(offset, patch);
+    let len = s.len();
+    shard.insert(db, key.clone(), Value::Str(s), None, now);
     Ok(Frame::Integer(len as i64))
 }
 
