@@ -401,7 +401,7 @@ impl Shard {
             None => {
                 if self.slots.len() == self.slots.capacity() {
                     // Grow by an eighth, not by doubling: under maxmemory a
-                    // doubling slot table (88 bytes a slot) would evict a
+                    // doubling slot table (72 bytes a slot) would evict a
                     // large share of the keys at once to pay for slots that
                     // stay empty. An eighth keeps pushes amortised O(1).
                     self.slots.reserve_exact((self.slots.len() / 8).max(16));
