@@ -297,12 +297,16 @@ impl Bench {
             results.spacing_paced = paced;
         }
         results.skipped = skipped;
-        self.write(&paths, &results)?;
+        let written = self.write(&paths, &results)?;
+        let written: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
         step(&format!(
-            "done in {:.1} min: {}, {}",
+            "done in {:.1} min: {}",
             started.elapsed().as_secs_f64() / 60.0,
-            self.out.join("redis-benchmark.md").display(),
-            self.out.join("hit-ratio.md").display()
+            if written.is_empty() {
+                "no report (every scenario was skipped)".to_owned()
+            } else {
+                written.join(", ")
+            }
         ));
         Ok(())
     }
@@ -420,33 +424,40 @@ impl Bench {
         ]
     }
 
-    fn write(&self, paths: &Paths, results: &Results) -> Result<()> {
+    /// Writes `results.json` and the reports the results fill; returns the
+    /// reports written (relative to the workspace root when inside it).
+    fn write(&self, paths: &Paths, results: &Results) -> Result<Vec<PathBuf>> {
         let json = paths.run_dir.join("results.json");
         fs::write(&json, serde_json::to_string_pretty(results)?)
             .with_context(|| format!("cannot write {}", json.display()))?;
         let out = paths.root.join(&self.out);
-        fs::create_dir_all(&out)?;
+        let mut written = Vec::new();
         if !results.redis_benchmark.is_empty() {
+            fs::create_dir_all(&out)?;
             fs::write(
                 out.join("redis-benchmark.md"),
                 report::redis_benchmark_md(results),
             )?;
+            written.push(self.out.join("redis-benchmark.md"));
         }
         if !results.sim.is_empty() || !results.live.is_empty() {
             // The file also holds hand-written analysis (AHE against its
             // targets): replace only the generated block.
+            fs::create_dir_all(&out)?;
             let path = out.join("hit-ratio.md");
             let existing = fs::read_to_string(&path).unwrap_or_default();
             fs::write(
                 &path,
                 report::splice(&existing, &report::hit_ratio_md(results)),
             )?;
+            written.push(self.out.join("hit-ratio.md"));
             for (name, svg) in report::charts(results) {
-                fs::write(out.join(name), svg)?;
+                fs::write(out.join(&name), svg)?;
+                written.push(self.out.join(name));
             }
         }
         eprintln!("results: {}", json.display());
-        Ok(())
+        Ok(written)
     }
 }
 
