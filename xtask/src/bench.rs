@@ -86,7 +86,8 @@ pub(crate) struct Bench {
     skip_build: bool,
     /// Serve the live run's FerrumKV metrics at this address (for example
     /// `127.0.0.1:9379`, the README's Prometheus target), so Grafana shows
-    /// the hit ratio and AHE's state move while the bench runs.
+    /// the hit ratio and AHE's state move while the bench runs. Each policy
+    /// has its own server; the first policy's serves the metrics.
     #[arg(long)]
     metrics_addr: Option<String>,
 }
@@ -240,52 +241,55 @@ impl Bench {
                 .context("unexpected ferrum-bench sim output")?;
         }
         if has(Part::Live) {
-            let args = self.live_args(requests);
-            step(&format!("live: FerrumKV, {requests} requests per cell"));
-            let metrics: Vec<&str> = match &self.metrics_addr {
-                Some(addr) => vec!["--metrics-addr", addr],
-                None => Vec::new(),
-            };
-            let server = ServerProcess::start(
-                ServerKind::Ferrum,
-                &paths.target,
-                &metrics,
-                &paths.run_dir.join("ferrum-live.log"),
-            )?;
-            let mut full = args.clone();
-            full.extend([
-                "--compare-sim".into(),
-                "--port".into(),
-                server.port.to_string(),
-            ]);
-            results.commands.push(format!(
-                "ferrum-bench live {} --compare-sim --json",
-                args.join(" ")
+            // One server and one driver per policy, all at once: a replay is
+            // one request in flight at a time, bound by round trips rather
+            // than CPU, so the cells overlap well even on two cores. Each
+            // FerrumKV cell runs on its own virtual clock and gives the
+            // same figures however it is scheduled.
+            step(&format!(
+                "live: FerrumKV{}, {requests} requests per cell, one server per policy",
+                if want_redis_server {
+                    " and Redis allkeys-lru,allkeys-lfu,allkeys-random"
+                } else {
+                    ""
+                }
             ));
-            results.live = cells(run_json(&paths.bench_bin(), &live(&full), None)?)?;
-            drop(server);
-            if want_redis_server {
+            let mut compare = self.live_args(requests);
+            compare.push("--compare-sim".into());
+            results.commands.push(format!(
+                "ferrum-bench live {} --json (one server per policy)",
+                compare.join(" ")
+            ));
+            let ferrum = LiveGroup {
+                kind: ServerKind::Ferrum,
+                policies: self.policies.clone(),
+                args: compare,
+                first_server_args: match &self.metrics_addr {
+                    Some(addr) => vec!["--metrics-addr".into(), addr.clone()],
+                    None => Vec::new(),
+                },
+            }
+            .spawn(&paths);
+            let redis = want_redis_server.then(|| {
                 let policies: Vec<String> = ["allkeys-lru", "allkeys-lfu", "allkeys-random"]
                     .map(String::from)
                     .to_vec();
-                step(&format!(
-                    "live: Redis {}, {requests} requests per cell",
-                    policies.join(",")
-                ));
-                let server = ServerProcess::start(
-                    ServerKind::Redis,
-                    &paths.target,
-                    &[],
-                    &paths.run_dir.join("redis-live.log"),
-                )?;
-                let mut redis_args = self.live_args_for(&policies, requests);
-                redis_args.extend(["--port".into(), server.port.to_string()]);
+                let args = self.live_args_for(&policies, requests);
                 results.commands.push(format!(
-                    "ferrum-bench live {} --json (against redis-server)",
-                    self.live_args_for(&policies, requests).join(" ")
+                    "ferrum-bench live {} --json (against redis-server, one per policy)",
+                    args.join(" ")
                 ));
-                results.redis_live =
-                    cells(run_json(&paths.bench_bin(), &live(&redis_args), None)?)?;
+                LiveGroup {
+                    kind: ServerKind::Redis,
+                    policies,
+                    args,
+                    first_server_args: Vec::new(),
+                }
+                .spawn(&paths)
+            });
+            results.live = join_cells(ferrum)?;
+            if let Some(redis) = redis {
+                results.redis_live = join_cells(redis)?;
             }
         }
         if let Some(handle) = spacing {
@@ -461,6 +465,73 @@ impl Bench {
     }
 }
 
+/// The live cells of one server kind: a server and a `ferrum-bench live`
+/// per policy, run in parallel.
+struct LiveGroup {
+    kind: ServerKind,
+    policies: Vec<String>,
+    /// `ferrum-bench live` arguments; `--policies` is replaced per thread.
+    args: Vec<String>,
+    /// Extra server options for the first policy's server only (a metrics
+    /// address can be bound once).
+    first_server_args: Vec<String>,
+}
+
+type CellsHandle = thread::JoinHandle<Result<Vec<LiveCell>>>;
+
+impl LiveGroup {
+    fn spawn(self, paths: &Paths) -> Vec<CellsHandle> {
+        let name = match self.kind {
+            ServerKind::Ferrum => "ferrum",
+            ServerKind::Redis => "redis",
+        };
+        self.policies
+            .iter()
+            .enumerate()
+            .map(|(i, policy)| {
+                let (bench, target) = (paths.bench_bin(), paths.target.clone());
+                let log = paths.run_dir.join(format!("{name}-live-{policy}.log"));
+                let server_args = if i == 0 {
+                    self.first_server_args.clone()
+                } else {
+                    Vec::new()
+                };
+                let mut args = with_policy(&self.args, policy);
+                let (kind, policy) = (self.kind, policy.clone());
+                thread::spawn(move || -> Result<Vec<LiveCell>> {
+                    let server_args: Vec<&str> = server_args.iter().map(String::as_str).collect();
+                    let server = ServerProcess::start(kind, &target, &server_args, &log)?;
+                    args.extend(["--port".into(), server.port.to_string()]);
+                    let cells = cells(run_json(&bench, &live(&args), None)?)?;
+                    eprintln!("\n  live done: {name} {policy}");
+                    Ok(cells)
+                })
+            })
+            .collect()
+    }
+}
+
+/// The cells of every thread, in policy order.
+fn join_cells(handles: Vec<CellsHandle>) -> Result<Vec<LiveCell>> {
+    let mut all = Vec::new();
+    for h in handles {
+        all.extend(
+            h.join()
+                .map_err(|_| anyhow::anyhow!("a live thread panicked"))??,
+        );
+    }
+    Ok(all)
+}
+
+/// `args` with its `--policies` value replaced by `policy`.
+fn with_policy(args: &[String], policy: &str) -> Vec<String> {
+    let mut args = args.to_vec();
+    if let Some(i) = args.iter().position(|a| a == "--policies") {
+        args[i + 1] = policy.to_owned();
+    }
+    args
+}
+
 /// `live` followed by `args` and `--json`.
 fn live(args: &[String]) -> Vec<String> {
     let mut all = vec!["live".to_owned(), "--json".to_owned()];
@@ -510,10 +581,7 @@ fn spacing_check(
         .map(|policy| {
             let (bench, target, run_dir) =
                 (bench.to_owned(), target.to_owned(), run_dir.to_owned());
-            let mut args = args.to_vec();
-            if let Some(i) = args.iter().position(|a| a == "--policies") {
-                args[i + 1] = policy.clone();
-            }
+            let mut args = with_policy(args, policy);
             let policy = policy.clone();
             thread::spawn(move || -> Result<(Vec<LiveCell>, Vec<LiveCell>)> {
                 let log = run_dir.join(format!("ferrum-spacing-{policy}.log"));
