@@ -75,7 +75,8 @@ impl std::ops::Deref for Str {
 
 impl std::fmt::Debug for Str {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:?}", self.0.escape_ascii().to_string())
+        // Escaped once, as a byte-string literal: `b"a\n"`.
+        write!(f, "b\"{}\"", self.0.escape_ascii())
     }
 }
 
