@@ -9,17 +9,16 @@
 use std::hash::BuildHasher;
 
 use bytes::Bytes;
-use ferrum_evict::{AnyPolicy, EntryId, EvictionPolicy, Millis, PolicyKind};
+use ferrum_evict::{AnyPolicy, EntryId, EvictionPolicy, Millis, PolicyConfig, PolicyKind};
 use hashbrown::HashTable;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use crate::memory::{alloc_size, ENTRY_OVERHEAD};
+use crate::block::Block;
+use crate::memory;
 use crate::stats::KeyspaceStats;
-use crate::value::Value;
-
-/// Marks "not in the volatile list".
-const NOT_VOLATILE: u32 = u32::MAX;
+use crate::value::{Collection, Typed, Value, ValueRef};
+use crate::StoreError;
 
 /// How a lookup counts, following Redis's `lookupKey` flags.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,71 +33,58 @@ pub enum Access {
     Peek,
 }
 
-/// A resident key's metadata and value.
-#[derive(Debug)]
-pub struct Entry {
-    value: Value,
-    /// Absolute deadline in milliseconds; 0 means none (a deadline at the
-    /// origin is always already past, so it never needs storing).
-    expires_at: u64,
-    last_access: Millis,
-    version: u64,
-    /// Grown in place (APPEND, SETRANGE): Redis then always reports `raw`.
-    grown_in_place: bool,
-    // The slot's bookkeeping lives here rather than in `Slot`, so it fills
-    // the entry's padding instead of adding 8 bytes to every slot.
-    /// Which of the shard's tables indexes the key.
-    table: u16,
-    /// Position in the shard's volatile list, or [`NOT_VOLATILE`].
-    volatile_pos: u32,
+/// A resident key's metadata and value, borrowed from its block.
+#[derive(Clone, Copy, Debug)]
+pub struct Entry<'a> {
+    block: &'a Block,
 }
 
-impl Entry {
+impl<'a> Entry<'a> {
     /// The stored value.
-    pub fn value(&self) -> &Value {
-        &self.value
+    pub fn value(self) -> ValueRef<'a> {
+        self.block.value()
     }
 
     /// When the key expires, as absolute milliseconds on the caller's clock.
-    pub fn expires_at(&self) -> Option<Millis> {
-        (self.expires_at != 0).then_some(Millis(self.expires_at))
+    pub fn expires_at(self) -> Option<Millis> {
+        Some(self.block.deadline()).filter(|&d| d != 0).map(Millis)
     }
 
-    /// When the key was last read or written (for `OBJECT IDLETIME`).
-    pub fn last_access(&self) -> Millis {
-        self.last_access
+    /// When the key was last read or written (for `OBJECT IDLETIME`),
+    /// rounded down to the second as Redis's LRU clock is.
+    pub fn last_access(self) -> Millis {
+        Millis(self.block.last_access_ms())
     }
 
     /// The encoding `OBJECT ENCODING` reports: the value's own, except that
     /// a string grown in place is `raw`, as in Redis.
-    pub fn encoding(&self) -> &'static str {
-        if self.grown_in_place {
+    pub fn encoding(self) -> &'static str {
+        if self.block.grown() {
             "raw"
         } else {
-            self.value.encoding()
+            self.value().encoding()
         }
-    }
-
-    /// Changes each time the key is written; `WATCH` compares it.
-    pub fn version(&self) -> u64 {
-        self.version
-    }
-
-    fn is_expired(&self, now: Millis) -> bool {
-        self.expires_at != 0 && self.expires_at <= now.0
     }
 }
 
-/// Encodes an optional deadline in [`Entry::expires_at`]'s form.
+/// Encodes an optional deadline as the block stores it: 0 means none (a
+/// deadline at the origin is always already past, so it never needs
+/// storing).
 fn deadline(expires_at: Option<Millis>) -> u64 {
     expires_at.map_or(0, |m| m.0.max(1))
 }
 
-/// One resident key: the row an [`EntryId`] names.
-#[derive(Debug)]
-pub(crate) struct Slot {
-    key: Box<[u8]>,
-    entry: Entry,
+fn is_expired(block: &Block, now: Millis) -> bool {
+    let d = block.deadline();
+    d != 0 && d <= now.0
+}
+
+/// The block for a new key. Keys and strings arrive as bulks no longer than
+/// `proto-max-bulk-len`, whose maximum is the block's length limit, and
+/// writes that grow a string check Redis's 512 MB limit first.
+fn new_block(key: &[u8], value: Value, table: usize, now: Millis) -> Block {
+    Block::new(key, value, table as u16, now.0)
+        .unwrap_or_else(|_| unreachable!("bulk lengths are capped below the block limit"))
 }
 
 /// One database's index within a shard: key hash to slot id. The keys and
@@ -111,25 +97,20 @@ struct Table {
 }
 
 impl Table {
-    /// Bytes the index needs for its keys at hashbrown's full load (7/8):
-    /// 4-byte buckets plus a control byte each. Counted from the number of
-    /// keys rather than the allocation: the allocation doubles on growth
-    /// and, under churn, on tombstones, and counting that slack would move
-    /// eviction points with allocator history instead of content (a cache
-    /// calibrated for 5,000 entries would hold 4,600 or 5,400 depending on
-    /// when the index last grew). The slack is at most 5 bytes a key.
+    /// Bytes the index needs for its keys (see [`memory::index_bytes`]).
     fn heap_bytes(&self) -> usize {
-        self.index.len() * 5 * 8 / 7
+        memory::index_bytes(self.index.len())
     }
 }
 
-/// A mutable borrow of one entry's value that keeps the shard's memory
-/// accounting and the key's version right when it is dropped.
+/// A mutable borrow of one entry that keeps the shard's memory accounting
+/// and the key's `WATCH` version right when it is dropped.
 #[derive(Debug)]
 pub struct EntryMut<'a> {
-    entry: &'a mut Entry,
+    block: &'a mut Block,
+    id: u32,
     used_bytes: &'a mut usize,
-    version_clock: &'a mut u64,
+    watch: &'a mut Watches,
     cost_before: usize,
     dirty: bool,
     unchanged: bool,
@@ -137,19 +118,70 @@ pub struct EntryMut<'a> {
 
 impl EntryMut<'_> {
     /// The value, read-only.
-    pub fn value(&self) -> &Value {
-        &self.entry.value
+    pub fn value(&self) -> ValueRef<'_> {
+        self.block.value()
     }
 
-    /// The value, for modification. Marks the key as written.
-    pub fn value_mut(&mut self) -> &mut Value {
+    /// The collection as type `T`, for modification. Marks the key as
+    /// written.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::WrongType`] when the value is not a `T`.
+    pub fn coll_mut<T: Typed>(&mut self) -> Result<&mut T, StoreError> {
+        let t = self
+            .block
+            .coll_mut()
+            .and_then(T::of_coll_mut)
+            .ok_or(StoreError::WrongType)?;
         self.dirty = true;
-        &mut self.entry.value
+        Ok(t)
+    }
+
+    /// The collection, whatever its type, for modification.
+    pub fn collection_mut(&mut self) -> Option<&mut Collection> {
+        self.dirty = true;
+        self.block.coll_mut()
+    }
+
+    /// Replaces the value with the string `s` (`INCR` and friends).
+    pub fn set_str(&mut self, s: &[u8]) {
+        self.dirty = true;
+        self.block
+            .set_str(s)
+            .unwrap_or_else(|_| unreachable!("strings are capped below the block limit"));
+    }
+
+    /// Writes `data` at `offset` of the string, zero-filling any gap and
+    /// growing it in place with amortised spare capacity (`SETRANGE`; the
+    /// caller checked the 512 MB limit). Returns the new length. Redis then
+    /// reports the `raw` encoding.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::WrongType`] when the value is not a string.
+    pub fn set_range(&mut self, offset: usize, data: &[u8]) -> Result<usize, StoreError> {
+        self.block.value().as_str()?;
+        self.dirty = true;
+        self.block
+            .set_range(offset, data)
+            .unwrap_or_else(|_| unreachable!("strings are capped below the block limit"));
+        Ok(self.block.value().as_str()?.len())
+    }
+
+    /// Appends `tail` to the string (`APPEND`). Returns the new length.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::WrongType`] when the value is not a string.
+    pub fn append(&mut self, tail: &[u8]) -> Result<usize, StoreError> {
+        let len = self.block.value().as_str()?.len();
+        self.set_range(len, tail)
     }
 
     /// The expiry deadline.
     pub fn expires_at(&self) -> Option<Millis> {
-        self.entry.expires_at()
+        Some(self.block.deadline()).filter(|&d| d != 0).map(Millis)
     }
 
     /// Records that the command, though it borrowed the value for writing,
@@ -159,24 +191,66 @@ impl EntryMut<'_> {
     pub fn mark_unchanged(&mut self) {
         self.unchanged = true;
     }
-
-    /// Records that the value was grown in place (`APPEND`, `SETRANGE`), so
-    /// `OBJECT ENCODING` reports `raw` as Redis does.
-    pub fn mark_grown_in_place(&mut self) {
-        self.entry.grown_in_place = true;
-    }
 }
 
 impl Drop for EntryMut<'_> {
     fn drop(&mut self) {
         if self.dirty {
-            let after = self.entry.value.heap_bytes();
+            let after = self.block.heap_bytes();
             *self.used_bytes = *self.used_bytes - self.cost_before + after;
             if !self.unchanged {
-                *self.version_clock += 1;
-                self.entry.version = *self.version_clock;
+                self.watch.touch(self.block.watched(), self.id);
             }
         }
+    }
+}
+
+/// `WATCH` versions, kept only for keys a client watched: every other key
+/// pays nothing for transactions. A watched key's block carries a flag, and
+/// every write to a flagged key takes a fresh version from the clock; a key
+/// that is removed takes its version with it, so a key created again reads
+/// as a version never handed out before.
+#[derive(Debug, Default)]
+struct Watches {
+    clock: u64,
+    versions: hashbrown::HashMap<u32, u64, foldhash::fast::FixedState>,
+}
+
+impl Watches {
+    fn next(&mut self) -> u64 {
+        self.clock += 1;
+        self.clock
+    }
+
+    /// The key in slot `id` was written; `watched` is its block's flag.
+    fn touch(&mut self, watched: bool, id: u32) {
+        if watched {
+            let v = self.next();
+            self.versions.insert(id, v);
+        }
+    }
+
+    /// The key in `block` (slot `id`) left.
+    fn forget(&mut self, block: &Block, id: u32) {
+        if block.watched() {
+            self.versions.remove(&id);
+        }
+    }
+
+    /// The version of the key in slot `id`, starting to track it if needed.
+    fn version(&mut self, block: &mut Block, id: u32) -> u64 {
+        if !block.watched() {
+            block.set_watched();
+            let v = self.next();
+            self.versions.insert(id, v);
+        }
+        self.versions[&id]
+    }
+
+    fn heap_bytes(&self) -> usize {
+        // hashbrown: 12-byte buckets (u32, u64 packed to 16) plus a control
+        // byte each, at its 7/8 load.
+        self.versions.len() * 17 * 8 / 7
     }
 }
 
@@ -195,52 +269,61 @@ pub struct Shard {
     /// Physical tables; `db_table[db]` says which one a database uses.
     tables: Vec<Table>,
     db_table: Vec<u16>,
-    /// Every resident key of every database, indexed by [`EntryId`].
-    slots: Vec<Option<Slot>>,
+    /// Every resident key of every database, indexed by [`EntryId`]: one
+    /// thin pointer a row.
+    slots: Vec<Option<Block>>,
     free_slots: Vec<u32>,
     /// Ids of entries with a TTL, for the active expiry cycle's sampling.
     volatile: Vec<u32>,
     policy: Option<AnyPolicy>,
     policy_kind: PolicyKind,
+    /// What a fresh policy is built from, after `FLUSHALL` or a resize.
+    policy_config: PolicyConfig,
+    /// Heap bytes of the blocks (and the collections they own).
     used_bytes: usize,
-    version_clock: u64,
+    watches: Watches,
     stats: KeyspaceStats,
+    seed: u64,
     rng: SmallRng,
     key_hasher: foldhash::fast::FixedState,
 }
 
 impl Shard {
-    /// An empty shard holding `databases` databases, evicting with `policy`
-    /// (built from `kind`; `None` for `noeviction`).
-    pub fn new(databases: usize, kind: PolicyKind, policy: Option<AnyPolicy>, seed: u64) -> Shard {
+    /// An empty shard holding `databases` databases, evicting with the
+    /// policy `kind` built from `config` (none for `noeviction`). Every
+    /// random choice of the shard flows from `config.seed`.
+    pub fn new(databases: usize, kind: PolicyKind, config: PolicyConfig) -> Shard {
         let databases = databases.clamp(1, usize::from(u16::MAX));
+        let seed = config.seed;
         Shard {
             tables: (0..databases).map(|_| Table::default()).collect(),
             db_table: (0..databases as u16).collect(),
             slots: Vec::new(),
             free_slots: Vec::new(),
             volatile: Vec::new(),
-            policy,
+            policy: kind.build(&config),
             policy_kind: kind,
+            policy_config: config,
             used_bytes: 0,
-            version_clock: 0,
+            watches: Watches::default(),
             stats: KeyspaceStats::default(),
+            seed,
             rng: SmallRng::seed_from_u64(seed),
             key_hasher: foldhash::fast::FixedState::with_seed(seed),
         }
     }
 
-    /// Bytes this shard's data, indexes and policy cost: the keys' and
-    /// values' allocations, the slot table and lists at their length, and
+    /// Bytes this shard's data, indexes and policy cost: the keys' blocks
+    /// (and collections), the slot table and lists at their length, and
     /// the indexes at full load. Growth slack in the tables is not counted
     /// (see `Table::heap_bytes`), so the figure is a function of what is
-    /// stored; measured at 1M keys it stays within a few percent of RSS.
+    /// stored.
     pub fn memory_bytes(&self) -> usize {
         let tables: usize = self.tables.iter().map(Table::heap_bytes).sum();
-        let slots = self.slots.len() * std::mem::size_of::<Option<Slot>>();
+        let slots = self.slots.len() * size_of::<Option<Block>>();
         let lists = (self.free_slots.len() + self.volatile.len()) * 4;
         let policy = self.policy.as_ref().map_or(0, |p| p.heap_bytes());
-        self.used_bytes + tables + slots + lists + policy
+        self.used_bytes + tables + slots + lists + policy + self.watches.heap_bytes()
     }
 
     /// This shard's counters.
@@ -277,17 +360,22 @@ impl Shard {
         self.policy.is_some() && (!self.policy_kind.is_volatile() || expires_at != 0)
     }
 
-    fn slot(&self, id: u32) -> &Slot {
+    fn block(&self, id: u32) -> &Block {
         // Ids come from the index or the policy, which only hold live slots.
         self.slots[id as usize]
             .as_ref()
             .unwrap_or_else(|| unreachable!("slot {id} is indexed but empty"))
     }
 
-    fn slot_mut(&mut self, id: u32) -> &mut Slot {
+    fn block_mut(&mut self, id: u32) -> &mut Block {
         self.slots[id as usize]
             .as_mut()
             .unwrap_or_else(|| unreachable!("slot {id} is indexed but empty"))
+    }
+
+    /// What the policy is told a key costs: its block and its rows.
+    fn policy_cost(block: &Block) -> u32 {
+        memory::entry_cost(block.heap_bytes()).min(u32::MAX as usize) as u32
     }
 
     /// The slot holding `key` in physical table `t`, expired or not.
@@ -297,9 +385,7 @@ impl Shard {
         self.tables[t]
             .index
             .find(hash, |&id| {
-                slots[id as usize]
-                    .as_ref()
-                    .is_some_and(|s| &s.key[..] == key)
+                slots[id as usize].as_ref().is_some_and(|b| b.key() == key)
             })
             .copied()
     }
@@ -307,7 +393,7 @@ impl Shard {
     /// The live slot for `key` in table `t`, removing it first if expired.
     fn find_live(&mut self, t: usize, key: &[u8], now: Millis) -> Option<u32> {
         let id = self.find(t, key)?;
-        if self.slot(id).entry.is_expired(now) {
+        if is_expired(self.block(id), now) {
             self.remove_slot(id);
             self.stats.expired_keys += 1;
             return None;
@@ -316,7 +402,13 @@ impl Shard {
     }
 
     /// Looks `key` up in database `db`, removing it first if it has expired.
-    pub fn lookup(&mut self, db: usize, key: &[u8], now: Millis, access: Access) -> Option<&Entry> {
+    pub fn lookup(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        now: Millis,
+        access: Access,
+    ) -> Option<Entry<'_>> {
         let t = usize::from(self.db_table[db]);
         let counts = matches!(access, Access::Read | Access::ReadNoTouch);
         let Some(id) = self.find_live(t, key, now) else {
@@ -334,13 +426,17 @@ impl Shard {
         if matches!(access, Access::Read | Access::Write) {
             self.touch(id, now);
         }
-        Some(&self.slot(id).entry)
+        Some(Entry {
+            block: self.block(id),
+        })
     }
 
     /// Refreshes recency: the entry's own clock and the policy's order.
     fn touch(&mut self, id: u32, now: Millis) {
-        let tracked = self.tracks(self.slot(id).entry.expires_at);
-        self.slot_mut(id).entry.last_access = now;
+        let block = self.block_mut(id);
+        block.set_last_access(now.0);
+        let deadline = block.deadline();
+        let tracked = self.tracks(deadline);
         if tracked {
             if let Some(p) = &mut self.policy {
                 p.on_hit(EntryId(id), now);
@@ -354,15 +450,26 @@ impl Shard {
         let t = usize::from(self.db_table[db]);
         let id = self.find_live(t, key, now)?;
         self.touch(id, now);
-        let entry = &mut self.slots[id as usize].as_mut()?.entry;
+        let block = self.slots[id as usize].as_mut()?;
         Some(EntryMut {
-            cost_before: entry.value.heap_bytes(),
-            entry,
+            cost_before: block.heap_bytes(),
+            block,
+            id,
             used_bytes: &mut self.used_bytes,
-            version_clock: &mut self.version_clock,
+            watch: &mut self.watches,
             dirty: false,
             unchanged: false,
         })
+    }
+
+    /// The version `WATCH` compares for `key` in database `db`: it changes
+    /// whenever the key is written, removed or created again. `None` when
+    /// the key is absent. Counts nothing and touches no recency.
+    pub fn watch_version(&mut self, db: usize, key: &[u8], now: Millis) -> Option<u64> {
+        let t = usize::from(self.db_table[db]);
+        let id = self.find_live(t, key, now)?;
+        let block = self.slots[id as usize].as_mut()?;
+        Some(self.watches.version(block, id))
     }
 
     /// Stores `value` under `key` with the given expiry, replacing any value.
@@ -375,24 +482,31 @@ impl Shard {
         expires_at: Option<Millis>,
         now: Millis,
     ) -> Option<Value> {
-        let value = value.compact();
         let t = usize::from(self.db_table[db]);
         let Some(id) = self.find_live(t, &key, now) else {
             self.insert_new(t, &key, value, deadline(expires_at), now);
             return None;
         };
         self.touch(id, now);
-        self.version_clock += 1;
-        let version = self.version_clock;
-        let entry = &mut self.slot_mut(id).entry;
-        let cost_before = entry.value.heap_bytes();
-        let cost_after = value.heap_bytes();
-        let old = std::mem::replace(&mut entry.value, value);
-        entry.grown_in_place = false;
-        entry.version = version;
-        self.used_bytes = self.used_bytes - cost_before + cost_after;
+        let old_deadline = self.block(id).deadline();
+        let volatile_pos = (old_deadline != 0).then(|| self.block(id).volatile_pos());
+        let mut block = new_block(&key, value, t, now);
+        // Keep the list position while the old deadline is in place, so
+        // `set_deadline` below sees the key as it was.
+        if let Some(pos) = volatile_pos {
+            block.set_deadline(old_deadline);
+            block.set_volatile_pos(pos);
+        }
+        let slot = self.block_mut(id);
+        let watched = slot.watched();
+        let old = std::mem::replace(slot, block);
+        if watched {
+            self.block_mut(id).set_watched();
+        }
+        self.used_bytes = self.used_bytes - old.heap_bytes() + self.block(id).heap_bytes();
+        self.watches.touch(self.block(id).watched(), id);
         self.set_deadline(id, deadline(expires_at), now);
-        Some(old)
+        Some(old.into_value())
     }
 
     fn insert_new(&mut self, t: usize, key: &[u8], value: Value, expires_at: u64, now: Millis) {
@@ -401,44 +515,33 @@ impl Shard {
             None => {
                 if self.slots.len() == self.slots.capacity() {
                     // Grow by an eighth, not by doubling: under maxmemory a
-                    // doubling slot table (72 bytes a slot) would evict a
-                    // large share of the keys at once to pay for slots that
-                    // stay empty. An eighth keeps pushes amortised O(1).
+                    // doubling slot table would evict a large share of the
+                    // keys at once to pay for slots that stay empty. An
+                    // eighth keeps pushes amortised O(1).
                     self.slots.reserve_exact((self.slots.len() / 8).max(16));
                 }
                 self.slots.push(None);
                 (self.slots.len() - 1) as u32
             }
         };
-        let cost = alloc_size(key.len()) + value.heap_bytes();
-        self.used_bytes += cost;
-        self.version_clock += 1;
-        self.slots[id as usize] = Some(Slot {
-            key: key.into(),
-            entry: Entry {
-                value,
-                expires_at,
-                last_access: now,
-                version: self.version_clock,
-                grown_in_place: false,
-                table: t as u16,
-                volatile_pos: NOT_VOLATILE,
-            },
-        });
+        let mut block = new_block(key, value, t, now);
+        block.set_deadline(expires_at);
+        self.used_bytes += block.heap_bytes();
+        let cost = Self::policy_cost(&block);
+        self.slots[id as usize] = Some(block);
         let hash = self.key_hasher.hash_one(key);
         let (hasher, slots) = (&self.key_hasher, &self.slots);
         self.tables[t].index.insert_unique(hash, id, |&other| {
             slots[other as usize]
                 .as_ref()
-                .map_or(0, |s| hasher.hash_one(&s.key[..]))
+                .map_or(0, |b| hasher.hash_one(b.key()))
         });
         if expires_at != 0 {
             self.add_volatile(id);
         }
         if self.tracks(expires_at) {
             if let Some(p) = &mut self.policy {
-                let policy_cost = (cost + ENTRY_OVERHEAD).min(u32::MAX as usize) as u32;
-                p.on_insert(EntryId(id), hash, policy_cost, now);
+                p.on_insert(EntryId(id), hash, cost, now);
                 if expires_at != 0 {
                     p.on_expiry_change(EntryId(id), Some(Millis(expires_at)));
                 }
@@ -450,44 +553,54 @@ impl Shard {
     pub fn remove(&mut self, db: usize, key: &[u8], now: Millis) -> Option<Value> {
         let t = usize::from(self.db_table[db]);
         let id = self.find_live(t, key, now)?;
-        let tracked = self.tracks(self.slot(id).entry.expires_at);
-        if tracked {
+        self.forget_in_policy(id);
+        Some(self.unlink(id).into_value())
+    }
+
+    /// Removes `key` from database `db` without handing its value back
+    /// (`DEL`, `UNLINK`). Returns whether it was there.
+    pub fn delete(&mut self, db: usize, key: &[u8], now: Millis) -> bool {
+        let t = usize::from(self.db_table[db]);
+        let Some(id) = self.find_live(t, key, now) else {
+            return false;
+        };
+        self.remove_slot(id);
+        true
+    }
+
+    fn forget_in_policy(&mut self, id: u32) {
+        if self.tracks(self.block(id).deadline()) {
             if let Some(p) = &mut self.policy {
                 p.on_remove(EntryId(id));
             }
         }
-        Some(self.unlink(id).entry.value)
     }
 
     /// Removes a slot and tells the policy. With [`Shard::unlink`], the only
     /// ways entries leave.
     fn remove_slot(&mut self, id: u32) {
-        if self.tracks(self.slot(id).entry.expires_at) {
-            if let Some(p) = &mut self.policy {
-                p.on_remove(EntryId(id));
-            }
-        }
-        self.unlink(id);
+        self.forget_in_policy(id);
+        drop(self.unlink(id));
     }
 
     /// Removes a slot from its table and the volatile list, without telling
     /// the policy (eviction: the policy already forgot it).
-    fn unlink(&mut self, id: u32) -> Slot {
-        if self.slot(id).entry.expires_at != 0 {
+    fn unlink(&mut self, id: u32) -> Block {
+        if self.block(id).deadline() != 0 {
             self.remove_volatile(id);
         }
-        let Some(slot) = self.slots[id as usize].take() else {
+        let Some(block) = self.slots[id as usize].take() else {
             unreachable!("slot {id} unlinked twice")
         };
-        let t = usize::from(slot.entry.table);
-        let hash = self.key_hasher.hash_one(&slot.key[..]);
+        let t = usize::from(block.table());
+        let hash = self.key_hasher.hash_one(block.key());
         if let Ok(found) = self.tables[t].index.find_entry(hash, |&other| other == id) {
             found.remove();
         }
-        self.used_bytes -= alloc_size(slot.key.len()) + slot.entry.value.heap_bytes();
-        self.version_clock += 1;
+        self.used_bytes -= block.heap_bytes();
+        self.watches.forget(&block, id);
         self.free_slots.push(id);
-        slot
+        block
     }
 
     /// Sets or clears the expiry of an existing key. Returns whether the key
@@ -504,58 +617,67 @@ impl Shard {
             return false;
         };
         self.touch(id, now);
-        self.version_clock += 1;
-        self.slot_mut(id).entry.version = self.version_clock;
+        self.watches.touch(self.block(id).watched(), id);
         self.set_deadline(id, deadline(expires_at), now);
         true
     }
 
-    /// Changes a slot's deadline, keeping the volatile list and a volatile
-    /// policy's membership in step.
+    /// Changes a slot's deadline, keeping the volatile list, the memory
+    /// count (the deadline takes room in the block) and a volatile policy's
+    /// membership in step.
     fn set_deadline(&mut self, id: u32, expires_at: u64, now: Millis) {
-        let before = std::mem::replace(&mut self.slot_mut(id).entry.expires_at, expires_at);
-        match (before != 0, expires_at != 0) {
-            (false, true) => self.add_volatile(id),
-            (true, false) => self.remove_volatile(id),
-            _ => {}
+        let before = self.block(id).deadline();
+        if before == expires_at {
+            return;
+        }
+        if before != 0 && expires_at == 0 {
+            self.remove_volatile(id);
+        }
+        let block = self.block_mut(id);
+        let bytes_before = block.heap_bytes();
+        block.set_deadline(expires_at);
+        let bytes_after = block.heap_bytes();
+        self.used_bytes = self.used_bytes - bytes_before + bytes_after;
+        if before == 0 && expires_at != 0 {
+            self.add_volatile(id);
         }
         let (was, is) = (self.tracks(before), self.tracks(expires_at));
-        let slot = self.slot(id);
-        let hash = self.key_hasher.hash_one(&slot.key[..]);
-        let cost = alloc_size(slot.key.len()) + slot.entry.value.heap_bytes() + ENTRY_OVERHEAD;
+        let block = self.block(id);
+        let hash = self.key_hasher.hash_one(block.key());
+        let cost = Self::policy_cost(block);
         let new_deadline = (expires_at != 0).then_some(Millis(expires_at));
         let Some(p) = &mut self.policy else { return };
         let id = EntryId(id);
         match (was, is) {
             (false, true) => {
-                p.on_insert(id, hash, cost.min(u32::MAX as usize) as u32, now);
+                p.on_insert(id, hash, cost, now);
                 p.on_expiry_change(id, new_deadline);
             }
             (true, false) => p.on_remove(id),
-            (true, true) if before != expires_at => p.on_expiry_change(id, new_deadline),
-            _ => {}
+            (true, true) => p.on_expiry_change(id, new_deadline),
+            (false, false) => {}
         }
     }
 
+    /// Adds a slot whose block has a deadline to the volatile list.
     fn add_volatile(&mut self, id: u32) {
         let pos = self.volatile.len() as u32;
-        let slot = self.slot_mut(id);
-        slot.entry.volatile_pos = pos;
-        let t = usize::from(slot.entry.table);
+        let block = self.block_mut(id);
+        block.set_volatile_pos(pos);
+        let t = usize::from(block.table());
         self.volatile.push(id);
         self.tables[t].expires += 1;
     }
 
+    /// Removes a slot whose block still has its deadline from the volatile
+    /// list.
     fn remove_volatile(&mut self, id: u32) {
-        let slot = self.slot_mut(id);
-        let pos = std::mem::replace(&mut slot.entry.volatile_pos, NOT_VOLATILE);
-        let t = usize::from(slot.entry.table);
-        if pos == NOT_VOLATILE {
-            return;
-        }
+        let block = self.block(id);
+        let pos = block.volatile_pos();
+        let t = usize::from(block.table());
         self.volatile.swap_remove(pos as usize);
         if let Some(&moved) = self.volatile.get(pos as usize) {
-            self.slot_mut(moved).entry.volatile_pos = pos;
+            self.block_mut(moved).set_volatile_pos(pos);
         }
         self.tables[t].expires -= 1;
     }
@@ -566,7 +688,7 @@ impl Shard {
         let before = self.memory_bytes();
         let id = self.policy.as_mut()?.evict(now)?;
         self.slots.get(id.index())?.as_ref()?;
-        self.unlink(id.0);
+        drop(self.unlink(id.0));
         self.stats.evicted_keys += 1;
         Some(before.saturating_sub(self.memory_bytes()))
     }
@@ -588,7 +710,7 @@ impl Shard {
                 let pos = self.rng.random_range(0..self.volatile.len());
                 let id = self.volatile[pos];
                 out.checked += 1;
-                if self.slot(id).entry.is_expired(now) {
+                if is_expired(self.block(id), now) {
                     self.remove_slot(id);
                     self.stats.expired_keys += 1;
                     expired_this_round += 1;
@@ -604,15 +726,34 @@ impl Shard {
     }
 
     /// Removes every key of database `db`. Returns how many there were.
+    ///
+    /// The policy starts over, as if new: its history of the flushed keys
+    /// (frequency counts, ghosts) would otherwise steer what the next
+    /// workload keeps, so the same requests after a `FLUSHALL` would be
+    /// served differently from a fresh server. Keys of other databases are
+    /// registered again in access order.
     pub fn flush_db(&mut self, db: usize) -> usize {
         let t = usize::from(self.db_table[db]);
         let ids: Vec<u32> = self.tables[t].index.iter().copied().collect();
+        // The policy is rebuilt below: skip telling it about each key.
+        let policy = self.policy.take();
         for &id in &ids {
-            self.remove_slot(id);
+            drop(self.unlink(id));
         }
+        self.policy = policy;
         // Give the index's memory back, as Redis frees a flushed dict.
         self.tables[t].index = HashTable::new();
         self.shrink_if_sparse();
+        if self.slots.iter().all(Option::is_none) {
+            // Nothing left: back to the state of a new shard, random
+            // streams included.
+            self.slots = Vec::new();
+            self.free_slots = Vec::new();
+            self.volatile = Vec::new();
+            self.watches.versions = Default::default();
+            self.rng = SmallRng::seed_from_u64(self.seed);
+        }
+        self.rebuild_policy();
         ids.len()
     }
 
@@ -641,7 +782,7 @@ impl Shard {
             table.index.shrink_to(n, |&id| {
                 slots[id as usize]
                     .as_ref()
-                    .map_or(0, |s| hasher.hash_one(&s.key[..]))
+                    .map_or(0, |b| hasher.hash_one(b.key()))
             });
         }
     }
@@ -649,34 +790,44 @@ impl Shard {
     /// Exchanges the contents of databases `a` and `b`.
     pub fn swap_db(&mut self, a: usize, b: usize) {
         self.db_table.swap(a, b);
-        self.version_clock += 1;
     }
 
-    /// Replaces the eviction policy, re-registering every qualifying key in
-    /// the order it was last accessed, so that recency survives the switch.
-    pub fn set_policy(&mut self, kind: PolicyKind, policy: Option<AnyPolicy>) {
+    /// Replaces the eviction policy (`CONFIG SET maxmemory-policy` and its
+    /// parameters), re-registering every qualifying key in the order it was
+    /// last accessed, so that recency survives the switch.
+    pub fn set_policy(&mut self, kind: PolicyKind, config: PolicyConfig) {
         self.policy_kind = kind;
-        self.policy = policy;
+        self.policy_config = config;
+        self.rebuild_policy();
+    }
+
+    /// Starts the policy over from its configuration, as if new, and
+    /// registers the resident keys in access order (`maxmemory` changed,
+    /// the keys were flushed, the policy switched). A policy sized for an
+    /// old limit, or remembering keys no longer here, would make the next
+    /// run's result depend on what ran before.
+    pub fn rebuild_policy(&mut self) {
+        self.policy = self.policy_kind.build(&self.policy_config);
         if self.policy.is_none() {
             return;
         }
-        let mut resident: Vec<(Millis, u32)> = self
+        let mut resident: Vec<(u64, u32)> = self
             .slots
             .iter()
             .enumerate()
-            .filter_map(|(id, s)| s.as_ref().map(|s| (s.entry.last_access, id as u32)))
-            .filter(|&(_, id)| self.tracks(self.slot(id).entry.expires_at))
+            .filter_map(|(id, b)| b.as_ref().map(|b| (b.last_access_ms(), id as u32)))
+            .filter(|&(_, id)| self.tracks(self.block(id).deadline()))
             .collect();
         resident.sort_unstable();
         for (at, id) in resident {
-            let slot = self.slot(id);
-            let hash = self.key_hasher.hash_one(&slot.key[..]);
-            let cost = alloc_size(slot.key.len()) + slot.entry.value.heap_bytes() + ENTRY_OVERHEAD;
-            let expires_at = slot.entry.expires_at();
+            let block = self.block(id);
+            let hash = self.key_hasher.hash_one(block.key());
+            let cost = Self::policy_cost(block);
+            let expires_at = block.deadline();
             if let Some(p) = &mut self.policy {
-                p.on_insert(EntryId(id), hash, cost.min(u32::MAX as usize) as u32, at);
-                if expires_at.is_some() {
-                    p.on_expiry_change(EntryId(id), expires_at);
+                p.on_insert(EntryId(id), hash, cost, Millis(at));
+                if expires_at != 0 {
+                    p.on_expiry_change(EntryId(id), Some(Millis(expires_at)));
                 }
             }
         }
@@ -704,11 +855,11 @@ impl Shard {
     }
 
     /// Calls `f` on each live key of database `db`.
-    pub fn for_each_key(&self, db: usize, now: Millis, mut f: impl FnMut(&[u8], &Entry)) {
+    pub fn for_each_key(&self, db: usize, now: Millis, mut f: impl FnMut(&[u8], Entry<'_>)) {
         for &id in self.table(db).index.iter() {
-            let slot = self.slot(id);
-            if !slot.entry.is_expired(now) {
-                f(&slot.key, &slot.entry);
+            let block = self.block(id);
+            if !is_expired(block, now) {
+                f(block.key(), Entry { block });
             }
         }
     }
@@ -719,10 +870,10 @@ impl Shard {
     }
 
     /// The live key of database `db` held in slot `slot`, if any.
-    pub fn key_at_slot(&self, db: usize, slot: usize, now: Millis) -> Option<(&[u8], &Entry)> {
-        let s = self.slots.get(slot)?.as_ref()?;
-        (s.entry.table == self.db_table[db] && !s.entry.is_expired(now))
-            .then_some((&s.key[..], &s.entry))
+    pub fn key_at_slot(&self, db: usize, slot: usize, now: Millis) -> Option<(&[u8], Entry<'_>)> {
+        let block = self.slots.get(slot)?.as_ref()?;
+        (block.table() == self.db_table[db] && !is_expired(block, now))
+            .then_some((block.key(), Entry { block }))
     }
 
     /// A uniformly random live key of database `db`, if it has any.

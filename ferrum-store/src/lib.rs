@@ -7,7 +7,7 @@
 //!
 //! ```
 //! use bytes::Bytes;
-//! use ferrum_store::{Access, Millis, Store, StoreConfig, Value};
+//! use ferrum_store::{Access, Millis, Store, StoreConfig, Value, ValueRef};
 //!
 //! let store = Store::new(StoreConfig::default());
 //! let key = Bytes::from_static(b"greeting");
@@ -17,7 +17,7 @@
 //!     let shard = locked.shard(&key);
 //!     shard.insert(0, key.clone(), Value::str(b"hello"), Some(Millis(2_000)), now);
 //!     let entry = shard.lookup(0, &key, now, Access::Read).expect("just stored");
-//!     assert_eq!(entry.value(), &Value::str(b"hello"));
+//!     assert_eq!(entry.value(), ValueRef::Str(b"hello"));
 //!     // At its deadline the key is gone, whether or not anything removed it.
 //!     assert!(shard.lookup(0, &key, Millis(2_000), Access::Read).is_none());
 //! }
@@ -25,6 +25,7 @@
 //! assert_eq!(store.stats().expired_keys, 1);
 //! ```
 
+mod block;
 mod error;
 pub mod glob;
 mod keyspace;
@@ -39,4 +40,4 @@ pub use ferrum_evict::{ControllerState, EntryId, Millis, PolicyConfig, PolicyKin
 pub use keyspace::{Access, Entry, EntryMut, ExpireCycle, Shard};
 pub use stats::KeyspaceStats;
 pub use store::{Locked, Store, StoreConfig};
-pub use value::{Collection, Str, Typed, Value, ValueKind};
+pub use value::{Collection, Str, Typed, Value, ValueKind, ValueRef};

@@ -2,39 +2,56 @@
 //!
 //! The store cannot ask the allocator what it spent without a global hook on
 //! every allocation, so it keeps a deterministic estimate instead: each
-//! allocation is rounded up to the size class a jemalloc/glibc-style
-//! allocator would serve it from, and each entry pays a fixed overhead for its
-//! place in the hash table and the slot table. Being deterministic matters:
-//! the simulator and the server must evict at the same points.
+//! allocation is rounded up to the size class jemalloc (the server's
+//! allocator) serves it from, and each key pays a fixed overhead for its
+//! rows in the slot table and the index. Being deterministic matters: the
+//! simulator and the server must evict at the same points.
+//!
+//! This module is a leaf: it knows sizes, not the store's types. Every key's
+//! cost goes through [`entry_cost`].
 
-use std::mem::size_of;
-
-use crate::keyspace::Slot;
-
-/// Bytes the allocator hands out for a request of `n` bytes: at least 16,
-/// rounded up to a multiple of 16 (glibc's malloc granularity, with its
-/// 8-byte header folded in).
+/// Bytes the allocator hands out for a request of `n` bytes: jemalloc's
+/// size classes, which have no per-allocation header. Up to 128 bytes the
+/// classes are 8, 16, then every multiple of 16; above, each doubling is
+/// split into four equal steps (160, 192, 224, 256, 320, ...), for small and
+/// large allocations alike.
 #[inline]
 pub fn alloc_size(n: usize) -> usize {
-    if n == 0 {
-        0
-    } else {
-        (n + 8).max(16).next_multiple_of(16)
+    match n {
+        0 => 0,
+        1..=8 => 8,
+        9..=128 => n.next_multiple_of(16),
+        _ => {
+            // The step is a quarter of the power of two below `n`.
+            let lg = usize::BITS - 1 - (n - 1).leading_zeros();
+            n.next_multiple_of(1 << (lg - 2))
+        }
     }
 }
 
-/// Fixed bytes one key costs beyond its key and value allocations, at full
-/// tables: its row in the shard's slot table and its 4-byte bucket plus
-/// control byte in the index at hashbrown's 7/8 load. The store counts the
-/// tables' real capacity instead (see `Shard::memory_bytes`); this figure is
-/// what a policy is told an entry costs.
-pub const ENTRY_OVERHEAD: usize = size_of::<Option<Slot>>() + 5 * 8 / 7;
+/// Bytes of a key's row in its shard's slot table: one thin pointer to the
+/// key's block.
+pub const SLOT_ROW_BYTES: usize = 8;
 
-/// What one key costs in total at full tables, given the heap bytes of its
-/// value.
+/// Bytes an index of `keys` keys costs at hashbrown's full load (7/8): a
+/// 4-byte slot id and a control byte per bucket. Counted from the number of
+/// keys rather than the allocation, which doubles on growth: counting that
+/// slack would move eviction points with allocator history instead of
+/// content. The slack is at most 5 bytes a key.
 #[inline]
-pub fn entry_cost(key_len: usize, value_heap_bytes: usize) -> usize {
-    ENTRY_OVERHEAD + alloc_size(key_len) + value_heap_bytes
+pub fn index_bytes(keys: usize) -> usize {
+    keys * 5 * 8 / 7
+}
+
+/// Fixed bytes one key costs beyond its block: its slot row and its share of
+/// the index at full load.
+pub const ENTRY_OVERHEAD: usize = SLOT_ROW_BYTES + 5 * 8 / 7;
+
+/// What one key costs in total, given the heap bytes of its block (and of
+/// the collection it owns, if any). This is the cost a policy is told.
+#[inline]
+pub fn entry_cost(block_heap_bytes: usize) -> usize {
+    ENTRY_OVERHEAD + block_heap_bytes
 }
 
 #[cfg(test)]
@@ -42,25 +59,45 @@ mod tests {
     use super::*;
 
     #[test]
-    fn allocations_round_up_to_size_classes() {
-        assert_eq!(alloc_size(0), 0);
-        assert_eq!(alloc_size(1), 16);
-        assert_eq!(alloc_size(8), 16);
-        assert_eq!(alloc_size(9), 32);
-        assert_eq!(alloc_size(32), 48);
+    fn allocations_round_up_to_jemalloc_size_classes() {
+        let cases = [
+            (0, 0),
+            (1, 8),
+            (8, 8),
+            (9, 16),
+            (17, 32),
+            (33, 48),
+            (58, 64),
+            (65, 80),
+            (128, 128),
+            (129, 160),
+            (161, 192),
+            (257, 320),
+            (1_000, 1_024),
+            (1_025, 1_280),
+            (16 * 1_024 + 1, 20 * 1_024),
+        ];
+        for (n, class) in cases {
+            assert_eq!(alloc_size(n), class, "alloc_size({n})");
+        }
     }
 
     #[test]
-    fn a_keys_row_is_72_bytes() {
-        // 16 for the key's box, 56 for the entry: a 24-byte value, deadline,
-        // last access, version, and the slot's own bookkeeping in the padding.
-        assert_eq!(size_of::<Option<Slot>>(), 72);
+    fn size_classes_never_shrink_and_always_fit() {
+        let mut prev = 0;
+        for n in 0..70_000 {
+            let c = alloc_size(n);
+            assert!(c >= n && c >= prev, "alloc_size({n}) = {c}");
+            // At most a quarter of waste above the smallest classes.
+            assert!(n < 128 || c - n < n / 4 + 1, "alloc_size({n}) = {c}");
+            prev = c;
+        }
     }
 
     #[test]
-    fn entry_cost_grows_with_key_and_value() {
-        let small = entry_cost(10, alloc_size(32));
-        assert!(small > ENTRY_OVERHEAD);
-        assert!(entry_cost(100, alloc_size(32)) > small);
+    fn entry_cost_adds_the_rows() {
+        assert_eq!(ENTRY_OVERHEAD, 13);
+        assert_eq!(entry_cost(64), 77);
+        assert_eq!(index_bytes(7), 40);
     }
 }

@@ -70,8 +70,7 @@ impl Store {
             .map(|i| {
                 let mut pc = config.policy_config.clone();
                 pc.seed = seed.wrapping_add(i as u64);
-                let policy = config.policy.build(&pc);
-                Mutex::new(Shard::new(config.databases, config.policy, policy, pc.seed))
+                Mutex::new(Shard::new(config.databases, config.policy, pc))
             })
             .collect();
         let shard_bytes: Box<[AtomicUsize]> = shards
@@ -170,7 +169,7 @@ impl Store {
             pc.seed = config.seed.wrapping_add(i as u64);
             let mut g = lock(shard);
             let before = g.memory_bytes();
-            g.set_policy(kind, kind.build(&pc));
+            g.set_policy(kind, pc);
             self.add_used(i, before, g.memory_bytes());
         }
     }
@@ -402,7 +401,7 @@ impl<'a> Locked<'a> {
         cursor: u64,
         count: usize,
         now: Millis,
-        mut f: impl FnMut(&[u8], &crate::Entry),
+        mut f: impl FnMut(&[u8], crate::Entry<'_>),
     ) -> u64 {
         let n = self.guards.len() as u64;
         let max_slots = self

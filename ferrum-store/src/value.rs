@@ -6,13 +6,12 @@ use crate::memory;
 use crate::types::{Hash, List, Set, Stream, ZSet};
 use crate::StoreError;
 
-/// The value stored under a key.
+/// A value on its way into or out of the store.
 ///
-/// Strings are inline; every other type sits behind one box in
-/// [`Collection`]. Two variants keep `Value` at 24 bytes, a string's own
-/// size (the box fits beside the niche in the string's capacity field), so
-/// the per-key overhead of plain string keys does not grow with the number
-/// of types.
+/// The store does not keep `Value`s: a resident string's bytes are copied
+/// into its key's block, a collection's box is moved there (see
+/// `block.rs`), and reads borrow a [`ValueRef`]. `Value` is what commands
+/// build to insert and what `remove` gives back.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Value {
     /// A binary-safe string. Integers are stored as their decimal text, as
@@ -22,14 +21,7 @@ pub enum Value {
     Coll(Box<Collection>),
 }
 
-/// A string value: its bytes in one heap allocation of their exact size
-/// (none when empty), which `APPEND` and `SETRANGE` grow with amortised
-/// doubling.
-///
-/// Not a [`Bytes`]: a `Bytes` holding a copy costs a second allocation, its
-/// shared header, from the first clone on (32 of the 80 bytes a 32-byte
-/// value took). A reply copies the bytes out instead ([`Str::to_bytes`]);
-/// a small copy costs about what the reference count did.
+/// An owned string value, in transit (see [`Value`]).
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct Str(Vec<u8>);
 
@@ -42,26 +34,6 @@ impl Str {
     /// A copy for a reply.
     pub fn to_bytes(&self) -> Bytes {
         Bytes::copy_from_slice(&self.0)
-    }
-
-    /// Appends `tail` (`APPEND`).
-    pub fn append(&mut self, tail: &[u8]) {
-        self.0.extend_from_slice(tail);
-    }
-
-    /// Overwrites from `offset` with `data`, zero-padding any gap
-    /// (`SETRANGE`).
-    pub fn set_range(&mut self, offset: usize, data: &[u8]) {
-        let end = offset + data.len();
-        if self.0.len() < end {
-            self.0.resize(end, 0);
-        }
-        self.0[offset..end].copy_from_slice(data);
-    }
-
-    /// Heap bytes, as the allocator sees them.
-    fn heap_bytes(&self) -> usize {
-        memory::alloc_size(self.0.capacity())
     }
 }
 
@@ -165,23 +137,39 @@ pub trait Typed: Default + Into<Value> {
     /// The type as `TYPE` names it.
     const KIND: ValueKind;
 
+    /// The collection as this type, if it is one.
+    fn of_coll(c: &Collection) -> Option<&Self>;
+
+    /// The collection as this type, mutably, if it is one.
+    fn of_coll_mut(c: &mut Collection) -> Option<&mut Self>;
+
+    /// Whether the key should go: Redis never keeps an empty list, hash, set
+    /// or sorted set (streams stay, even empty).
+    fn is_drained(&self) -> bool;
+
     /// The value as this type.
     ///
     /// # Errors
     ///
     /// [`StoreError::WrongType`] when the value is of another type.
-    fn of(v: &Value) -> Result<&Self, StoreError>;
+    fn of(v: ValueRef<'_>) -> Result<&Self, StoreError> {
+        match v {
+            ValueRef::Coll(c) => Self::of_coll(c).ok_or(StoreError::WrongType),
+            ValueRef::Str(_) => Err(StoreError::WrongType),
+        }
+    }
 
-    /// The value as this type, mutably.
+    /// An owned value as this type, mutably.
     ///
     /// # Errors
     ///
     /// [`StoreError::WrongType`] when the value is of another type.
-    fn of_mut(v: &mut Value) -> Result<&mut Self, StoreError>;
-
-    /// Whether the key should go: Redis never keeps an empty list, hash, set
-    /// or sorted set (streams stay, even empty).
-    fn is_drained(&self) -> bool;
+    fn of_mut(v: &mut Value) -> Result<&mut Self, StoreError> {
+        match v {
+            Value::Coll(c) => Self::of_coll_mut(c).ok_or(StoreError::WrongType),
+            Value::Str(_) => Err(StoreError::WrongType),
+        }
+    }
 }
 
 macro_rules! typed {
@@ -195,23 +183,17 @@ macro_rules! typed {
         impl Typed for $ty {
             const KIND: ValueKind = ValueKind::$variant;
 
-            fn of(v: &Value) -> Result<&$ty, StoreError> {
-                match v {
-                    Value::Coll(c) => match &**c {
-                        Collection::$variant(x) => Ok(x),
-                        _ => Err(StoreError::WrongType),
-                    },
-                    Value::Str(_) => Err(StoreError::WrongType),
+            fn of_coll(c: &Collection) -> Option<&$ty> {
+                match c {
+                    Collection::$variant(x) => Some(x),
+                    _ => None,
                 }
             }
 
-            fn of_mut(v: &mut Value) -> Result<&mut $ty, StoreError> {
-                match v {
-                    Value::Coll(c) => match &mut **c {
-                        Collection::$variant(x) => Ok(x),
-                        _ => Err(StoreError::WrongType),
-                    },
-                    Value::Str(_) => Err(StoreError::WrongType),
+            fn of_coll_mut(c: &mut Collection) -> Option<&mut $ty> {
+                match c {
+                    Collection::$variant(x) => Some(x),
+                    _ => None,
                 }
             }
 
@@ -260,11 +242,62 @@ impl Value {
         }
     }
 
+    /// The value, borrowed as the store hands out a resident key's.
+    pub fn as_ref(&self) -> ValueRef<'_> {
+        match self {
+            Value::Str(s) => ValueRef::Str(s),
+            Value::Coll(c) => ValueRef::Coll(c),
+        }
+    }
+
     /// Which type this value is.
     pub fn kind(&self) -> ValueKind {
+        self.as_ref().kind()
+    }
+
+    /// The internal encoding `OBJECT ENCODING` reports (see
+    /// [`ValueRef::encoding`]).
+    pub fn encoding(&self) -> &'static str {
+        self.as_ref().encoding()
+    }
+}
+
+/// A resident key's value, borrowed from the store: a string's bytes sit
+/// inline in the key's block, a collection behind its box.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ValueRef<'a> {
+    /// A string's bytes.
+    Str(&'a [u8]),
+    /// A list, hash, set, sorted set or stream.
+    Coll(&'a Collection),
+}
+
+impl<'a> ValueRef<'a> {
+    /// The string, or [`StoreError::WrongType`] for any other type.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::WrongType`] when the value is not a string.
+    pub fn as_str(self) -> Result<&'a [u8], StoreError> {
         match self {
-            Value::Str(_) => ValueKind::Str,
-            Value::Coll(c) => match &**c {
+            ValueRef::Str(s) => Ok(s),
+            ValueRef::Coll(_) => Err(StoreError::WrongType),
+        }
+    }
+
+    /// An owned copy (`COPY`, `RENAME` across shards, `GETDEL`).
+    pub fn to_value(self) -> Value {
+        match self {
+            ValueRef::Str(s) => Value::str(s),
+            ValueRef::Coll(c) => Value::Coll(Box::new(c.clone())),
+        }
+    }
+
+    /// Which type this value is.
+    pub fn kind(self) -> ValueKind {
+        match self {
+            ValueRef::Str(_) => ValueKind::Str,
+            ValueRef::Coll(c) => match c {
                 Collection::List(_) => ValueKind::List,
                 Collection::Hash(_) => ValueKind::Hash,
                 Collection::Set(_) => ValueKind::Set,
@@ -277,12 +310,12 @@ impl Value {
     /// The internal encoding `OBJECT ENCODING` reports, following Redis's
     /// rules: for strings `int` for a canonical 64-bit integer, `embstr` up
     /// to 44 bytes, `raw` beyond; each collection type reports its own.
-    pub fn encoding(&self) -> &'static str {
+    pub fn encoding(self) -> &'static str {
         match self {
-            Value::Str(s) if is_canonical_i64(s) => "int",
-            Value::Str(s) if s.len() <= 44 => "embstr",
-            Value::Str(_) => "raw",
-            Value::Coll(c) => match &**c {
+            ValueRef::Str(s) if is_canonical_i64(s) => "int",
+            ValueRef::Str(s) if s.len() <= 44 => "embstr",
+            ValueRef::Str(_) => "raw",
+            ValueRef::Coll(c) => match c {
                 Collection::List(l) => l.encoding(),
                 Collection::Hash(h) => h.encoding(),
                 Collection::Set(s) => s.encoding(),
@@ -292,14 +325,16 @@ impl Value {
         }
     }
 
-    /// Heap bytes the value owns, as the allocator sees them (rounded up to
-    /// its size classes). O(1): collections keep their own running count.
-    pub fn heap_bytes(&self) -> usize {
+    /// Heap bytes a collection owns beyond the key's block: its box and
+    /// what the collection allocates (rounded up to the allocator's size
+    /// classes; O(1), collections keep a running count). 0 for a string,
+    /// which lives in the block.
+    pub fn coll_heap_bytes(self) -> usize {
         match self {
-            Value::Str(s) => s.heap_bytes(),
-            Value::Coll(c) => {
+            ValueRef::Str(_) => 0,
+            ValueRef::Coll(c) => {
                 memory::alloc_size(size_of::<Collection>())
-                    + match &**c {
+                    + match c {
                         Collection::List(l) => l.heap_bytes(),
                         Collection::Hash(h) => h.heap_bytes(),
                         Collection::Set(s) => s.heap_bytes(),
@@ -307,20 +342,6 @@ impl Value {
                         Collection::Stream(s) => s.heap_bytes(),
                     }
             }
-        }
-    }
-
-    /// The value with no spare capacity, as the store keeps it: a string
-    /// built by a command (a formatted number, say) may have been allocated
-    /// larger than it is. Collections copy each element as it is added, so
-    /// they are already compact.
-    pub fn compact(self) -> Value {
-        match self {
-            Value::Str(mut s) => {
-                s.0.shrink_to_fit();
-                Value::Str(s)
-            }
-            coll @ Value::Coll(_) => coll,
         }
     }
 }
@@ -368,34 +389,15 @@ mod tests {
     }
 
     #[test]
-    fn value_stays_one_string_wide() {
-        assert_eq!(size_of::<Value>(), size_of::<Str>());
-        assert_eq!(size_of::<Value>(), 24);
-    }
-
-    #[test]
-    fn strings_cost_one_exact_allocation_and_grow_amortised() {
-        let v = Value::str(&[b'x'; 32]);
-        assert_eq!(v.heap_bytes(), memory::alloc_size(32));
-        assert_eq!(Value::str(b"").heap_bytes(), 0);
-        let mut s = Str::copy_from(b"ab");
-        s.append(b"cd");
-        s.set_range(6, b"z");
-        assert_eq!(&*s, b"abcd\0\0z");
-        let grown = Value::Str(s);
-        assert!(grown.heap_bytes() >= memory::alloc_size(7));
-        let compacted = grown.compact();
-        assert_eq!(compacted.heap_bytes(), memory::alloc_size(7));
-    }
-
-    #[test]
     fn typed_access_checks_the_type() {
         let mut v: Value = List::new().into();
-        assert!(Set::of(&v).is_err());
+        assert!(Set::of(v.as_ref()).is_err());
         assert!(v.as_str().is_err());
         List::of_mut(&mut v).unwrap().push(End::Left, b"x");
-        assert_eq!(List::of(&v).unwrap().len(), 1);
+        assert_eq!(List::of(v.as_ref()).unwrap().len(), 1);
         assert_eq!(v.kind(), ValueKind::List);
         assert_eq!(v.encoding(), "listpack");
+        assert!(v.as_ref().coll_heap_bytes() > 0);
+        assert_eq!(Value::str(b"x").as_ref().coll_heap_bytes(), 0);
     }
 }

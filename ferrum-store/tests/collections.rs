@@ -222,8 +222,8 @@ fn store_memory_tracks_collection_growth_and_deletion() {
         shard.insert(0, key.clone(), List::new().into(), None, now);
         for _ in 0..100 {
             let mut e = shard.lookup_mut(0, &key, now).expect("just stored");
-            ferrum_store::Typed::of_mut(e.value_mut())
-                .map(|l: &mut List| l.push(End::Right, &[b'x'; 200]))
+            e.coll_mut::<List>()
+                .map(|l| l.push(End::Right, &[b'x'; 200]))
                 .expect("a list");
         }
     }

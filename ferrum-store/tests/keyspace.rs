@@ -29,7 +29,7 @@ fn get(s: &Store, k: &Bytes, now: Millis) -> Option<Value> {
     let mut ks = s.lock_key(k);
     ks.shard(k)
         .lookup(0, k, now, Access::Read)
-        .map(|e| e.value().clone())
+        .map(|e| e.value().to_value())
 }
 
 #[test]
@@ -96,7 +96,7 @@ fn overwrites_and_in_place_growth_are_accounted() {
     {
         let mut ks = s.lock_key(&k);
         let mut e = ks.shard(&k).lookup_mut(0, &k, Millis(0)).expect("present");
-        *e.value_mut() = val(10);
+        e.set_str(&[b'v'; 10]);
     }
     assert_eq!(s.used_memory_bytes(), small);
 }
@@ -218,9 +218,7 @@ fn versions_change_on_every_write() {
     let k = key(3);
     let version = |s: &Store| {
         let mut ks = s.lock_key(&k);
-        ks.shard(&k)
-            .lookup(0, &k, Millis(0), Access::Peek)
-            .map(|e| e.version())
+        ks.shard(&k).watch_version(0, &k, Millis(0))
     };
     set(&s, &k, val(1), None, Millis(0));
     let v1 = version(&s);

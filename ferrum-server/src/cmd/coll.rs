@@ -118,8 +118,7 @@ fn write_in_with<T: Typed, R>(
     let mut f = Some(f);
     let existing = match shard.lookup_mut(db, key, now) {
         Some(mut e) => {
-            T::of(e.value())?;
-            let t = T::of_mut(e.value_mut())?;
+            let t = e.coll_mut::<T>()?;
             let r = f.take().map(|f| f(t));
             let drained = t.is_drained();
             if r.as_ref().is_some_and(|r| !changed(r)) {

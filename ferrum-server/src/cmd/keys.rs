@@ -112,7 +112,7 @@ pub(crate) fn copy(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let Some(e) = ks.shard(src).lookup(db, src, now, Access::Read) else {
         return Ok(Frame::Integer(0));
     };
-    let (value, expires_at) = (e.value().clone(), e.expires_at());
+    let (value, expires_at) = (e.value().to_value(), e.expires_at());
     let dst_shard = ks.shard(dst);
     if dst_shard.lookup(dst_db, dst, now, Access::Write).is_some() && !replace {
         return Ok(Frame::Integer(0));
@@ -236,7 +236,7 @@ pub(crate) fn object(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if is(sub, "refcount") {
         // Redis shares the objects for the integers 0..10000 and reports
         // them as referenced "forever"; clients that print it see the same.
-        let shared = matches!(e.value(), ferrum_store::Value::Str(s)
+        let shared = matches!(e.value(), ferrum_store::ValueRef::Str(s)
             if e.encoding() == "int" && parse_i64(s).is_some_and(|n| (0..10_000).contains(&n)));
         return Ok(Frame::Integer(if shared { i64::from(i32::MAX) } else { 1 }));
     }
@@ -245,8 +245,9 @@ pub(crate) fn object(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         if lfu {
             return Err(CmdError::msg("ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."));
         }
-        let idle = now.saturating_sub(e.last_access());
-        return Ok(Frame::Integer((idle.0 / 1000) as i64));
+        // Both readings in whole seconds, as Redis's LRU clock ticks.
+        let idle = (now.0 / 1000).saturating_sub(e.last_access().0 / 1000);
+        return Ok(Frame::Integer(idle as i64));
     }
     match shard.lfu_counter(db, key, now) {
         Some(c) if lfu => Ok(Frame::Integer(i64::from(c))),

@@ -2,7 +2,7 @@
 
 use bytes::Bytes;
 use ferrum_proto::Frame;
-use ferrum_store::{Access, Millis, StoreError, Str, Value};
+use ferrum_store::{Access, Millis, StoreError, Value};
 
 use super::error::SYNTAX;
 use super::parse::{f64_bytes, float_arg, i64_bytes, int_arg, is, parse_f64, parse_i64};
@@ -100,7 +100,7 @@ pub(crate) fn get(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let key = &args[1];
     let mut ks = ctx.store().lock_key(key);
     match ks.shard(key).lookup(ctx.db(), key, ctx.now, Access::Read) {
-        Some(e) => Ok(Frame::Bulk(e.value().as_str()?.to_bytes())),
+        Some(e) => Ok(Frame::Bulk(Bytes::copy_from_slice(e.value().as_str()?))),
         None => Ok(Frame::Null),
     }
 }
@@ -118,7 +118,10 @@ pub(crate) fn set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         Access::Write
     };
     let (old, old_ttl) = match shard.lookup(db, key, now, access) {
-        Some(e) if opts.get => (Some(e.value().as_str()?.to_bytes()), e.expires_at()),
+        Some(e) if opts.get => (
+            Some(Bytes::copy_from_slice(e.value().as_str()?)),
+            e.expires_at(),
+        ),
         Some(e) => (Some(Bytes::new()), e.expires_at()),
         None => (None, None),
     };
@@ -183,7 +186,7 @@ pub(crate) fn mget(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         .iter()
         .map(|k| match ks.shard(k).lookup(db, k, now, Access::Read) {
             Some(e) => match e.value().as_str() {
-                Ok(s) => Frame::Bulk(s.to_bytes()),
+                Ok(s) => Frame::Bulk(Bytes::copy_from_slice(s)),
                 Err(StoreError::WrongType) | Err(_) => Frame::Null,
             },
             None => Frame::Null,
@@ -240,7 +243,7 @@ pub(crate) fn getset(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let mut ks = ctx.store().lock_key(key);
     let shard = ks.shard(key);
     let old = match shard.lookup(db, key, now, Access::Read) {
-        Some(e) => Some(e.value().as_str()?.to_bytes()),
+        Some(e) => Some(Bytes::copy_from_slice(e.value().as_str()?)),
         None => None,
     };
     shard.insert(db, key.clone(), Value::str(&args[2]), None, now);
@@ -254,7 +257,7 @@ pub(crate) fn getdel(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let Some(e) = shard.lookup(db, key, now, Access::Read) else {
         return Ok(Frame::Null);
     };
-    let val = e.value().as_str()?.to_bytes();
+    let val = Bytes::copy_from_slice(e.value().as_str()?);
     shard.remove(db, key, now);
     Ok(Frame::Bulk(val))
 }
@@ -280,7 +283,7 @@ pub(crate) fn getex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let Some(e) = shard.lookup(db, key, now, Access::Read) else {
         return Ok(Frame::Null);
     };
-    let val = e.value().as_str()?.to_bytes();
+    let val = Bytes::copy_from_slice(e.value().as_str()?);
     match change {
         Change::Keep => {}
         Change::Persist => {
@@ -304,10 +307,7 @@ pub(crate) fn append(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let shard = ks.shard(key);
     if let Some(mut e) = shard.lookup_mut(db, key, now) {
         check_len(e.value().as_str()?.len() + args[2].len())?;
-        let s = e.value_mut().as_str_mut()?;
-        s.append(&args[2]);
-        let len = s.len();
-        e.mark_grown_in_place();
+        let len = e.append(&args[2])?;
         return Ok(Frame::Integer(len as i64));
     }
     shard.insert(db, key.clone(), Value::str(&args[2]), None, now);
@@ -339,7 +339,7 @@ fn incr_by(ctx: &mut Ctx<'_>, key: &Bytes, delta: i64) -> CmdResult {
     if let Some(mut e) = shard.lookup_mut(db, key, now) {
         let cur = parse_i64(e.value().as_str()?).ok_or(StoreError::NotAnInteger)?;
         let next = cur.checked_add(delta).ok_or(StoreError::Overflow)?;
-        *e.value_mut() = Value::str(&i64_bytes(next));
+        e.set_str(&i64_bytes(next));
         return Ok(Frame::Integer(next));
     }
     shard.insert(db, key.clone(), Value::str(&i64_bytes(delta)), None, now);
@@ -382,7 +382,7 @@ pub(crate) fn incrbyfloat(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if let Some(mut e) = shard.lookup_mut(db, key, now) {
         let cur = parse_f64(e.value().as_str()?).ok_or(StoreError::NotAFloat)?;
         let next = apply(cur)?;
-        *e.value_mut() = Value::str(&next);
+        e.set_str(&next);
         return Ok(Frame::Bulk(next));
     }
     let next = apply(0.0)?;
@@ -438,21 +438,17 @@ pub(crate) fn setrange(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             return Ok(Frame::Integer(cur as i64));
         }
         check_len(cur.max(offset + patch.len()))?;
-        let s = e.value_mut().as_str_mut()?;
-        s.set_range(offset, patch);
-        let len = s.len();
-        e.mark_grown_in_place();
+        let len = e.set_range(offset, patch)?;
         return Ok(Frame::Integer(len as i64));
     }
     if patch.is_empty() {
         return Ok(Frame::Integer(0));
     }
     check_len(offset + patch.len())?;
-    let mut s = Str::default();
-    s.set_range(offset, patch);
-    let len = s.len();
-    shard.insert(db, key.clone(), Value::Str(s), None, now);
-    Ok(Frame::Integer(len as i64))
+    let mut s = vec![0; offset + patch.len()];
+    s[offset..].copy_from_slice(patch);
+    shard.insert(db, key.clone(), Value::Str(s.into()), None, now);
+    Ok(Frame::Integer((offset + patch.len()) as i64))
 }
 
 #[cfg(test)]

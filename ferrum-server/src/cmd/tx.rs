@@ -8,7 +8,6 @@
 
 use bytes::Bytes;
 use ferrum_proto::Frame;
-use ferrum_store::Access;
 
 use super::error::EXECABORT;
 use super::{lookup, run, CmdError, CmdResult, Ctx};
@@ -34,9 +33,7 @@ pub(crate) fn discard(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
 /// The version a watched key has now (`None` if absent or expired).
 fn version_now(ctx: &Ctx<'_>, db: usize, key: &Bytes) -> Option<u64> {
     let mut ks = ctx.store().lock_key(key);
-    ks.shard(key)
-        .lookup(db, key, ctx.now, Access::Peek)
-        .map(|e| e.version())
+    ks.shard(key).watch_version(db, key, ctx.now)
 }
 
 pub(crate) fn watch(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
