@@ -293,3 +293,73 @@ fn active_expiry_removes_unread_keys() {
     assert_eq!(s.keyspace_sizes()[0], (100, 100));
     assert_eq!(s.stats().expired_keys, 500);
 }
+
+/// A read-through replay of skewed requests: `GET`, and `SET` on a miss.
+/// Returns (hits, misses, keys held at the end).
+fn replay(s: &Store, requests: u64, keyspace: u64) -> (u64, u64, usize) {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(7);
+    let before = s.stats();
+    for i in 0..requests {
+        // Squaring a uniform draw skews requests towards low ids.
+        let u: f64 = rng.random();
+        let k = key((u * u * keyspace as f64) as usize);
+        let now = Millis(i);
+        if get(s, &k, now).is_none() {
+            s.reserve_for_write(now).expect("an evicting policy");
+            set(s, &k, val(32), None, now);
+            s.enforce_maxmemory(now);
+        }
+    }
+    let after = s.stats();
+    let dbsize = s.keyspace_sizes()[0].0;
+    (
+        after.keyspace_hits - before.keyspace_hits,
+        after.keyspace_misses - before.keyspace_misses,
+        dbsize,
+    )
+}
+
+fn flush_all(s: &Store) {
+    let mut all = s.lock_all();
+    for shard in all.shards() {
+        for db in 0..s.databases() {
+            shard.flush_db(db);
+        }
+    }
+}
+
+#[test]
+fn a_flushed_store_serves_the_same_requests_as_a_new_one() {
+    let limit = 400_000;
+    for policy in [
+        PolicyKind::AllKeysLru,
+        PolicyKind::AllKeysLfu,
+        PolicyKind::AllKeysRandom,
+        PolicyKind::AllKeysAhe,
+    ] {
+        let s = store(limit, policy);
+        let baseline = s.used_memory_bytes();
+        let first = replay(&s, 30_000, 20_000);
+        assert!(first.0 > 0 && first.1 > 0, "{policy:?}: {first:?}");
+        flush_all(&s);
+        assert_eq!(
+            s.used_memory_bytes(),
+            baseline,
+            "{policy:?}: memory back to a new store's"
+        );
+        let second = replay(&s, 30_000, 20_000);
+        assert_eq!(first, second, "{policy:?}: the same run after FLUSHALL");
+
+        // A store that first ran with a larger limit serves the same too.
+        let t = store(4 * limit, policy);
+        replay(&t, 30_000, 20_000);
+        flush_all(&t);
+        t.set_maxmemory_bytes(limit);
+        assert_eq!(
+            replay(&t, 30_000, 20_000),
+            first,
+            "{policy:?}: after a larger run"
+        );
+    }
+}
