@@ -15,9 +15,10 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use crate::block::Block;
+use crate::entry::{Entry, EntryMut, Watches};
 use crate::memory;
 use crate::stats::KeyspaceStats;
-use crate::value::{Collection, Typed, Value, ValueRef};
+use crate::value::{Typed, Value};
 use crate::StoreError;
 
 /// How a lookup counts, following Redis's `lookupKey` flags.
@@ -31,40 +32,6 @@ pub enum Access {
     Write,
     /// Only looks: counts nothing, touches nothing (expired keys still go).
     Peek,
-}
-
-/// A resident key's metadata and value, borrowed from its block.
-#[derive(Clone, Copy, Debug)]
-pub struct Entry<'a> {
-    block: &'a Block,
-}
-
-impl<'a> Entry<'a> {
-    /// The stored value.
-    pub fn value(self) -> ValueRef<'a> {
-        self.block.value()
-    }
-
-    /// When the key expires, as absolute milliseconds on the caller's clock.
-    pub fn expires_at(self) -> Option<Millis> {
-        Some(self.block.deadline()).filter(|&d| d != 0).map(Millis)
-    }
-
-    /// When the key was last read or written (for `OBJECT IDLETIME`),
-    /// rounded down to the second as Redis's LRU clock is.
-    pub fn last_access(self) -> Millis {
-        Millis(self.block.last_access_ms())
-    }
-
-    /// The encoding `OBJECT ENCODING` reports: the value's own, except that
-    /// a string grown in place is `raw`, as in Redis.
-    pub fn encoding(self) -> &'static str {
-        if self.block.grown() {
-            "raw"
-        } else {
-            self.value().encoding()
-        }
-    }
 }
 
 /// Encodes an optional deadline as the block stores it: 0 means none (a
@@ -100,157 +67,6 @@ impl Table {
     /// Bytes the index needs for its keys (see [`memory::index_bytes`]).
     fn heap_bytes(&self) -> usize {
         memory::index_bytes(self.index.len())
-    }
-}
-
-/// A mutable borrow of one entry that keeps the shard's memory accounting
-/// and the key's `WATCH` version right when it is dropped.
-#[derive(Debug)]
-pub struct EntryMut<'a> {
-    block: &'a mut Block,
-    id: u32,
-    used_bytes: &'a mut usize,
-    watch: &'a mut Watches,
-    cost_before: usize,
-    dirty: bool,
-    unchanged: bool,
-}
-
-impl EntryMut<'_> {
-    /// The value, read-only.
-    pub fn value(&self) -> ValueRef<'_> {
-        self.block.value()
-    }
-
-    /// The collection as type `T`, for modification. Marks the key as
-    /// written.
-    ///
-    /// # Errors
-    ///
-    /// [`StoreError::WrongType`] when the value is not a `T`.
-    pub fn coll_mut<T: Typed>(&mut self) -> Result<&mut T, StoreError> {
-        let t = self
-            .block
-            .coll_mut()
-            .and_then(T::of_coll_mut)
-            .ok_or(StoreError::WrongType)?;
-        self.dirty = true;
-        Ok(t)
-    }
-
-    /// The collection, whatever its type, for modification.
-    pub fn collection_mut(&mut self) -> Option<&mut Collection> {
-        self.dirty = true;
-        self.block.coll_mut()
-    }
-
-    /// Replaces the value with the string `s` (`INCR` and friends).
-    pub fn set_str(&mut self, s: &[u8]) {
-        self.dirty = true;
-        self.block
-            .set_str(s)
-            .unwrap_or_else(|_| unreachable!("strings are capped below the block limit"));
-    }
-
-    /// Writes `data` at `offset` of the string, zero-filling any gap and
-    /// growing it in place with amortised spare capacity (`SETRANGE`; the
-    /// caller checked the 512 MB limit). Returns the new length. Redis then
-    /// reports the `raw` encoding.
-    ///
-    /// # Errors
-    ///
-    /// [`StoreError::WrongType`] when the value is not a string.
-    pub fn set_range(&mut self, offset: usize, data: &[u8]) -> Result<usize, StoreError> {
-        self.block.value().as_str()?;
-        self.dirty = true;
-        self.block
-            .set_range(offset, data)
-            .unwrap_or_else(|_| unreachable!("strings are capped below the block limit"));
-        Ok(self.block.value().as_str()?.len())
-    }
-
-    /// Appends `tail` to the string (`APPEND`). Returns the new length.
-    ///
-    /// # Errors
-    ///
-    /// [`StoreError::WrongType`] when the value is not a string.
-    pub fn append(&mut self, tail: &[u8]) -> Result<usize, StoreError> {
-        let len = self.block.value().as_str()?.len();
-        self.set_range(len, tail)
-    }
-
-    /// The expiry deadline.
-    pub fn expires_at(&self) -> Option<Millis> {
-        Some(self.block.deadline()).filter(|&d| d != 0).map(Millis)
-    }
-
-    /// Records that the command, though it borrowed the value for writing,
-    /// changed nothing (`SADD` of members already present, `SREM` of absent
-    /// ones): the key keeps its version, so a `WATCH` on it still holds, as
-    /// Redis only signals a key a command modified.
-    pub fn mark_unchanged(&mut self) {
-        self.unchanged = true;
-    }
-}
-
-impl Drop for EntryMut<'_> {
-    fn drop(&mut self) {
-        if self.dirty {
-            let after = self.block.heap_bytes();
-            *self.used_bytes = *self.used_bytes - self.cost_before + after;
-            if !self.unchanged {
-                self.watch.touch(self.block.watched(), self.id);
-            }
-        }
-    }
-}
-
-/// `WATCH` versions, kept only for keys a client watched: every other key
-/// pays nothing for transactions. A watched key's block carries a flag, and
-/// every write to a flagged key takes a fresh version from the clock; a key
-/// that is removed takes its version with it, so a key created again reads
-/// as a version never handed out before.
-#[derive(Debug, Default)]
-struct Watches {
-    clock: u64,
-    versions: hashbrown::HashMap<u32, u64, foldhash::fast::FixedState>,
-}
-
-impl Watches {
-    fn next(&mut self) -> u64 {
-        self.clock += 1;
-        self.clock
-    }
-
-    /// The key in slot `id` was written; `watched` is its block's flag.
-    fn touch(&mut self, watched: bool, id: u32) {
-        if watched {
-            let v = self.next();
-            self.versions.insert(id, v);
-        }
-    }
-
-    /// The key in `block` (slot `id`) left.
-    fn forget(&mut self, block: &Block, id: u32) {
-        if block.watched() {
-            self.versions.remove(&id);
-        }
-    }
-
-    /// The version of the key in slot `id`, starting to track it if needed.
-    fn version(&mut self, block: &mut Block, id: u32) -> u64 {
-        if !block.watched() {
-            block.set_watched();
-            let v = self.next();
-            self.versions.insert(id, v);
-        }
-        self.versions[&id]
-    }
-
-    fn heap_bytes(&self) -> usize {
-        // hashbrown: 12-byte buckets (u32, u64 packed to 16) plus a control
-        // byte each, at its 7/8 load.
-        self.versions.len() * 17 * 8 / 7
     }
 }
 
@@ -470,6 +286,61 @@ impl Shard {
         let id = self.find_live(t, key, now)?;
         let block = self.slots[id as usize].as_mut()?;
         Some(self.watches.version(block, id))
+    }
+
+    /// Runs `f` on the collection of type `T` at `key` for a write,
+    /// creating an empty one first when the key is absent and `create` is
+    /// set, and upholds Redis's rule that no key holds an empty list, hash,
+    /// set or sorted set: a key `f` drains is deleted, and a created value is
+    /// stored only if `f` left it non-empty. `changed` tells from `f`'s
+    /// result whether it changed anything; when it did not, the key keeps
+    /// its `WATCH` version. `Ok(None)` when the key is absent and `create`
+    /// is not set.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::WrongType`] when the key holds another type; nothing is
+    /// changed then.
+    pub fn update<T: Typed, R>(
+        &mut self,
+        db: usize,
+        key: &Bytes,
+        now: Millis,
+        create: bool,
+        f: impl FnOnce(&mut T) -> R,
+        changed: impl FnOnce(&R) -> bool,
+    ) -> Result<Option<R>, StoreError> {
+        // `f` runs in one of two places; the borrow of the entry must end
+        // before the absent case can insert.
+        let mut f = Some(f);
+        let existing = match self.lookup_mut(db, key, now) {
+            Some(mut e) => {
+                let t = e.coll_mut::<T>()?;
+                let r = f.take().map(|f| f(t));
+                let drained = t.is_drained();
+                if r.as_ref().is_some_and(|r| !changed(r)) {
+                    e.mark_unchanged();
+                }
+                Some((r, drained))
+            }
+            None => None,
+        };
+        let (r, drained) = match (existing, f) {
+            (Some((Some(r), drained)), _) => (r, drained),
+            (None, Some(f)) if create => {
+                let mut t = T::default();
+                let r = f(&mut t);
+                if !t.is_drained() {
+                    self.insert(db, key.clone(), t.into(), None, now);
+                }
+                return Ok(Some(r));
+            }
+            _ => return Ok(None),
+        };
+        if drained {
+            self.delete(db, key, now);
+        }
+        Ok(Some(r))
     }
 
     /// Stores `value` under `key` with the given expiry, replacing any value.
@@ -750,7 +621,7 @@ impl Shard {
             self.slots = Vec::new();
             self.free_slots = Vec::new();
             self.volatile = Vec::new();
-            self.watches.versions = Default::default();
+            self.watches = Watches::default();
             self.rng = SmallRng::seed_from_u64(self.seed);
         }
         self.rebuild_policy();

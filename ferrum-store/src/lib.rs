@@ -26,6 +26,7 @@
 //! ```
 
 mod block;
+mod entry;
 mod error;
 pub mod glob;
 mod keyspace;
@@ -35,9 +36,10 @@ mod store;
 pub mod types;
 mod value;
 
+pub use entry::{Entry, EntryMut};
 pub use error::StoreError;
 pub use ferrum_evict::{ControllerState, EntryId, Millis, PolicyConfig, PolicyKind};
-pub use keyspace::{Access, Entry, EntryMut, ExpireCycle, Shard};
+pub use keyspace::{Access, ExpireCycle, Shard};
 pub use stats::KeyspaceStats;
 pub use store::{Locked, Store, StoreConfig};
 pub use value::{Collection, Str, Typed, Value, ValueKind, ValueRef};

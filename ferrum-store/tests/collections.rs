@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 use bytes::Bytes;
 use ferrum_store::types::{End, Hash, List, ScoreBound, Set, Stream, StreamId, Trim, ZSet};
-use ferrum_store::{Access, Millis, Store, StoreConfig, Value};
+use ferrum_store::{Access, Millis, Store, StoreConfig, StoreError, Value};
 use proptest::prelude::*;
 
 fn small_bytes() -> impl Strategy<Value = Vec<u8>> {
@@ -245,4 +245,46 @@ fn store_memory_tracks_collection_growth_and_deletion() {
     // The emptied slot-table row goes back on the next cron pass.
     store.expire_cycle(now, 10);
     assert_eq!(store.used_memory_bytes(), before);
+}
+
+#[test]
+fn update_never_leaves_an_empty_collection() {
+    let store = Store::new(StoreConfig::default());
+    let key = Bytes::from_static(b"q");
+    let now = Millis(0);
+    let mut ks = store.lock_key(&key);
+    let shard = ks.shard(&key);
+    // Creating without adding anything stores nothing.
+    let r = shard.update(0, &key, now, true, |l: &mut List| l.len(), |_| true);
+    assert_eq!(r, Ok(Some(0)));
+    assert!(shard.lookup(0, &key, now, Access::Peek).is_none());
+    // Absent and not creating: nothing runs.
+    let r = shard.update(0, &key, now, false, |l: &mut List| l.len(), |_| true);
+    assert_eq!(r, Ok(None));
+    shard
+        .update(
+            0,
+            &key,
+            now,
+            true,
+            |l: &mut List| l.push(End::Right, b"x"),
+            |_| true,
+        )
+        .expect("a list");
+    assert!(shard.lookup(0, &key, now, Access::Peek).is_some());
+    // Another type is refused and left alone.
+    let wrong = shard.update(0, &key, now, true, |h: &mut Hash| h.len(), |_| true);
+    assert_eq!(wrong, Err(StoreError::WrongType));
+    // Draining it deletes the key.
+    let popped = shard.update(
+        0,
+        &key,
+        now,
+        false,
+        |l: &mut List| l.pop(End::Left),
+        |_| true,
+    );
+    assert!(matches!(popped, Ok(Some(Some(_)))));
+    assert!(shard.lookup(0, &key, now, Access::Peek).is_none());
+    assert_eq!(shard.len(0), 0);
 }

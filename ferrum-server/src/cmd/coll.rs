@@ -2,10 +2,10 @@
 //! list, hash, set, sorted set or stream for reading or writing, deleting a
 //! key its command drained, and building common replies.
 //!
-//! Writes go through [`write_in`], which upholds the rule that a key never
-//! holds an empty list, hash, set or sorted set: a command that drains one
-//! deletes the key, and a command that would create an empty one creates
-//! nothing.
+//! Writes go through [`write_in`], that is the store's `Shard::update`,
+//! which upholds the rule that a key never holds an empty list, hash, set or
+//! sorted set: a command that drains one deletes the key, and a command that
+//! would create an empty one creates nothing.
 
 use bytes::Bytes;
 use ferrum_proto::{Frame, Protocol};
@@ -88,7 +88,7 @@ pub(crate) fn write_count<T: Typed>(
 ) -> Result<usize, CmdError> {
     let (db, now) = (ctx.db(), ctx.now);
     let mut ks = ctx.store().lock_key(key);
-    let n = write_in_with(ks.shard(key), db, key, now, create, f, |n| *n > 0)?;
+    let n = ks.shard(key).update(db, key, now, create, f, |n| *n > 0)?;
     Ok(n.unwrap_or(0))
 }
 
@@ -101,56 +101,14 @@ pub(crate) fn write_in<T: Typed, R>(
     create: bool,
     f: impl FnOnce(&mut T) -> R,
 ) -> Result<Option<R>, StoreError> {
-    write_in_with(shard, db, key, now, create, f, |_| true)
-}
-
-/// [`write_in`], with `changed` telling from `f`'s result whether it
-/// changed the value (when it did not, the key keeps its version).
-fn write_in_with<T: Typed, R>(
-    shard: &mut Shard,
-    db: usize,
-    key: &Bytes,
-    now: Millis,
-    create: bool,
-    f: impl FnOnce(&mut T) -> R,
-    changed: impl FnOnce(&R) -> bool,
-) -> Result<Option<R>, StoreError> {
-    let mut f = Some(f);
-    let existing = match shard.lookup_mut(db, key, now) {
-        Some(mut e) => {
-            let t = e.coll_mut::<T>()?;
-            let r = f.take().map(|f| f(t));
-            let drained = t.is_drained();
-            if r.as_ref().is_some_and(|r| !changed(r)) {
-                e.mark_unchanged();
-            }
-            Some((r, drained))
-        }
-        None => None,
-    };
-    let (r, drained) = match (existing, f) {
-        (Some((Some(r), drained)), _) => (r, drained),
-        (None, Some(f)) if create => {
-            let mut t = T::default();
-            let r = f(&mut t);
-            if !t.is_drained() {
-                shard.insert(db, key.clone(), t.into(), None, now);
-            }
-            return Ok(Some(r));
-        }
-        _ => return Ok(None),
-    };
-    if drained {
-        shard.remove(db, key, now);
-    }
-    Ok(Some(r))
+    shard.update(db, key, now, create, f, |_| true)
 }
 
 /// Replaces whatever `key` holds with `value` (a `...STORE` destination),
 /// or deletes it when `value` is empty, as Redis does.
 pub(crate) fn store_in<T: Typed>(shard: &mut Shard, db: usize, key: &Bytes, now: Millis, value: T) {
     if value.is_drained() {
-        shard.remove(db, key, now);
+        shard.delete(db, key, now);
     } else {
         shard.insert(db, key.clone(), value.into(), None, now);
     }

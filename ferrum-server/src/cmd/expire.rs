@@ -111,7 +111,7 @@ fn expire_generic(ctx: &mut Ctx<'_>, args: &[Bytes], form: Form) -> CmdResult {
         return Ok(Frame::Integer(0));
     }
     if deadline <= now.0 as i64 {
-        shard.remove(db, key, now);
+        shard.delete(db, key, now);
     } else {
         shard.set_expiry(db, key, Some(at), now);
     }

@@ -16,7 +16,7 @@ pub(crate) fn del(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let mut ks = ctx.store().lock_keys(keys.iter().map(|k| &k[..]));
     let removed = keys
         .iter()
-        .filter(|k| ks.shard(k).remove(db, k, now).is_some())
+        .filter(|k| ks.shard(k).delete(db, k, now))
         .count();
     Ok(Frame::Integer(removed as i64))
 }

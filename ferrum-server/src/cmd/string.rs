@@ -141,7 +141,7 @@ pub(crate) fn set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     };
     if expires_at.is_some_and(|at| at <= now) {
         // A deadline already past: Redis stores nothing and deletes the key.
-        shard.remove(db, key, now);
+        shard.delete(db, key, now);
     } else {
         shard.insert(db, key.clone(), Value::str(val), expires_at, now);
     }
@@ -258,7 +258,7 @@ pub(crate) fn getdel(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         return Ok(Frame::Null);
     };
     let val = Bytes::copy_from_slice(e.value().as_str()?);
-    shard.remove(db, key, now);
+    shard.delete(db, key, now);
     Ok(Frame::Bulk(val))
 }
 
@@ -292,7 +292,7 @@ pub(crate) fn getex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         Change::Expire(arg) => {
             let at = arg.deadline(now, "getex")?;
             if at <= now {
-                shard.remove(db, key, now);
+                shard.delete(db, key, now);
             } else {
                 shard.set_expiry(db, key, Some(at), now);
             }

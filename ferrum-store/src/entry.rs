@@ -1,0 +1,195 @@
+//! A resident key as commands see it: [`Entry`], a read-only view of its
+//! block, and [`EntryMut`], a write guard that keeps the shard's memory
+//! accounting and `WATCH` versions right; and the side table of those
+//! versions.
+
+use ferrum_evict::Millis;
+
+use crate::block::Block;
+use crate::value::{Collection, Typed, ValueRef};
+use crate::StoreError;
+
+/// A resident key's metadata and value, borrowed from its block.
+#[derive(Clone, Copy, Debug)]
+pub struct Entry<'a> {
+    pub(crate) block: &'a Block,
+}
+
+impl<'a> Entry<'a> {
+    /// The stored value.
+    pub fn value(self) -> ValueRef<'a> {
+        self.block.value()
+    }
+
+    /// When the key expires, as absolute milliseconds on the caller's clock.
+    pub fn expires_at(self) -> Option<Millis> {
+        Some(self.block.deadline()).filter(|&d| d != 0).map(Millis)
+    }
+
+    /// When the key was last read or written (for `OBJECT IDLETIME`),
+    /// rounded down to the second as Redis's LRU clock is.
+    pub fn last_access(self) -> Millis {
+        Millis(self.block.last_access_ms())
+    }
+
+    /// The encoding `OBJECT ENCODING` reports: the value's own, except that
+    /// a string grown in place is `raw`, as in Redis.
+    pub fn encoding(self) -> &'static str {
+        if self.block.grown() {
+            "raw"
+        } else {
+            self.value().encoding()
+        }
+    }
+}
+
+/// A mutable borrow of one entry that keeps the shard's memory accounting
+/// and the key's `WATCH` version right when it is dropped.
+#[derive(Debug)]
+pub struct EntryMut<'a> {
+    pub(crate) block: &'a mut Block,
+    pub(crate) id: u32,
+    pub(crate) used_bytes: &'a mut usize,
+    pub(crate) watch: &'a mut Watches,
+    pub(crate) cost_before: usize,
+    pub(crate) dirty: bool,
+    pub(crate) unchanged: bool,
+}
+
+impl EntryMut<'_> {
+    /// The value, read-only.
+    pub fn value(&self) -> ValueRef<'_> {
+        self.block.value()
+    }
+
+    /// The collection as type `T`, for modification. Marks the key as
+    /// written.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::WrongType`] when the value is not a `T`.
+    pub fn coll_mut<T: Typed>(&mut self) -> Result<&mut T, StoreError> {
+        let t = self
+            .block
+            .coll_mut()
+            .and_then(T::of_coll_mut)
+            .ok_or(StoreError::WrongType)?;
+        self.dirty = true;
+        Ok(t)
+    }
+
+    /// The collection, whatever its type, for modification.
+    pub fn collection_mut(&mut self) -> Option<&mut Collection> {
+        self.dirty = true;
+        self.block.coll_mut()
+    }
+
+    /// Replaces the value with the string `s` (`INCR` and friends).
+    pub fn set_str(&mut self, s: &[u8]) {
+        self.dirty = true;
+        self.block
+            .set_str(s)
+            .unwrap_or_else(|_| unreachable!("strings are capped below the block limit"));
+    }
+
+    /// Writes `data` at `offset` of the string, zero-filling any gap and
+    /// growing it in place with amortised spare capacity (`SETRANGE`; the
+    /// caller checked the 512 MB limit). Returns the new length. Redis then
+    /// reports the `raw` encoding.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::WrongType`] when the value is not a string.
+    pub fn set_range(&mut self, offset: usize, data: &[u8]) -> Result<usize, StoreError> {
+        self.block.value().as_str()?;
+        self.dirty = true;
+        self.block
+            .set_range(offset, data)
+            .unwrap_or_else(|_| unreachable!("strings are capped below the block limit"));
+        Ok(self.block.value().as_str()?.len())
+    }
+
+    /// Appends `tail` to the string (`APPEND`). Returns the new length.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::WrongType`] when the value is not a string.
+    pub fn append(&mut self, tail: &[u8]) -> Result<usize, StoreError> {
+        let len = self.block.value().as_str()?.len();
+        self.set_range(len, tail)
+    }
+
+    /// The expiry deadline.
+    pub fn expires_at(&self) -> Option<Millis> {
+        Some(self.block.deadline()).filter(|&d| d != 0).map(Millis)
+    }
+
+    /// Records that the command, though it borrowed the value for writing,
+    /// changed nothing (`SADD` of members already present, `SREM` of absent
+    /// ones): the key keeps its version, so a `WATCH` on it still holds, as
+    /// Redis only signals a key a command modified.
+    pub fn mark_unchanged(&mut self) {
+        self.unchanged = true;
+    }
+}
+
+impl Drop for EntryMut<'_> {
+    fn drop(&mut self) {
+        if self.dirty {
+            let after = self.block.heap_bytes();
+            *self.used_bytes = *self.used_bytes - self.cost_before + after;
+            if !self.unchanged {
+                self.watch.touch(self.block.watched(), self.id);
+            }
+        }
+    }
+}
+
+/// `WATCH` versions, kept only for keys a client watched: every other key
+/// pays nothing for transactions. A watched key's block carries a flag, and
+/// every write to a flagged key takes a fresh version from the clock; a key
+/// that is removed takes its version with it, so a key created again reads
+/// as a version never handed out before.
+#[derive(Debug, Default)]
+pub(crate) struct Watches {
+    clock: u64,
+    versions: hashbrown::HashMap<u32, u64, foldhash::fast::FixedState>,
+}
+
+impl Watches {
+    fn next(&mut self) -> u64 {
+        self.clock += 1;
+        self.clock
+    }
+
+    /// The key in slot `id` was written; `watched` is its block's flag.
+    pub(crate) fn touch(&mut self, watched: bool, id: u32) {
+        if watched {
+            let v = self.next();
+            self.versions.insert(id, v);
+        }
+    }
+
+    /// The key in `block` (slot `id`) left.
+    pub(crate) fn forget(&mut self, block: &Block, id: u32) {
+        if block.watched() {
+            self.versions.remove(&id);
+        }
+    }
+
+    /// The version of the key in slot `id`, starting to track it if needed.
+    pub(crate) fn version(&mut self, block: &mut Block, id: u32) -> u64 {
+        if !block.watched() {
+            block.set_watched();
+            let v = self.next();
+            self.versions.insert(id, v);
+        }
+        self.versions[&id]
+    }
+
+    pub(crate) fn heap_bytes(&self) -> usize {
+        // hashbrown: 12-byte buckets (u32, u64 packed to 16) plus a control
+        // byte each, at its 7/8 load.
+        self.versions.len() * 17 * 8 / 7
+    }
+}
