@@ -92,11 +92,11 @@ pub(crate) struct ClientHandle {
 }
 
 impl ClientHandle {
-    /// Marks activity now, by the command at `COMMANDS[cmd]` and, for
-    /// container commands, its subcommand.
-    pub(crate) fn touch(&self, cmd: usize, sub: Option<&Bytes>) {
-        self.last_active_ms
-            .store(self.created.elapsed().as_millis() as u64, Ordering::Relaxed);
+    /// Marks activity at `at` (the command's clock reading), by the command
+    /// at `COMMANDS[cmd]` and, for container commands, its subcommand.
+    pub(crate) fn touch(&self, cmd: usize, sub: Option<&Bytes>, at: Instant) {
+        let ms = at.saturating_duration_since(self.created).as_millis() as u64;
+        self.last_active_ms.store(ms, Ordering::Relaxed);
         if let Some(sub) = sub {
             let sub = Bytes::from(sub.to_ascii_lowercase());
             *self.last_sub.lock().unwrap_or_else(|p| p.into_inner()) = Some(sub);

@@ -36,6 +36,15 @@ impl Clock {
         Millis(self.now_micros() / 1000)
     }
 
+    /// Now, both in Unix milliseconds and as the instant it was read at:
+    /// one clock read serves a command's `now` and the start of its timing.
+    pub(crate) fn reading(&self) -> (Millis, Instant) {
+        let at = Instant::now();
+        let elapsed = at.duration_since(self.start).as_millis() as u64;
+        let ms = self.start_unix_ms + self.offset_ms.load(Ordering::Relaxed) + elapsed;
+        (Millis(ms), at)
+    }
+
     /// Now, in Unix microseconds (for `TIME`).
     pub(crate) fn now_micros(&self) -> u64 {
         let elapsed = self.start.elapsed().as_micros() as u64;

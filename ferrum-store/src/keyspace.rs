@@ -63,13 +63,6 @@ struct Table {
     expires: usize,
 }
 
-impl Table {
-    /// Bytes the index needs for its keys (see [`memory::index_bytes`]).
-    fn heap_bytes(&self) -> usize {
-        memory::index_bytes(self.index.len())
-    }
-}
-
 /// The outcome of one run of the active expiry cycle on a shard.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ExpireCycle {
@@ -132,10 +125,13 @@ impl Shard {
     /// Bytes this shard's data, indexes and policy cost: the keys' blocks
     /// (and collections), the slot table and lists at their length, and
     /// the indexes at full load. Growth slack in the tables is not counted
-    /// (see `Table::heap_bytes`), so the figure is a function of what is
+    /// (see [`memory::index_bytes`]), so the figure is a function of what is
     /// stored.
     pub fn memory_bytes(&self) -> usize {
-        let tables: usize = self.tables.iter().map(Table::heap_bytes).sum();
+        // Every live slot is indexed in exactly one table. O(1): this runs
+        // twice per command (`Locked` publishes the change).
+        let live = self.slots.len() - self.free_slots.len();
+        let tables = memory::index_bytes(live);
         let slots = self.slots.len() * size_of::<Option<Block>>();
         let lists = (self.free_slots.len() + self.volatile.len()) * 4;
         let policy = self.policy.as_ref().map_or(0, |p| p.heap_bytes());

@@ -7,6 +7,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use bytes::Bytes;
 use ferrum_evict::{Millis, PolicyConfig, PolicyKind};
+use smallvec::SmallVec;
 
 use crate::error::StoreError;
 use crate::keyspace::Shard;
@@ -112,7 +113,7 @@ impl Store {
 
     /// Locks the shards holding `keys`, in ascending shard order.
     pub fn lock_keys<'k>(&self, keys: impl IntoIterator<Item = &'k [u8]>) -> Locked<'_> {
-        let mut idx: Vec<usize> = keys.into_iter().map(|k| self.shard_of(k)).collect();
+        let mut idx: SmallVec<[usize; 4]> = keys.into_iter().map(|k| self.shard_of(k)).collect();
         idx.sort_unstable();
         idx.dedup();
         self.lock_indices(idx)
@@ -327,7 +328,10 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 #[derive(Debug)]
 pub struct Locked<'a> {
     store: &'a Store,
-    guards: Vec<(usize, MutexGuard<'a, Shard>, usize)>,
+    /// Shard index, guard, and the shard's memory when locked. Inline for
+    /// one or two shards: most commands name one key, and this is built
+    /// for every command.
+    guards: SmallVec<[(usize, MutexGuard<'a, Shard>, usize); 2]>,
 }
 
 impl<'a> Locked<'a> {

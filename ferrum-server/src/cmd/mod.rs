@@ -41,6 +41,8 @@ use bytes::Bytes;
 use ferrum_proto::Frame;
 use ferrum_store::{Access, Millis, Store, ValueKind};
 
+use tokio::time::Instant;
+
 use crate::client::ConnState;
 use crate::shared::Shared;
 
@@ -179,6 +181,9 @@ pub(crate) struct Ctx<'a> {
     pub(crate) conn: &'a mut ConnState,
     /// The one clock reading for this command.
     pub(crate) now: Millis,
+    /// When the command's timing started: the same reading as `now`, then
+    /// the end of the previous command inside `EXEC`.
+    pub(crate) started: Instant,
     /// Whether a blocking command may block; off inside `EXEC`, where it
     /// replies at once as Redis does.
     pub(crate) may_block: bool,
@@ -193,10 +198,21 @@ pub(crate) struct Ctx<'a> {
 impl<'a> Ctx<'a> {
     /// A context for one command run at `now`.
     pub(crate) fn new(shared: &'a Shared, conn: &'a mut ConnState, now: Millis) -> Ctx<'a> {
+        Ctx::at(shared, conn, (now, Instant::now()))
+    }
+
+    /// A context for one command, from one clock reading (see
+    /// `Clock::reading`).
+    pub(crate) fn at(
+        shared: &'a Shared,
+        conn: &'a mut ConnState,
+        (now, started): (Millis, Instant),
+    ) -> Ctx<'a> {
         Ctx {
             shared,
             conn,
             now,
+            started,
             may_block: true,
             block: None,
             more: Vec::new(),
@@ -230,8 +246,7 @@ pub(crate) enum Reply {
 /// nothing in a command can close the connection except `QUIT`, which sets
 /// `conn.closing`.
 pub(crate) fn execute(shared: &Shared, conn: &mut ConnState, args: Vec<Bytes>) -> Reply {
-    let now = shared.clock.now();
-    let mut ctx = Ctx::new(shared, conn, now);
+    let mut ctx = Ctx::at(shared, conn, shared.clock.reading());
     let frame = match prepare(&mut ctx, &args) {
         // Transaction control runs outside the gate: EXEC takes its write side.
         Ok(Prepared::Run(spec)) if spec.has(flag::NO_QUEUE) => run(&mut ctx, spec, &args),
@@ -300,13 +315,12 @@ fn prepare(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Result<Prepared, CmdError> {
 /// each queued command while it holds the transaction gate.
 pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes]) -> Frame {
     let sub = args.get(1).filter(|_| spec.has(flag::CONTAINER));
-    ctx.conn.handle.touch(spec.index(), sub);
+    ctx.conn.handle.touch(spec.index(), sub, ctx.started);
     if spec.has(flag::DENYOOM) {
         if let Err(e) = ctx.store().reserve_for_write(ctx.now) {
             return CmdError::from(e).into_frame();
         }
     }
-    let started = std::time::Instant::now();
     let reply = (spec.handler)(ctx, args).unwrap_or_else(CmdError::into_frame);
     if spec.has(flag::WRITE) {
         ctx.store().enforce_maxmemory(ctx.now);
@@ -314,7 +328,10 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
             wake_written(ctx, spec, args);
         }
     }
-    let usec = started.elapsed().as_micros() as u64;
+    // The end of this command starts the next one's timing inside `EXEC`.
+    let ended = Instant::now();
+    let usec = ended.duration_since(ctx.started).as_micros() as u64;
+    ctx.started = ended;
     ctx.shared.stats.record_call(spec, usec);
     reply
 }
