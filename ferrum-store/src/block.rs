@@ -669,6 +669,86 @@ mod tests {
         assert_eq!(b.value(), ValueRef::Str(b"vw"));
     }
 
+    /// One change to a string block, for the property test below.
+    #[derive(Clone, Debug)]
+    enum Op {
+        SetStr(Vec<u8>),
+        SetRange(usize, Vec<u8>),
+        Deadline(u64),
+        Watch,
+        Touch(u64),
+    }
+
+    fn op() -> impl proptest::strategy::Strategy<Value = Op> {
+        use proptest::prelude::*;
+        let bytes = || prop::collection::vec(any::<u8>(), 0..40);
+        prop_oneof![
+            bytes().prop_map(Op::SetStr),
+            (0..60usize, bytes()).prop_map(|(o, d)| Op::SetRange(o, d)),
+            prop_oneof![Just(0u64), 1..u64::MAX].prop_map(Op::Deadline),
+            Just(Op::Watch),
+            (0..u64::from(u32::MAX) * 1_000).prop_map(Op::Touch),
+        ]
+    }
+
+    proptest::proptest! {
+        /// Any sequence of changes leaves the block agreeing with a plain
+        /// model of its fields, and its size with its shape; every
+        /// reallocation keeps the key and the table.
+        #[test]
+        fn a_block_matches_a_model_through_any_changes(
+            key in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..30),
+            table in 0..u16::MAX,
+            ops in proptest::collection::vec(op(), 0..40),
+        ) {
+            let mut b = Block::new(&key, Value::str(b"init"), table, 0).unwrap();
+            let (mut val, mut deadline, mut watched, mut grown) = (b"init".to_vec(), 0, false, false);
+            let mut pos = 0;
+            for op in ops {
+                match op {
+                    Op::SetStr(v) => {
+                        b.set_str(&v).unwrap();
+                        val = v;
+                        grown = false;
+                    }
+                    Op::SetRange(o, d) => {
+                        b.set_range(o, &d).unwrap();
+                        if val.len() < o + d.len() {
+                            val.resize(o + d.len(), 0);
+                        }
+                        val[o..o + d.len()].copy_from_slice(&d);
+                        grown = true;
+                    }
+                    Op::Deadline(d) => {
+                        b.set_deadline(d);
+                        if d != 0 {
+                            pos += 1;
+                            b.set_volatile_pos(pos);
+                        }
+                        deadline = d;
+                    }
+                    Op::Watch => {
+                        b.set_watched();
+                        watched = true;
+                    }
+                    Op::Touch(ms) => b.set_last_access(ms),
+                }
+                proptest::prop_assert_eq!(b.key(), &key[..]);
+                proptest::prop_assert_eq!(b.value(), ValueRef::Str(&val));
+                proptest::prop_assert_eq!(b.deadline(), deadline);
+                if deadline != 0 {
+                    proptest::prop_assert_eq!(b.volatile_pos(), pos);
+                }
+                proptest::prop_assert_eq!((b.watched(), b.grown()), (watched, grown));
+                proptest::prop_assert_eq!(b.table(), table);
+                let shape = b.shape();
+                proptest::prop_assert!(shape.cap >= val.len());
+                proptest::prop_assert_eq!(b.heap_bytes(), memory::alloc_size(shape.size()));
+            }
+            proptest::prop_assert_eq!(b.into_value(), Value::str(&val));
+        }
+    }
+
     #[test]
     fn empty_keys_and_values_fit() {
         let b = Block::new(b"", s(b""), 0, 0).unwrap();

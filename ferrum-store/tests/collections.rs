@@ -288,3 +288,60 @@ fn update_never_leaves_an_empty_collection() {
     assert!(shard.lookup(0, &key, now, Access::Peek).is_none());
     assert_eq!(shard.len(0), 0);
 }
+
+/// One value of every type, each with a few elements.
+fn one_of_each() -> Vec<Value> {
+    let mut list = List::new();
+    list.push(End::Right, b"a");
+    list.push(End::Right, b"b");
+    let mut hash = Hash::new();
+    hash.set(b"f", b"v");
+    let mut set = Set::new();
+    set.insert(b"m");
+    set.insert(b"7");
+    let mut zset = ZSet::new();
+    zset.insert(b"z", 1.5);
+    let mut stream = Stream::new();
+    stream.add(
+        StreamId { ms: 1, seq: 0 },
+        &[(Bytes::from_static(b"k"), Bytes::from_static(b"v"))],
+    );
+    vec![
+        Value::str(b""),
+        Value::str(&[b'x'; 100]),
+        list.into(),
+        hash.into(),
+        set.into(),
+        zset.into(),
+        stream.into(),
+    ]
+}
+
+#[test]
+fn every_type_round_trips_through_the_keyspace() {
+    let store = Store::new(StoreConfig::default());
+    let baseline = store.used_memory_bytes();
+    let key = Bytes::from_static(b"k");
+    let now = Millis(10);
+    let mut ks = store.lock_key(&key);
+    let shard = ks.shard(&key);
+    let values = one_of_each();
+    for (i, v) in values.iter().enumerate() {
+        // With and without a deadline, and over a value of another type.
+        let ttl = (i % 2 == 0).then_some(Millis(1_000));
+        shard.insert(0, key.clone(), v.clone(), ttl, now);
+        let e = shard.lookup(0, &key, now, Access::Peek).expect("stored");
+        assert_eq!(e.value().to_value(), *v);
+        assert_eq!(e.value().kind(), v.kind());
+        assert_eq!(e.expires_at(), ttl);
+    }
+    for v in values {
+        shard.insert(0, key.clone(), v.clone(), None, now);
+        assert_eq!(shard.remove(0, &key, now), Some(v));
+    }
+    // The emptied slot row goes at the next sparse-table shrink, as the
+    // server's expiry cycle runs it.
+    shard.shrink_if_sparse();
+    drop(ks);
+    assert_eq!(store.used_memory_bytes(), baseline);
+}
