@@ -380,7 +380,9 @@ static PARAMS: &[Spec] = &[
         kind: Kind::Int { min: 0, max: INT_MAX, get: |c| c.tcp_keepalive.as_secs(),
             set: |c, v| c.tcp_keepalive = Duration::from_secs(v) } },
     Spec { name: "proto-max-bulk-len", param: Param::ProtoMaxBulkLen, mutable: true, default: "512mb",
-        kind: Kind::Memory { min: MB, max: LONG_MAX, get: |c| c.proto_max_bulk_len_bytes,
+        // At most 4 GiB - 1, where Redis allows LONG_MAX: a key's block
+        // stores lengths in 32 bits (see ferrum-store's block.rs).
+        kind: Kind::Memory { min: MB, max: u32::MAX as u64, get: |c| c.proto_max_bulk_len_bytes,
             set: |c, v| c.proto_max_bulk_len_bytes = v } },
     Spec { name: "client-query-buffer-limit", param: Param::ClientQueryBufferLimit, mutable: true, default: "1gb",
         kind: Kind::Memory { min: MB, max: LONG_MAX, get: |c| c.client_query_buffer_limit_bytes,

@@ -188,3 +188,19 @@ fn allkeys_lru_evicts_to_stay_under_maxmemory() {
     assert_eq!(run::<i64>(&mut c, &["EXISTS", "k4999"]).unwrap(), 1);
     assert_eq!(run::<i64>(&mut c, &["EXISTS", "k0"]).unwrap(), 0);
 }
+
+#[test]
+fn proto_max_bulk_len_stops_below_four_gib() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let _: () = run(
+        &mut c,
+        &["CONFIG", "SET", "proto-max-bulk-len", "4294967295"],
+    )
+    .unwrap();
+    let e = err(
+        &mut c,
+        &["CONFIG", "SET", "proto-max-bulk-len", "4294967296"],
+    );
+    assert!(e.contains("argument must be between"), "{e}");
+}
