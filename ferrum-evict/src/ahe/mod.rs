@@ -129,7 +129,7 @@ pub use ghost::Side;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use crate::heap::IndexedHeap;
+use crate::heap::Deadlines;
 use crate::{ControllerState, EntryId, EvictionPolicy, Millis};
 use ghost::Ghost;
 use sketch::FrequencySketch;
@@ -252,7 +252,7 @@ pub struct Ahe {
     sketch: FrequencySketch,
     ghost: Ghost,
     climber: HillClimber,
-    deadlines: IndexedHeap<u64>,
+    deadlines: Deadlines,
     /// The hash of the last miss: its insert must not count twice.
     pending_miss: Option<u64>,
     /// Hits and misses so far, wrapping: the clock of `Node::touched`.
@@ -273,7 +273,7 @@ impl Ahe {
             sketch: FrequencySketch::default(),
             ghost: Ghost::default(),
             climber: HillClimber::new(config.climber.clone()),
-            deadlines: IndexedHeap::default(),
+            deadlines: Deadlines::default(),
             pending_miss: None,
             ticks: 0,
             rng: SmallRng::seed_from_u64(config.seed),
@@ -505,11 +505,9 @@ impl EvictionPolicy for Ahe {
     fn on_expiry_change(&mut self, id: EntryId, expires_at: Option<Millis>) {
         match expires_at {
             Some(deadline) if self.region(id) != Region::Untracked => {
-                self.deadlines.set(id, deadline.0);
+                self.deadlines.set(id, deadline);
             }
-            _ => {
-                self.deadlines.remove(id);
-            }
+            _ => self.deadlines.remove(id),
         }
     }
 
@@ -523,9 +521,9 @@ impl EvictionPolicy for Ahe {
         if self.tracked == 0 {
             return None;
         }
-        if let Some((id, deadline)) = self.deadlines.peek() {
-            // Redis's rule: a key is expired once `now > deadline`.
-            if self.config.expired_first && now.0 > deadline {
+        self.deadlines.observe(now);
+        if self.config.expired_first {
+            if let Some(id) = self.deadlines.expired(now) {
                 self.detach(id.0);
                 return Some(id);
             }
