@@ -4,13 +4,9 @@
 use bytes::Bytes;
 
 use super::dense::Dense;
+use super::EncodingLimits;
 use crate::memory::alloc_size;
 
-/// Redis 7 keeps a hash as a listpack up to 128 fields of at most 64 bytes
-/// (`hash-max-listpack-entries`, `hash-max-listpack-value`); past either it
-/// converts to a hashtable for good.
-const LISTPACK_MAX_ENTRIES: usize = 128;
-const LISTPACK_MAX_VALUE: usize = 64;
 
 /// A Redis hash.
 ///
@@ -83,14 +79,14 @@ impl Hash {
         let field = Bytes::copy_from_slice(field);
         self.elem_bytes += alloc_size(field.len());
         self.table.push_new((field, value));
-        if self.len() > LISTPACK_MAX_ENTRIES {
+        if self.len() as u64 > EncodingLimits::current().hash_max_listpack_entries {
             self.hashtable = true;
         }
         true
     }
 
     fn note_sizes(&mut self, longest: usize) {
-        if longest > LISTPACK_MAX_VALUE {
+        if longest as u64 > EncodingLimits::current().hash_max_listpack_value {
             self.hashtable = true;
         }
     }

@@ -26,10 +26,6 @@ pub struct List {
     elem_bytes: usize,
 }
 
-/// Redis 7.2 keeps a list in one listpack while it stays under 8 KiB
-/// (`list-max-listpack-size -2`) and 128 entries.
-const LISTPACK_MAX_BYTES: usize = 8 * 1024;
-const LISTPACK_MAX_ENTRIES: usize = 128;
 
 impl List {
     /// An empty list.
@@ -58,13 +54,10 @@ impl List {
         self.elem_bytes
     }
 
-    /// `listpack` for small lists, `quicklist` beyond, as Redis 7.2 reports.
+    /// `quicklist`, whatever the size, as Redis 7.0 reports (7.2 says
+    /// `listpack` for a list of one small node).
     pub fn encoding(&self) -> &'static str {
-        if self.items.len() <= LISTPACK_MAX_ENTRIES && self.elem_bytes <= LISTPACK_MAX_BYTES {
-            "listpack"
-        } else {
-            "quicklist"
-        }
+        "quicklist"
     }
 
     /// Adds `v` at `end`, copying it into its own allocation.

@@ -10,6 +10,7 @@
 
 mod dense;
 mod hash;
+mod limits;
 mod list;
 mod ostree;
 mod set;
@@ -17,6 +18,7 @@ mod stream;
 mod zset;
 
 pub use hash::Hash;
+pub use limits::EncodingLimits;
 pub use list::{End, List};
 pub use set::Set;
 pub use stream::{AddError, IdSpec, Stream, StreamId, Trim, NODE_ENTRIES};

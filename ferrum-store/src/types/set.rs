@@ -4,13 +4,9 @@
 use bytes::Bytes;
 
 use super::dense::Dense;
+use super::EncodingLimits;
 use crate::memory::alloc_size;
 
-/// `set-max-intset-entries`: an all-integer set stays an intset up to this.
-const INTSET_MAX_ENTRIES: usize = 512;
-/// `set-max-listpack-entries` and `-value` (Redis 7.2).
-const LISTPACK_MAX_ENTRIES: usize = 128;
-const LISTPACK_MAX_VALUE: usize = 64;
 
 /// The encoding a set would have in Redis 7.2. Conversions only go forward,
 /// as in Redis: a set that became a hashtable stays one.
@@ -89,14 +85,15 @@ impl Set {
     }
 
     fn upgrade_for(&mut self, m: &[u8]) {
-        let len = self.len() + 1;
+        let len = self.len() as u64 + 1;
+        let limits = EncodingLimits::current();
         let want = if self.encoding == Encoding::Intset
-            && len <= INTSET_MAX_ENTRIES
+            && len <= limits.set_max_intset_entries
             && is_intset_member(m)
         {
             Encoding::Intset
-        } else if len <= LISTPACK_MAX_ENTRIES
-            && m.len() <= LISTPACK_MAX_VALUE
+        } else if len <= limits.set_max_listpack_entries
+            && m.len() as u64 <= limits.set_max_listpack_value
             && self.encoding != Encoding::Hashtable
         {
             Encoding::Listpack

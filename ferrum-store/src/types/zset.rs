@@ -12,11 +12,9 @@ use hashbrown::HashTable;
 
 use super::dense::hash_key;
 use super::ostree::{Node, Tree};
+use super::EncodingLimits;
 use crate::memory::alloc_size;
 
-/// `zset-max-listpack-entries` and `zset-max-listpack-value`.
-const LISTPACK_MAX_ENTRIES: usize = 128;
-const LISTPACK_MAX_VALUE: usize = 64;
 
 /// One end of a score range: `1.5` (inclusive) or `(1.5` (exclusive).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -117,7 +115,10 @@ impl ZSet {
         }
         let m = Bytes::copy_from_slice(member);
         self.elem_bytes += alloc_size(m.len());
-        if m.len() > LISTPACK_MAX_VALUE || self.len() >= LISTPACK_MAX_ENTRIES {
+        let limits = EncodingLimits::current();
+        if m.len() as u64 > limits.zset_max_listpack_value
+            || self.len() as u64 >= limits.zset_max_listpack_entries
+        {
             self.skiplist = true;
         }
         let id = self.tree.insert(score, m, member);
