@@ -158,13 +158,19 @@ pub(crate) fn store_in<T: Typed>(shard: &mut Shard, db: usize, key: &Bytes, now:
 }
 
 /// An array of bulk strings.
-pub(crate) fn bulks<'a>(items: impl IntoIterator<Item = &'a Bytes>) -> Frame {
-    Frame::Array(items.into_iter().map(|b| Frame::Bulk(b.clone())).collect())
+pub(crate) fn bulks<B: AsRef<[u8]>>(items: impl IntoIterator<Item = B>) -> Frame {
+    Frame::Array(items.into_iter().map(|b| bulk_of(b.as_ref())).collect())
+}
+
+/// A bulk string copied out of a collection (packed collections hold no
+/// `Bytes` to share).
+pub(crate) fn bulk_of(b: &[u8]) -> Frame {
+    Frame::Bulk(Bytes::copy_from_slice(b))
 }
 
 /// A RESP3 set of bulk strings (an array in RESP2).
-pub(crate) fn bulk_set<'a>(items: impl IntoIterator<Item = &'a Bytes>) -> Frame {
-    Frame::Set(items.into_iter().map(|b| Frame::Bulk(b.clone())).collect())
+pub(crate) fn bulk_set(items: impl IntoIterator<Item = Bytes>) -> Frame {
+    Frame::Set(items.into_iter().map(Frame::Bulk).collect())
 }
 
 /// Whether the connection speaks RESP3.

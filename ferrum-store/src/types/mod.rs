@@ -10,16 +10,19 @@
 
 mod dense;
 mod hash;
+mod intset;
 mod limits;
 mod list;
+mod listpack;
 mod ostree;
 mod set;
 mod stream;
+mod zpacked;
 mod zset;
 
-pub use hash::Hash;
+pub use hash::{Hash, Iter as HashIter};
 pub use limits::EncodingLimits;
-pub use list::{End, List};
+pub use list::{End, Iter as ListIter, List};
 pub use set::Set;
 pub use stream::{AddError, IdSpec, Stream, StreamId, Trim, NODE_ENTRIES};
 pub use zset::{LexBound, ScoreBound, ZSet};
