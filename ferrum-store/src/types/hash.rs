@@ -1,4 +1,4 @@
-//! The hash type: field-value pairs, packed in a [`Listpack`] while small and
+//! The hash type: field-value pairs, packed in a listpack ([`Forward`]) while small and
 //! in a dense hash table beyond, with O(1) lookup, O(1) random field and an
 //! O(1) byte count in the large form.
 //!
@@ -10,7 +10,7 @@
 use bytes::Bytes;
 
 use super::dense::Dense;
-use super::listpack::{self, Listpack};
+use super::listpack::{self, Forward};
 use super::EncodingLimits;
 use crate::memory::alloc_size;
 
@@ -24,13 +24,13 @@ pub struct Hash(Repr);
 
 #[derive(Clone, Debug)]
 enum Repr {
-    Packed(Listpack),
+    Packed(Forward),
     Table(Box<Table>),
 }
 
 impl Default for Repr {
     fn default() -> Repr {
-        Repr::Packed(Listpack::new())
+        Repr::Packed(Forward::new())
     }
 }
 
@@ -200,7 +200,7 @@ impl Table {
 pub struct Iter<'a>(IterRepr<'a>);
 
 enum IterRepr<'a> {
-    Packed(listpack::Iter<'a>),
+    Packed(listpack::Iter<'a, false>),
     Table(std::slice::Iter<'a, (Bytes, Bytes)>),
 }
 
@@ -237,7 +237,7 @@ mod tests {
         assert!(!h.set(b"f", b"22"));
         assert_eq!(h.encoding(), "listpack");
         assert_eq!(h.get(b"f"), Some(&b"22"[..]));
-        assert_eq!(h.heap_bytes(), alloc_size(FIRST + 2 * 3 + 4));
+        assert_eq!(h.heap_bytes(), alloc_size(FIRST + 2 + 3));
         h.set(b"g", &[b'x'; 65]);
         assert_eq!(h.encoding(), "hashtable");
         assert_eq!(h.get(b"f"), Some(&b"22"[..]));

@@ -14,7 +14,7 @@
 
 use bytes::Bytes;
 
-use super::listpack::{entry_size, Listpack, FIRST};
+use super::listpack::{Listpack, FIRST};
 use super::EncodingLimits;
 use crate::memory::alloc_size;
 
@@ -63,7 +63,8 @@ impl Eq for List {}
 
 /// Whether `node` may take one more entry of `len` bytes.
 fn fits(node: &Listpack, len: usize, limits: (usize, usize)) -> bool {
-    node.len() == 0 || (node.len() < limits.0 && node.bytes() + entry_size(len) <= limits.1)
+    node.len() == 0
+        || (node.len() < limits.0 && node.bytes() + Listpack::<true>::entry_size(len) <= limits.1)
 }
 
 fn limits() -> (usize, usize) {

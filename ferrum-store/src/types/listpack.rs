@@ -4,11 +4,14 @@
 //!
 //! Layout, after Redis's listpack (`listpack.c`) but simpler: a 4-byte
 //! little-endian entry count, then the entries. An entry is its length as a
-//! LEB128 varint, the bytes, and a "back length": the size of the length and
-//! the bytes, written so it can be read from its last byte backwards (7 bits
-//! per byte, high bit set on every byte but the first). An entry of up to 127
-//! bytes therefore costs two bytes beyond its data, as in Redis, and the list
-//! can be walked both ways, so the last entry of a node is O(1) to find.
+//! LEB128 varint, the bytes, and, in a `Listpack<true>` (list nodes), a
+//! "back length": the size of the length and the bytes, written so it can be
+//! read from its last byte backwards (7 bits per byte, high bit set on every
+//! byte but the first). A list node's entry of up to 127 bytes therefore
+//! costs two bytes beyond its data, as in Redis, and the node can be walked
+//! both ways, so its last entry is O(1) to find. Hashes, sets and sorted sets
+//! only ever walk forwards, so their [`Forward`] listpacks leave the back
+//! length out and pay one byte per short entry, one less than Redis.
 //!
 //! Entries are addressed by byte offset (`FIRST` is the first entry, the
 //! buffer's length is the end). The allocation is always exactly as long as
@@ -21,12 +24,16 @@ use crate::memory::alloc_size;
 /// Offset of the first entry (just after the count).
 pub(crate) const FIRST: usize = 4;
 
-/// A packed list of byte strings. See the module docs.
+/// A packed list of byte strings; `BACK` says whether entries carry a back
+/// length (see the module docs).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Listpack(Box<[u8]>);
+pub(crate) struct Listpack<const BACK: bool = true>(Box<[u8]>);
 
-impl Default for Listpack {
-    fn default() -> Listpack {
+/// A listpack walked only forwards: entries without back lengths.
+pub(crate) type Forward = Listpack<false>;
+
+impl<const BACK: bool> Default for Listpack<BACK> {
+    fn default() -> Listpack<BACK> {
         Listpack(Box::new([0; FIRST]))
     }
 }
@@ -37,14 +44,15 @@ fn varint_len(n: usize) -> usize {
     bits.div_ceil(7) as usize
 }
 
-/// Bytes an entry holding `len` data bytes takes in all.
-pub(crate) fn entry_size(len: usize) -> usize {
+/// Bytes an entry holding `len` data bytes takes in all, with or without a
+/// back length.
+pub(crate) fn entry_size(len: usize, back: bool) -> usize {
     let head = varint_len(len) + len;
-    head + varint_len(head)
+    head + if back { varint_len(head) } else { 0 }
 }
 
 /// Writes the entry for `v` at the start of `dst` (exactly `entry_size` long).
-fn write_entry(dst: &mut [u8], v: &[u8]) {
+fn write_entry(dst: &mut [u8], v: &[u8], back_len: bool) {
     let mut at = 0;
     let mut n = v.len();
     loop {
@@ -58,6 +66,9 @@ fn write_entry(dst: &mut [u8], v: &[u8]) {
     }
     dst[at..at + v.len()].copy_from_slice(v);
     at += v.len();
+    if !back_len {
+        return;
+    }
     let back = at;
     let k = varint_len(back);
     for i in 0..k {
@@ -67,10 +78,15 @@ fn write_entry(dst: &mut [u8], v: &[u8]) {
     }
 }
 
-impl Listpack {
+impl<const BACK: bool> Listpack<BACK> {
     /// An empty listpack.
-    pub(crate) fn new() -> Listpack {
+    pub(crate) fn new() -> Listpack<BACK> {
         Listpack::default()
+    }
+
+    /// Bytes an entry of `len` data bytes takes in this kind of listpack.
+    pub(crate) fn entry_size(len: usize) -> usize {
+        entry_size(len, BACK)
     }
 
     /// Number of entries.
@@ -111,8 +127,8 @@ impl Listpack {
             }
         }
         let data = &b[at..at + len];
-        let head = at + len - off;
-        (data, at + len + varint_len(head))
+        let back = if BACK { varint_len(at + len - off) } else { 0 };
+        (data, at + len + back)
     }
 
     /// The data at `off`.
@@ -125,26 +141,6 @@ impl Listpack {
         self.entry(off).1
     }
 
-    /// The offset of the entry before `off` (which must not be `FIRST`).
-    pub(crate) fn prev(&self, off: usize) -> usize {
-        let (mut head, mut shift, mut at) = (0usize, 0, off);
-        loop {
-            at -= 1;
-            let byte = self.0[at];
-            head |= usize::from(byte & 0x7f) << shift;
-            shift += 7;
-            if byte & 0x80 == 0 {
-                break;
-            }
-        }
-        at - head
-    }
-
-    /// The offset of the last entry, if any.
-    pub(crate) fn last(&self) -> Option<usize> {
-        (self.len() > 0).then(|| self.prev(self.end()))
-    }
-
     /// The offset of the `i`-th entry (O(i)); `end()` when `i == len()`.
     pub(crate) fn seek(&self, i: usize) -> usize {
         let mut off = FIRST;
@@ -155,7 +151,7 @@ impl Listpack {
     }
 
     /// Every entry, first to last.
-    pub(crate) fn iter(&self) -> Iter<'_> {
+    pub(crate) fn iter(&self) -> Iter<'_, BACK> {
         Iter {
             lp: self,
             off: FIRST,
@@ -182,7 +178,7 @@ impl Listpack {
     /// Inserts `items` as consecutive entries before the entry at `off`
     /// (`end()` appends).
     pub(crate) fn insert(&mut self, off: usize, items: &[&[u8]]) {
-        let add: usize = items.iter().map(|v| entry_size(v.len())).sum();
+        let add: usize = items.iter().map(|v| entry_size(v.len(), BACK)).sum();
         let old = self.0.len();
         let mut buf = std::mem::take(&mut self.0).into_vec();
         buf.reserve_exact(add);
@@ -190,8 +186,8 @@ impl Listpack {
         buf.copy_within(off..old, off + add);
         let mut at = off;
         for v in items {
-            let n = entry_size(v.len());
-            write_entry(&mut buf[at..at + n], v);
+            let n = entry_size(v.len(), BACK);
+            write_entry(&mut buf[at..at + n], v, BACK);
             at += n;
         }
         self.0 = buf.into_boxed_slice();
@@ -225,22 +221,22 @@ impl Listpack {
     /// Replaces the data of the entry at `off` with `v`.
     pub(crate) fn replace(&mut self, off: usize, v: &[u8]) {
         let stop = self.next(off);
-        let new = entry_size(v.len());
+        let new = entry_size(v.len(), BACK);
         if stop - off == new {
-            write_entry(&mut self.0[off..stop], v);
+            write_entry(&mut self.0[off..stop], v, BACK);
             return;
         }
         let count = self.len();
         let mut buf = std::mem::take(&mut self.0).into_vec();
         let mut enc = vec![0; new];
-        write_entry(&mut enc, v);
+        write_entry(&mut enc, v, BACK);
         buf.splice(off..stop, enc);
         self.0 = buf.into_boxed_slice();
         self.set_len(count);
     }
 
     /// Splits off the entries from `off` on into a new listpack.
-    pub(crate) fn split_off(&mut self, off: usize, n: usize) -> Listpack {
+    pub(crate) fn split_off(&mut self, off: usize, n: usize) -> Listpack<BACK> {
         let mut tail = Vec::with_capacity(FIRST + self.end() - off);
         tail.extend_from_slice(&(n as u32).to_le_bytes());
         tail.extend_from_slice(&self.0[off..]);
@@ -253,14 +249,36 @@ impl Listpack {
     }
 }
 
+impl Listpack<true> {
+    /// The offset of the entry before `off` (which must not be `FIRST`).
+    pub(crate) fn prev(&self, off: usize) -> usize {
+        let (mut head, mut shift, mut at) = (0usize, 0, off);
+        loop {
+            at -= 1;
+            let byte = self.0[at];
+            head |= usize::from(byte & 0x7f) << shift;
+            shift += 7;
+            if byte & 0x80 == 0 {
+                break;
+            }
+        }
+        at - head
+    }
+
+    /// The offset of the last entry, if any.
+    pub(crate) fn last(&self) -> Option<usize> {
+        (self.len() > 0).then(|| self.prev(self.end()))
+    }
+}
+
 /// Iterator over a listpack's entries, first to last.
-pub(crate) struct Iter<'a> {
-    lp: &'a Listpack,
+pub(crate) struct Iter<'a, const BACK: bool> {
+    lp: &'a Listpack<BACK>,
     off: usize,
     left: usize,
 }
 
-impl<'a> Iterator for Iter<'a> {
+impl<'a, const BACK: bool> Iterator for Iter<'a, BACK> {
     type Item = &'a [u8];
 
     fn next(&mut self) -> Option<&'a [u8]> {
@@ -278,7 +296,7 @@ impl<'a> Iterator for Iter<'a> {
     }
 }
 
-impl ExactSizeIterator for Iter<'_> {}
+impl<const BACK: bool> ExactSizeIterator for Iter<'_, BACK> {}
 
 /// A sorted-set score as a listpack entry: an integral score of magnitude
 /// below 2^53 as its shortest little-endian two's-complement bytes (0 to 7
@@ -326,7 +344,7 @@ mod tests {
 
     #[test]
     fn entries_walk_both_ways() {
-        let mut lp = Listpack::new();
+        let mut lp = Listpack::<true>::new();
         let long = vec![b'x'; 300];
         let huge = vec![b'y'; 20_000];
         lp.push(b"a");
@@ -348,7 +366,7 @@ mod tests {
 
     #[test]
     fn insert_delete_replace_split() {
-        let mut lp = Listpack::new();
+        let mut lp = Forward::new();
         lp.insert(FIRST, &[b"b", b"d"]);
         lp.insert(FIRST, &[b"a"]);
         let d = lp.find(b"d", 1).unwrap();
@@ -379,5 +397,18 @@ mod tests {
         assert_eq!(score_bytes(1.0, &mut buf), 1);
         assert_eq!(score_bytes(0.0, &mut buf), 0);
         assert_eq!(score_bytes(2.5, &mut buf), 8);
+    }
+
+    #[test]
+    fn forward_entries_skip_the_back_length() {
+        let mut f = Forward::new();
+        let mut b = Listpack::<true>::new();
+        for v in [&b"abc"[..], &[b'x'; 200][..]] {
+            f.push(v);
+            b.push(v);
+        }
+        assert_eq!(f.bytes(), FIRST + 4 + 202);
+        assert_eq!(b.bytes(), FIRST + 5 + 204);
+        assert_eq!(f.iter().collect::<Vec<_>>(), b.iter().collect::<Vec<_>>());
     }
 }

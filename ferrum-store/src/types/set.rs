@@ -1,5 +1,5 @@
 //! The set type: unique byte strings, packed while small (an [`Intset`] of
-//! integers or a [`Listpack`] of strings) and in a dense hash table beyond,
+//! integers or a listpack ([`Forward`]) of strings) and in a dense hash table beyond,
 //! with O(1) membership, O(1) random member and an O(1) byte count there.
 //!
 //! Conversions follow Redis 7.2 and only go forward: a set of integers
@@ -12,7 +12,7 @@ use bytes::Bytes;
 
 use super::dense::Dense;
 use super::intset::Intset;
-use super::listpack::Listpack;
+use super::listpack::Forward;
 use super::EncodingLimits;
 use crate::memory::alloc_size;
 
@@ -27,7 +27,7 @@ pub struct Set(Repr);
 #[derive(Clone, Debug)]
 enum Repr {
     Int(Intset),
-    Packed(Listpack),
+    Packed(Forward),
     Table(Box<Table>),
 }
 
@@ -150,7 +150,7 @@ impl Set {
     fn convert(&mut self, packed: bool) {
         let members: Vec<Bytes> = self.iter().collect();
         self.0 = if packed {
-            let mut lp = Listpack::new();
+            let mut lp = Forward::new();
             let refs: Vec<&[u8]> = members.iter().map(|m| &m[..]).collect();
             lp.insert(lp.end(), &refs);
             Repr::Packed(lp)

@@ -1,4 +1,4 @@
-//! A small sorted set packed in a [`Listpack`]: member and score entries
+//! A small sorted set packed in a listpack ([`Forward`]): member and score entries
 //! alternating, in `(score, member)` order, as Redis's listpack-encoded zset.
 //!
 //! Scores are stored compactly (see [`score_bytes`]): an integral score as
@@ -8,13 +8,13 @@
 
 use bytes::Bytes;
 
-use super::listpack::{read_score, score_bytes, Listpack, FIRST};
+use super::listpack::{read_score, score_bytes, Forward, FIRST};
 use super::ostree::cmp_elem;
 use super::zset::{LexBound, ScoreBound};
 
 /// A packed sorted set. See the module docs.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct ZPacked(pub(crate) Listpack);
+pub(crate) struct ZPacked(pub(crate) Forward);
 
 impl ZPacked {
     pub(crate) fn len(&self) -> usize {
