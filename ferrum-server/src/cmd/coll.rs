@@ -158,14 +158,28 @@ pub(crate) fn store_in<T: Typed>(shard: &mut Shard, db: usize, key: &Bytes, now:
 }
 
 /// An array of bulk strings.
+///
+/// Packed collections hold no `Bytes` to share, so the items are copied
+/// into one buffer that every bulk string slices: one allocation per reply
+/// instead of one per element.
 pub(crate) fn bulks<B: AsRef<[u8]>>(items: impl IntoIterator<Item = B>) -> Frame {
-    Frame::Array(items.into_iter().map(|b| bulk_of(b.as_ref())).collect())
-}
-
-/// A bulk string copied out of a collection (packed collections hold no
-/// `Bytes` to share).
-pub(crate) fn bulk_of(b: &[u8]) -> Frame {
-    Frame::Bulk(Bytes::copy_from_slice(b))
+    let mut buf = bytes::BytesMut::new();
+    let mut ends = Vec::new();
+    for b in items {
+        buf.extend_from_slice(b.as_ref());
+        ends.push(buf.len());
+    }
+    let buf = buf.freeze();
+    let mut start = 0;
+    Frame::Array(
+        ends.into_iter()
+            .map(|end| {
+                let item = Frame::Bulk(buf.slice(start..end));
+                start = end;
+                item
+            })
+            .collect(),
+    )
 }
 
 /// A RESP3 set of bulk strings (an array in RESP2).

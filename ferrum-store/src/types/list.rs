@@ -155,25 +155,47 @@ impl List {
         self.edit(|c| c.push(end, v, limits()));
     }
 
-    /// Removes and returns the element at `end`.
+    /// Removes and returns the element at `end`. O(size of the end node).
     pub fn pop(&mut self, end: End) -> Option<Bytes> {
-        if let Repr::Packed(lp) = &mut self.0 {
-            let off = match end {
-                End::Left => (lp.len() > 0).then_some(FIRST),
-                End::Right => lp.last(),
-            }?;
-            let v = Bytes::copy_from_slice(lp.get(off));
-            lp.delete(off, 1);
-            return Some(v);
+        match &mut self.0 {
+            Repr::Packed(lp) => {
+                let off = match end {
+                    End::Left => (lp.len() > 0).then_some(FIRST),
+                    End::Right => lp.last(),
+                }?;
+                let v = Bytes::copy_from_slice(lp.get(off));
+                lp.delete(off, 1);
+                Some(v)
+            }
+            Repr::Chain(c) => {
+                // A chain always has two nodes or more, none of them empty.
+                let ni = match end {
+                    End::Left => 0,
+                    End::Right => c.nodes.len() - 1,
+                };
+                let lp = &c.nodes[ni];
+                let off = match end {
+                    End::Left => FIRST,
+                    End::Right => lp.last()?,
+                };
+                let v = Bytes::copy_from_slice(lp.get(off));
+                c.edit_node(ni, |lp| lp.delete(off, 1));
+                c.len -= 1;
+                if c.nodes[ni].len() == 0 {
+                    self.edit(Chain::drop_empty);
+                }
+                Some(v)
+            }
         }
-        let len = self.len();
-        let mut out = self.pop_many(end, 1);
-        debug_assert!(out.len() <= 1 && len >= out.len());
-        out.pop()
     }
 
     /// Removes up to `count` elements from `end`, in pop order.
     pub fn pop_many(&mut self, end: End, count: usize) -> Vec<Bytes> {
+        match count {
+            0 => return Vec::new(),
+            1 => return self.pop(end).into_iter().collect(),
+            _ => {}
+        }
         let len = self.len();
         let n = count.min(len);
         let from = match end {
