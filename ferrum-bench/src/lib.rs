@@ -3,7 +3,9 @@
 //!
 //! - [`workload`]: the five seeded patterns of WORKLOADS.md (`zipf`,
 //!   `shift`, `mixed`, `scan`, `ttl`) and four adversarial ones (`loop`,
-//!   `zipf06`, `onehit`, `phase`) as `impl Iterator<Item = Request>`;
+//!   `zipf06`, `onehit`, `phase`) as `impl Iterator<Item = Request>`, at
+//!   any WORKLOADS.md v2 scale (`Workload::scaled`; `--scale S` on `sim`,
+//!   `export-trace` and `live`);
 //! - [`trace`]: the `timestamp_ms,key,ttl_ms` CSV trace format;
 //! - [`sim`]: a fixed-capacity read-through cache on virtual time that
 //!   drives a `ferrum_evict::EvictionPolicy` directly;

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use ferrum_bench::driver::{ClockMode, LiveConfig, LiveDriver};
+use ferrum_bench::driver::{Calibration, ClockMode, LiveConfig, LiveDriver};
 use ferrum_bench::live::{to_markdown, LiveCell};
 use ferrum_bench::trace::read_trace;
 use ferrum_bench::workload::{self, Pattern, Request, Workload};
@@ -30,21 +30,33 @@ pub(crate) struct LiveArgs {
     /// Comma-separated `maxmemory-policy` names.
     #[arg(long, value_delimiter = ',', default_value = "allkeys-lru")]
     policies: Vec<PolicyKind>,
-    /// Requests per (policy, pattern) cell.
-    #[arg(long, default_value_t = workload::REQUESTS)]
-    requests: u64,
+    /// Requests per (policy, pattern) cell [default: 1,000,000·scale].
+    #[arg(long)]
+    requests: Option<u64>,
+    /// WORKLOADS.md v2 scale `S`: keyspace 100,000·S, capacity 5,000·S, and
+    /// the patterns' epochs, scans and TTLs scaled to match.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    scale: u64,
     /// Seed of the workloads.
     #[arg(long, default_value_t = workload::SEED)]
     seed: u64,
-    /// Entries the server should hold; `maxmemory` is calibrated to it.
-    #[arg(long, default_value_t = workload::CAPACITY)]
-    capacity: usize,
+    /// Entries the server should hold; `maxmemory` is calibrated to it
+    /// [default: 5,000·scale].
+    #[arg(long)]
+    capacity: Option<usize>,
     /// Skip calibration and use this `maxmemory` (bytes).
     #[arg(long)]
     maxmemory: Option<u64>,
-    /// Requests of the prefix replayed per calibration round.
-    #[arg(long, default_value_t = 30_000)]
-    calibration_requests: u64,
+    /// Requests of the prefix replayed per calibration round [default:
+    /// 30,000·scale].
+    #[arg(long)]
+    calibration_requests: Option<u64>,
+    /// Only calibrate: print, per (policy, pattern), the `maxmemory` at
+    /// which the server holds `--capacity` entries at steady state (JSON
+    /// with --json), and replay nothing else. The bench's equal-memory
+    /// condition measures `M_ref` this way on Redis's allkeys-lru.
+    #[arg(long, conflicts_with_all = ["maxmemory", "trace"])]
+    calibrate_only: bool,
     /// Keep the calibrated `maxmemory` for the whole run instead of
     /// correcting it every 2,000 requests to hold `--capacity` entries;
     /// shows how many entries a fixed limit holds as the run goes.
@@ -73,18 +85,20 @@ pub(crate) struct LiveArgs {
 
 /// Runs every (policy, workload) cell against the server.
 pub(crate) fn live(args: LiveArgs) -> Result<()> {
-    if args.capacity == 0 {
+    let capacity = args.capacity.unwrap_or(workload::capacity(args.scale));
+    if capacity == 0 {
         bail!("--capacity must be at least 1");
     }
+    let requests_per_cell = args.requests.unwrap_or(workload::requests(args.scale));
     let addr = format!("{}:{}", args.host, args.port);
     let mut driver =
         LiveDriver::connect(&addr).with_context(|| format!("cannot talk to a server at {addr}"))?;
     let config = LiveConfig {
-        capacity: args.capacity,
+        capacity,
         window: args.window.max(1),
         spacing_ms: args.spacing_ms,
         clock: args.clock,
-        calibration_requests: args.calibration_requests,
+        calibration_requests: args.calibration_requests.unwrap_or(30_000 * args.scale),
         maxmemory_bytes: args.maxmemory,
         hold_capacity: !args.fixed_maxmemory,
         ..LiveConfig::default()
@@ -104,6 +118,9 @@ pub(crate) fn live(args: LiveArgs) -> Result<()> {
         Some((name, _)) => vec![name.clone()],
         None => args.patterns.iter().map(ToString::to_string).collect(),
     };
+    if args.calibrate_only {
+        return calibrate_only(&mut driver, &args, &sources, &config);
+    }
     let mut cells = Vec::new();
     for &policy in &args.policies {
         for source in &sources {
@@ -112,7 +129,12 @@ pub(crate) fn live(args: LiveArgs) -> Result<()> {
                     Some((_, reqs)) => Box::new(reqs.iter().copied()),
                     None => {
                         let pattern: Pattern = source.parse().unwrap_or(Pattern::Zipf);
-                        Box::new(Workload::new(pattern, args.seed, args.requests))
+                        Box::new(Workload::scaled(
+                            pattern,
+                            args.seed,
+                            requests_per_cell,
+                            args.scale,
+                        ))
                     }
                 }
             };
@@ -151,6 +173,89 @@ pub(crate) fn live(args: LiveArgs) -> Result<()> {
         writeln!(stdout, "{}", serde_json::to_string_pretty(&cells)?)?;
     } else {
         write!(stdout, "{}", to_markdown(&cells))?;
+    }
+    Ok(())
+}
+
+/// One `--calibrate-only` result.
+#[derive(Debug, serde::Serialize)]
+struct CalibrationRow {
+    server: String,
+    version: String,
+    policy: String,
+    pattern: String,
+    scale: u64,
+    capacity: usize,
+    calibration: Calibration,
+}
+
+/// `--calibrate-only`: the `maxmemory` holding the capacity, per (policy,
+/// pattern), measured as a run's calibration is.
+fn calibrate_only(
+    driver: &mut LiveDriver,
+    args: &LiveArgs,
+    sources: &[String],
+    config: &LiveConfig,
+) -> Result<()> {
+    let mut rows = Vec::new();
+    for &policy in &args.policies {
+        for source in sources {
+            let pattern: Pattern = source.parse().map_err(anyhow::Error::msg)?;
+            let calibration = driver
+                .calibrate(
+                    policy,
+                    || {
+                        Workload::scaled(
+                            pattern,
+                            args.seed,
+                            config.calibration_requests,
+                            args.scale,
+                        )
+                    },
+                    config,
+                )
+                .with_context(|| format!("calibrating {policy} on {source}"))?;
+            eprintln!(
+                "{policy:>16} {source}: maxmemory {} holds {} entries (target {}, {} rounds)",
+                calibration.maxmemory_bytes,
+                calibration.dbsize,
+                config.capacity,
+                calibration.rounds
+            );
+            rows.push(CalibrationRow {
+                server: driver.server().name.clone(),
+                version: driver.server().version.clone(),
+                policy: policy.to_string(),
+                pattern: source.clone(),
+                scale: args.scale,
+                capacity: config.capacity,
+                calibration,
+            });
+        }
+    }
+    let mut stdout = io::stdout().lock();
+    if args.json {
+        writeln!(stdout, "{}", serde_json::to_string_pretty(&rows)?)?;
+    } else {
+        writeln!(
+            stdout,
+            "| server | policy | pattern | scale | capacity | maxmemory | dbsize |"
+        )?;
+        writeln!(stdout, "| --- | --- | --- | ---: | ---: | ---: | ---: |")?;
+        for r in &rows {
+            writeln!(
+                stdout,
+                "| {} {} | {} | {} | {} | {} | {} | {} |",
+                r.server,
+                r.version,
+                r.policy,
+                r.pattern,
+                r.scale,
+                r.capacity,
+                r.calibration.maxmemory_bytes,
+                r.calibration.dbsize
+            )?;
+        }
     }
     Ok(())
 }

@@ -40,15 +40,19 @@ enum Command {
 
 #[derive(Debug, Args)]
 struct SimArgs {
-    /// Requests per (policy, pattern) cell.
-    #[arg(long, default_value_t = workload::REQUESTS)]
-    requests: u64,
+    /// Requests per (policy, pattern) cell [default: 1,000,000·scale].
+    #[arg(long)]
+    requests: Option<u64>,
+    /// WORKLOADS.md v2 scale `S`: keyspace 100,000·S, and the patterns'
+    /// epochs, scans and TTLs scaled to match.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    scale: u64,
     /// Seed of every workload and policy.
     #[arg(long, default_value_t = workload::SEED)]
     seed: u64,
-    /// Cache capacity in entries.
-    #[arg(long, default_value_t = workload::CAPACITY)]
-    capacity: usize,
+    /// Cache capacity in entries [default: 5,000·scale].
+    #[arg(long)]
+    capacity: Option<usize>,
     /// Comma-separated `maxmemory-policy` names.
     #[arg(
         long,
@@ -97,12 +101,16 @@ struct ExportArgs {
     /// Where to write the trace (`-` for standard output).
     #[arg(long)]
     out: PathBuf,
-    /// Requests to write.
-    #[arg(long, default_value_t = workload::REQUESTS)]
-    requests: u64,
+    /// Requests to write [default: 1,000,000·scale].
+    #[arg(long)]
+    requests: Option<u64>,
     /// Seed of the workload.
     #[arg(long, default_value_t = workload::SEED)]
     seed: u64,
+    /// WORKLOADS.md v2 scale `S`: keyspace 100,000·S, and the patterns'
+    /// epochs, scans and TTLs scaled to match.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    scale: u64,
 }
 
 #[derive(Debug, Args)]
@@ -135,7 +143,8 @@ fn main() -> Result<()> {
 }
 
 fn sim(args: SimArgs) -> Result<()> {
-    if args.capacity == 0 {
+    let capacity = args.capacity.unwrap_or(workload::capacity(args.scale));
+    if capacity == 0 {
         bail!("--capacity must be at least 1");
     }
     if args.shards == 0 || (args.shards > 1 && args.engine == Engine::Policy) {
@@ -143,11 +152,12 @@ fn sim(args: SimArgs) -> Result<()> {
     }
     let spec = MatrixSpec {
         seed: args.seed,
-        requests: args.requests,
-        capacity: args.capacity,
+        requests: args.requests.unwrap_or(workload::requests(args.scale)),
+        capacity,
         window: args.window.max(1),
         engine: args.engine,
         shards: args.shards,
+        scale: args.scale,
     };
     let matrix = Matrix::run(spec, &args.policies, &args.patterns, |cell| {
         eprintln!(
@@ -199,7 +209,12 @@ fn write_charts(matrix: &Matrix, args: &SimArgs, dir: &Path) -> Result<()> {
 }
 
 fn export(args: ExportArgs) -> Result<()> {
-    let requests = Workload::new(args.pattern, args.seed, args.requests);
+    let requests = Workload::scaled(
+        args.pattern,
+        args.seed,
+        args.requests.unwrap_or(workload::requests(args.scale)),
+        args.scale,
+    );
     let written = if args.out.as_os_str() == "-" {
         write_trace(BufWriter::new(io::stdout().lock()), requests)?
     } else {

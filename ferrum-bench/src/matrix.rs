@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use ferrum_evict::PolicyKind;
 use serde::Serialize;
 
-use crate::sim::{run_cell, SimConfig, SimReport};
+use crate::sim::{run_scaled_cell, SimConfig, SimReport};
 use crate::store_sim::{run_store_cell, StoreSimConfig};
 use crate::svg::{LineChart, Series};
 use crate::workload::Pattern;
@@ -27,6 +27,8 @@ pub struct MatrixSpec {
     /// Shards of the store engine (the server has 16); the policy engine
     /// has one cache.
     pub shards: usize,
+    /// WORKLOADS.md v2 scale of the workloads (1 is v1).
+    pub scale: u64,
 }
 
 /// How the simulator replays requests.
@@ -86,12 +88,20 @@ impl Matrix {
         for &policy in policies {
             for &pattern in patterns {
                 let run = match spec.engine {
-                    Engine::Policy => run_cell(policy, pattern, spec.seed, spec.requests, &config),
+                    Engine::Policy => run_scaled_cell(
+                        policy,
+                        pattern,
+                        spec.seed,
+                        spec.requests,
+                        spec.scale,
+                        &config,
+                    ),
                     Engine::Store => {
                         let config = StoreSimConfig {
                             capacity: spec.capacity,
                             window: spec.window,
                             shards: spec.shards.max(1),
+                            scale: spec.scale.max(1),
                             ..StoreSimConfig::default()
                         };
                         run_store_cell(policy, pattern, spec.seed, spec.requests, &config)
@@ -285,6 +295,7 @@ mod tests {
             capacity: 100,
             window: 1_000,
             shards: 1,
+            scale: 1,
         };
         Matrix::run(spec, policies, patterns, |_| {})
     }

@@ -337,6 +337,18 @@ pub fn run_cell(
     requests: u64,
     config: &SimConfig,
 ) -> CellRun {
+    run_scaled_cell(kind, pattern, seed, requests, 1, config)
+}
+
+/// [`run_cell`] on the pattern at WORKLOADS.md v2 scale `scale`.
+pub fn run_scaled_cell(
+    kind: PolicyKind,
+    pattern: Pattern,
+    seed: u64,
+    requests: u64,
+    scale: u64,
+    config: &SimConfig,
+) -> CellRun {
     let policy_config = PolicyConfig {
         seed,
         ..PolicyConfig::default()
@@ -347,7 +359,11 @@ pub fn run_cell(
         ..config.clone()
     };
     let start = Instant::now();
-    let report = simulate(policy, config, Workload::new(pattern, seed, requests));
+    let report = simulate(
+        policy,
+        config,
+        Workload::scaled(pattern, seed, requests, scale),
+    );
     CellRun {
         report,
         elapsed: start.elapsed(),

@@ -31,6 +31,9 @@ pub struct StoreSimConfig {
     pub expire_every: Millis,
     /// Requests per window of the hit-ratio series. Default: 10 000.
     pub window: u64,
+    /// WORKLOADS.md v2 scale of the workload (calibration replays its
+    /// first `100,000·scale` requests). Default: 1.
+    pub scale: u64,
 }
 
 impl Default for StoreSimConfig {
@@ -40,6 +43,7 @@ impl Default for StoreSimConfig {
             shards: 1,
             expire_every: Millis(100),
             window: 10_000,
+            scale: 1,
         }
     }
 }
@@ -88,7 +92,8 @@ pub fn calibrate_maxmemory(
     let mut maxmemory = filled;
     for _ in 0..6 {
         let mut sim = StoreSimulator::with_maxmemory(kind, seed, config.clone(), maxmemory);
-        for req in Workload::new(pattern, seed, 100_000) {
+        let scale = config.scale.max(1);
+        for req in Workload::scaled(pattern, seed, 100_000 * scale, scale) {
             sim.request(&req);
         }
         let missing = config.capacity as i64 - sim.dbsize() as i64;
@@ -226,7 +231,7 @@ pub fn run_store_cell(
 ) -> CellRun {
     let start = Instant::now();
     let mut sim = StoreSimulator::new(kind, pattern, seed, config.clone());
-    for req in Workload::new(pattern, seed, requests) {
+    for req in Workload::scaled(pattern, seed, requests, config.scale) {
         sim.request(&req);
     }
     CellRun {

@@ -16,13 +16,26 @@
 //!   ended). A policy must switch between keeping the hot set and resisting
 //!   the scan, and not carry one phase's lesson into the next.
 //!
-//! A [`Workload`] is built from `(pattern, seed, requests)` and yields
+//! A [`Workload`] is built from `(pattern, seed, requests)` (and, for
+//! WORKLOADS.md v2, a scale `S`: [`Workload::scaled`]) and yields
 //! [`Request`]s with request `i` at `Millis(i)`. The simulator, the trace
 //! export and (later) the live driver all consume this one iterator, which
 //! is what makes "same seed, same distribution" hold across them.
 //!
 //! Every random choice flows from one [`SmallRng`] seeded with the seed: it
 //! first shuffles the popularity permutation, then draws per request.
+//!
+//! # Scale (WORKLOADS.md v2)
+//!
+//! Scale `S` multiplies every size and keeps every shape: the keyspace
+//! (`N = 100,000·S`), the cache the patterns are sized for (`C = 5,000·S`,
+//! [`capacity`]), the default request count ([`requests`]), `shift`'s
+//! epoch and step, `mixed`'s blocks and scans, `ttl`'s durable ids, newest
+//! window, lifetime (`PX 10000·S`) and ephemeral base. Our adversarial
+//! patterns scale the same way (the `loop` length, `phase`'s phases, the
+//! one-off base). At scale 1 every stream is exactly v1's: the scaled sizes
+//! are the v1 constants times one, and the random draws happen in the same
+//! order.
 
 use std::fmt;
 use std::str::FromStr;
@@ -75,6 +88,21 @@ const ONE_HIT_SHARE: f64 = 0.5;
 pub const ONE_HIT_BASE: u64 = 2_000_000;
 /// `phase`: requests per phase.
 const PHASE_LEN: u64 = 200_000;
+
+/// The cache capacity `C` at scale `scale`: `5,000·S` entries.
+pub fn capacity(scale: u64) -> usize {
+    CAPACITY * scale.max(1) as usize
+}
+
+/// The default request count `R` at scale `scale`: `1,000,000·S`.
+pub fn requests(scale: u64) -> u64 {
+    REQUESTS * scale.max(1)
+}
+
+/// The keyspace `N` at scale `scale`: `100,000·S`.
+pub fn keyspace(scale: u64) -> u64 {
+    KEYSPACE * scale.max(1)
+}
 
 /// One read-through access: `GET key`, and on a miss `SET key value`, with
 /// `PX ttl` when `ttl` is set.
@@ -256,22 +284,38 @@ pub struct Workload {
     perm: Vec<u32>,
     next: u64,
     requests: u64,
+    /// Scale `S` (WORKLOADS.md v2), at least 1.
+    scale: u64,
 }
 
 impl Workload {
     /// `requests` requests of `pattern`, every random choice drawn from
     /// `seed`.
     pub fn new(pattern: Pattern, seed: u64, requests: u64) -> Self {
+        Workload::scaled(pattern, seed, requests, 1)
+    }
+
+    /// `requests` requests of `pattern` at scale `scale` (WORKLOADS.md v2;
+    /// 0 is taken as 1), every random choice drawn from `seed`. Scale 1 is
+    /// [`Workload::new`].
+    ///
+    /// # Panics
+    ///
+    /// If the scaled keyspace does not fit ids in 32 bits (`scale` above
+    /// 42,949).
+    pub fn scaled(pattern: Pattern, seed: u64, requests: u64, scale: u64) -> Self {
+        let scale = scale.max(1);
         let ranks = match pattern {
-            Pattern::Ttl => TTL_DURABLE,
-            _ => KEYSPACE,
+            Pattern::Ttl => TTL_DURABLE * scale,
+            _ => KEYSPACE * scale,
         };
+        let ranks_u32 = u32::try_from(ranks).expect("scale too large: ids must fit in 32 bits");
         let exponent = match pattern {
             Pattern::Zipf06 => WEAK_ZIPF_EXPONENT,
             _ => ZIPF_EXPONENT,
         };
         let mut rng = SmallRng::seed_from_u64(seed);
-        let mut perm: Vec<u32> = (0..ranks as u32).collect();
+        let mut perm: Vec<u32> = (0..ranks_u32).collect();
         perm.shuffle(&mut rng);
         Workload {
             pattern,
@@ -280,12 +324,18 @@ impl Workload {
             perm,
             next: 0,
             requests,
+            scale,
         }
     }
 
     /// The pattern this stream follows.
     pub fn pattern(&self) -> Pattern {
         self.pattern
+    }
+
+    /// The scale `S` this stream was built with.
+    pub fn scale(&self) -> u64 {
+        self.scale
     }
 
     fn zipf_id(&mut self, shift: u64) -> u64 {
@@ -295,47 +345,57 @@ impl Workload {
     }
 
     fn key_at(&mut self, i: u64) -> (u64, Option<Millis>) {
+        let s = self.scale;
+        let keyspace = KEYSPACE * s;
         match self.pattern {
             Pattern::Zipf => (self.zipf_id(0), None),
-            Pattern::Shift => (self.zipf_id((i / SHIFT_EPOCH) * SHIFT_STEP), None),
+            Pattern::Shift => (
+                self.zipf_id((i / (SHIFT_EPOCH * s)) * (SHIFT_STEP * s)),
+                None,
+            ),
             Pattern::Mixed => {
-                let block = MIXED_ZIPF + MIXED_SCAN;
+                let (zipf, scan) = (MIXED_ZIPF * s, MIXED_SCAN * s);
+                let block = zipf + scan;
                 let (j, offset) = (i / block, i % block);
-                if offset < MIXED_ZIPF {
+                if offset < zipf {
                     (self.zipf_id(0), None)
                 } else {
-                    let start = (j * MIXED_SCAN) % KEYSPACE;
-                    ((start + offset - MIXED_ZIPF) % KEYSPACE, None)
+                    let start = (j * scan) % keyspace;
+                    ((start + offset - zipf) % keyspace, None)
                 }
             }
-            Pattern::Scan => (i % KEYSPACE, None),
+            Pattern::Scan => (i % keyspace, None),
             Pattern::Ttl => {
                 if self.rng.random::<f64>() < TTL_EPHEMERAL_SHARE {
                     let newest = i / TTL_SPAWN_EVERY;
-                    let live = (newest + 1).min(TTL_NEWEST);
+                    let live = (newest + 1).min(TTL_NEWEST * s);
                     let k = newest - self.rng.random_range(0..live);
-                    (TTL_EPHEMERAL_BASE + k, Some(TTL_EPHEMERAL_LIFE))
+                    (
+                        TTL_EPHEMERAL_BASE * s + k,
+                        Some(Millis(TTL_EPHEMERAL_LIFE.0 * s)),
+                    )
                 } else {
                     (self.zipf_id(0), None)
                 }
             }
-            Pattern::Loop => (i % LOOP_LEN, None),
+            Pattern::Loop => (i % (LOOP_LEN * s), None),
             Pattern::Zipf06 => (self.zipf_id(0), None),
             Pattern::OneHit => {
                 if self.rng.random::<f64>() < ONE_HIT_SHARE {
-                    (ONE_HIT_BASE + i, None)
+                    (ONE_HIT_BASE * s + i, None)
                 } else {
                     (self.zipf_id(0), None)
                 }
             }
             Pattern::Phase => {
-                let phase = i / PHASE_LEN;
+                let phase_len = PHASE_LEN * s;
+                let phase = i / phase_len;
                 if phase % 2 == 0 {
                     (self.zipf_id(0), None)
                 } else {
                     // Each scan phase resumes where the previous one ended.
-                    let scanned = (phase / 2) * PHASE_LEN + i % PHASE_LEN;
-                    (scanned % KEYSPACE, None)
+                    let scanned = (phase / 2) * phase_len + i % phase_len;
+                    (scanned % keyspace, None)
                 }
             }
         }
@@ -523,5 +583,118 @@ mod tests {
         // 100 000 requests create 5 000 ephemeral keys, each read about 6
         // times (fewer for the newest), so almost all are read at least once.
         assert!(distinct.len() > 4_700, "{} ephemeral keys", distinct.len());
+    }
+
+    /// FNV-1a over every field of the first 300,000 requests of each
+    /// pattern, seed 42, recorded from the v1 generator before scale
+    /// existed: scale 1 must reproduce v1 exactly.
+    const V1_STREAMS: [(Pattern, u64); 9] = [
+        (Pattern::Zipf, 0x1586_c5e6_e68b_98c7),
+        (Pattern::Shift, 0xa84e_7309_05a4_636c),
+        (Pattern::Mixed, 0xaf5c_6f50_f7c1_43df),
+        (Pattern::Scan, 0x44d7_9435_a339_41e5),
+        (Pattern::Ttl, 0x8638_0063_2012_e933),
+        (Pattern::Loop, 0x743f_a7e0_2234_2fe5),
+        (Pattern::Zipf06, 0x5306_d7f0_314c_cf62),
+        (Pattern::OneHit, 0xc0ca_1f1b_3232_aabb),
+        (Pattern::Phase, 0x8d40_84f3_f08a_92ee),
+    ];
+
+    fn stream_hash(requests: impl Iterator<Item = Request>) -> u64 {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for r in requests {
+            for x in [r.at.0, r.key_id, r.ttl.map_or(0, |t| t.0 + 1)] {
+                h = (h ^ x).wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+        h
+    }
+
+    #[test]
+    fn scale_one_reproduces_v1_exactly() {
+        for (pattern, expected) in V1_STREAMS {
+            let v1 = stream_hash(Workload::new(pattern, SEED, 300_000));
+            let scaled = stream_hash(Workload::scaled(pattern, SEED, 300_000, 1));
+            assert_eq!(v1, expected, "{pattern}: v1 stream changed");
+            assert_eq!(scaled, expected, "{pattern}: scale 1 differs from v1");
+        }
+        assert_eq!(
+            (capacity(1), requests(1), keyspace(1)),
+            (5_000, 1_000_000, 100_000)
+        );
+        assert_eq!(Workload::scaled(Pattern::Zipf, SEED, 1, 0).scale(), 1);
+    }
+
+    #[test]
+    fn scale_two_has_the_v2_shapes() {
+        let s = 2;
+        assert_eq!(
+            (capacity(s), requests(s), keyspace(s)),
+            (10_000, 2_000_000, 200_000)
+        );
+        let ids = |p: Pattern, n: u64| -> Vec<u64> {
+            Workload::scaled(p, SEED, n, s).map(|r| r.key_id).collect()
+        };
+
+        // zipf: over 0..200,000, the popularity permutation covers it all.
+        let w = Workload::scaled(Pattern::Zipf, SEED, 0, s);
+        assert_eq!(w.perm.len(), 200_000);
+        let zipf = ids(Pattern::Zipf, 200_000);
+        assert!(zipf.iter().all(|&id| id < 200_000));
+        assert!(zipf.iter().any(|&id| id >= 100_000));
+
+        // shift: epochs of 200,000 requests, the hot set moves 20,000 ranks.
+        let stream = ids(Pattern::Shift, 400_000);
+        let count = |range: std::ops::Range<usize>, id: u64| {
+            stream[range].iter().filter(|&&x| x == id).count()
+        };
+        let (top0, top1) = (u64::from(w.perm[0]), u64::from(w.perm[20_000]));
+        assert!(count(0..200_000, top0) > 10_000);
+        assert!(count(100_000..200_000, top0) > 5_000, "still epoch 0");
+        assert!(count(200_000..400_000, top0) < 100);
+        assert!(count(200_000..400_000, top1) > 10_000);
+
+        // mixed: 200,000 zipf requests, then a scan of 40,000 ids from
+        // (j * 40,000) % 200,000.
+        let mixed = ids(Pattern::Mixed, 2 * 240_000);
+        let first: Vec<u64> = (0..40_000).collect();
+        let second: Vec<u64> = (40_000..80_000).collect();
+        assert_eq!(mixed[200_000..240_000], first[..]);
+        assert_eq!(mixed[440_000..480_000], second[..]);
+        assert_ne!(mixed[100_000..100_003], [100_000, 100_001, 100_002]);
+
+        // scan: cycles through 200,000 ids.
+        let scan = ids(Pattern::Scan, 200_002);
+        assert_eq!(
+            (scan[199_999], scan[200_000], scan[200_001]),
+            (199_999, 0, 1)
+        );
+
+        // ttl: durable ids below 100,000; ephemeral ids from 2,000,000, one
+        // created every 20 requests, picked among the 1,000 newest, PX 20000.
+        let ttl: Vec<Request> = Workload::scaled(Pattern::Ttl, SEED, 200_000, s).collect();
+        let mut oldest_gap = 0;
+        for r in &ttl {
+            if r.key_id >= 2_000_000 {
+                let k = r.key_id - 2_000_000;
+                let newest = r.at.0 / 20;
+                assert!(k <= newest && newest - k < 1_000, "{r:?}");
+                oldest_gap = oldest_gap.max(newest - k);
+                assert_eq!(r.ttl, Some(Millis(20_000)));
+            } else {
+                assert!(r.key_id < 100_000, "{r:?}");
+                assert_eq!(r.ttl, None);
+            }
+        }
+        assert!(
+            oldest_gap >= 990,
+            "picks span the 1,000 newest: {oldest_gap}"
+        );
+        let share = ttl.iter().filter(|r| r.ttl.is_some()).count() as f64 / ttl.len() as f64;
+        assert!((0.29..0.31).contains(&share), "ephemeral share {share}");
+        assert!(ttl.iter().any(|r| r.key_id >= 50_000 && r.key_id < 100_000));
+
+        // Wider ids are printed in full.
+        assert_eq!(key_name(2_000_123), "key:2000123");
     }
 }

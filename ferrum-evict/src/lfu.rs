@@ -37,12 +37,28 @@
 //! reclaimed them.
 //!
 //! **Structure.** Two indexed binary min-heaps (`heap.rs`) over
-//! [`EntryId`]s: one keyed by `(priority, last_access)`, one keyed by
-//! deadline holding only entries that have one. Per slot, the counter and
-//! its minute stamp.
+//! [`EntryId`]s: one keyed by the priority as a `u32`, one keyed by
+//! deadline (a 32-bit code, `heap::DeadlineCodec`) holding only entries
+//! that have one. Per slot, the counter (8 bits, which also breaks ties:
+//! of two equal priorities the higher counter was accessed longer ago and
+//! goes first, so the order is exactly that of `(priority, last access)`)
+//! and its minute stamp (16 bits, modulo 2^16 as in Redis).
 //!
-//! **Cost.** 32 bytes per slot for the priority heap and counter, plus 16
-//! per slot once any entry has a deadline. Insert, hit, remove, evict and
+//! A priority is `last_access - base + horizon * counter` in accesses,
+//! which fits 32 bits: nothing else per entry is needed, since rebuilding
+//! for a new horizon recovers `last_access` from the key and the counter.
+//! Once the clock is 2^31 accesses past `base`, `base` moves up by 2^30
+//! and every key drops by as much (O(n), once per billion accesses); an
+//! entry already that far behind every newcomer is pinned at 0, first in
+//! line. Above 8.4 million accesses per counter step (a million entries
+//! at the default `aging`), priorities count in units of 2^k accesses so
+//! the counter term still fits.
+//!
+//! **Cost.** 15 bytes per slot: an 8-byte heap record (priority, id) per
+//! tracked entry, and per slot a `u32` heap position, the counter and the
+//! minute stamp; plus 12 per slot once any entry has a deadline (an 8-byte
+//! record per entry with one, a `u32` position per slot). Every table
+//! grows by an eighth (`table.rs`). Insert, hit, remove, evict and
 //! deadline changes are O(log n).
 //!
 //! **Source.** Redis 7 `src/evict.c` (counter, decay) and
@@ -53,7 +69,8 @@
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use crate::heap::IndexedHeap;
+use crate::heap::{Deadlines, HeapOrder, IndexedHeap, Rec};
+use crate::table::grow_for;
 use crate::{EntryId, EvictionPolicy, Millis};
 
 /// Initial counter of a new entry, as Redis's `LFU_INIT_VAL`, so that a new
@@ -98,24 +115,48 @@ impl Default for LfuConfig {
     }
 }
 
-/// Redis's per-key LFU state.
-#[derive(Clone, Copy, Debug, Default)]
-struct Counter {
-    /// Minute of the last access (Redis's "last decrement time").
-    ldt_minutes: u32,
-    value: u8,
+/// Per slot, the counter as of the last access (Redis's 8 bits). It also
+/// breaks ties between equal priorities: of two entries with
+/// `t1 + h * c1 == t2 + h * c2`, the higher counter was accessed longer
+/// ago, and least recently accessed goes first.
+#[derive(Clone, Debug, Default)]
+struct Counters {
+    values: Vec<u8>,
 }
+
+impl HeapOrder<u32> for Counters {
+    #[inline]
+    fn less(&self, a: &Rec<u32>, b: &Rec<u32>) -> bool {
+        a.key < b.key || (a.key == b.key && self.values[a.id as usize] > self.values[b.id as usize])
+    }
+}
+
+/// Keys of the priority heap stay below this many units, so a key plus
+/// the largest frequency term fits in 32 bits.
+const PRIORITY_RANGE: u64 = 1 << 31;
 
 /// Exact, aged LFU over Redis's logarithmic counter.
 #[derive(Clone, Debug)]
 pub struct Lfu {
-    /// Keyed by `(last_access + horizon * counter, last_access)`.
-    order: IndexedHeap<(u64, u64)>,
+    /// Keyed by the priority `last_access + horizon * counter`, in units
+    /// of `2^shift` accesses relative to `base` (see `Lfu::priority`);
+    /// its order keeps each slot's counter.
+    order: IndexedHeap<u32, Counters>,
     /// Entries with an expiry deadline, keyed by it.
-    deadlines: IndexedHeap<u64>,
-    counters: Vec<Counter>,
+    deadlines: Deadlines,
+    /// Per slot: the minute of the last access, modulo 2^16 (Redis's
+    /// 16-bit "last decrement time").
+    ldt: Vec<u16>,
     /// Accesses so far: the policy's own clock.
     ticks: u64,
+    /// The access that priority 0 stands for; entries whose priority fell
+    /// below it are pinned at 0, ahead of everything else.
+    base: u64,
+    /// Priorities count accesses in units of `2^shift`: 0 unless
+    /// `horizon * 255` alone would not fit in [`PRIORITY_RANGE`].
+    shift: u32,
+    /// `aging * horizon_len`: the accesses one counter step is worth.
+    horizon: u64,
     /// The cache size the priorities were computed with. Re-keyed when the
     /// size drifts by a quarter (see `rebalance`), so keys read while the
     /// cache was still filling are not aged as if it would stay small.
@@ -127,11 +168,15 @@ pub struct Lfu {
 impl Lfu {
     /// An empty policy.
     pub fn new(config: LfuConfig) -> Self {
+        let horizon = u64::from(config.aging);
         Lfu {
             order: IndexedHeap::default(),
-            deadlines: IndexedHeap::default(),
-            counters: Vec::new(),
+            deadlines: Deadlines::default(),
+            ldt: Vec::new(),
             ticks: 0,
+            base: 0,
+            shift: shift_for(horizon),
+            horizon,
             horizon_len: 0,
             rng: SmallRng::seed_from_u64(config.seed),
             config,
@@ -143,18 +188,20 @@ impl Lfu {
     pub fn counter(&self, id: EntryId, now: Millis) -> Option<u8> {
         self.order
             .contains(id)
-            .then(|| self.decayed(self.counters[id.index()], now))
+            .then(|| self.decayed(id.index(), now))
     }
 
     /// `LFUDecrAndReturn`: one step down per whole decay period elapsed
-    /// since the last access, both ends truncated to minutes as Redis does.
-    fn decayed(&self, counter: Counter, now: Millis) -> u8 {
+    /// since the last access, both ends truncated to minutes and the
+    /// elapsed minutes taken modulo 2^16, as Redis does.
+    fn decayed(&self, i: usize, now: Millis) -> u8 {
+        let value = self.order.order().values[i];
         if self.config.decay_time.0 == 0 {
-            return counter.value;
+            return value;
         }
-        let elapsed_minutes = minutes(now).saturating_sub(counter.ldt_minutes);
+        let elapsed_minutes = minutes(now).wrapping_sub(self.ldt[i]);
         let periods = u64::from(elapsed_minutes) * MINUTE / self.config.decay_time.0;
-        u8::try_from(u64::from(counter.value).saturating_sub(periods)).unwrap_or(0)
+        u8::try_from(u64::from(value).saturating_sub(periods)).unwrap_or(0)
     }
 
     /// `LFULogIncr`: the higher the counter, the less likely a hit raises it.
@@ -174,17 +221,49 @@ impl Lfu {
     /// Records an access with counter `value` at `now` and re-keys the entry.
     fn touch(&mut self, id: EntryId, value: u8, now: Millis) {
         self.ticks += 1;
-        self.counters[id.index()] = Counter {
-            ldt_minutes: minutes(now),
-            value,
-        };
+        if (self.ticks - self.base) >> self.shift >= PRIORITY_RANGE {
+            self.rekey(self.horizon, self.shift);
+        }
+        self.order.order_mut().values[id.index()] = value;
+        self.ldt[id.index()] = minutes(now);
         let priority = self.priority(self.ticks, value);
-        self.order.set(id, (priority, self.ticks));
+        self.order.set(id, priority);
     }
 
-    fn priority(&self, tick: u64, value: u8) -> u64 {
-        let horizon = u64::from(self.config.aging) * self.horizon_len.max(1) as u64;
-        tick.saturating_add(horizon.saturating_mul(u64::from(value)))
+    /// `(tick - base + horizon * value) >> shift`. Below `2^32`: the tick
+    /// term is below [`PRIORITY_RANGE`] units (`touch` rebases before it
+    /// gets there) and so is the frequency term (`shift_for`).
+    fn priority(&self, tick: u64, value: u8) -> u32 {
+        let p = (tick - self.base + self.horizon * u64::from(value)) >> self.shift;
+        u32::try_from(p).unwrap_or(u32::MAX)
+    }
+
+    /// Re-keys every entry for `horizon` and `shift`, and moves `base` up if
+    /// the clock is too far past it for the new units. Each entry's last
+    /// access is recovered from its key (`key << shift - horizon * value`),
+    /// so nothing else is stored per entry. Entries whose priority falls
+    /// below the new base are pinned at 0: they were far behind any
+    /// newcomer (`2^30` units of accesses) and stay first in line, only
+    /// their order among themselves is lost. O(n).
+    fn rekey(&mut self, horizon: u64, shift: u32) {
+        let (old_base, old_h, old_s) = (self.base, self.horizon, self.shift);
+        if (self.ticks - self.base) >> shift >= PRIORITY_RANGE / 2 {
+            self.base = self.ticks - ((PRIORITY_RANGE / 2) << shift);
+        }
+        let moved = i128::from(self.base - old_base);
+        self.order.rekey_all(|counters, id, key| {
+            if key == 0 {
+                return 0;
+            }
+            let value = i128::from(counters.values[id.index()]);
+            // The last access, relative to the new base; may be negative
+            // when the frequency term kept the priority above the base.
+            let tick = (i128::from(key) << old_s) - i128::from(old_h) * value - moved;
+            let p = (tick + i128::from(horizon) * value) >> shift;
+            u32::try_from(p.max(0)).unwrap_or(u32::MAX)
+        });
+        self.horizon = horizon;
+        self.shift = shift;
     }
 
     /// Re-keys every entry when the cache size has drifted by more than a
@@ -201,17 +280,26 @@ impl Lfu {
             return;
         }
         self.horizon_len = len;
-        let horizon = u64::from(self.config.aging) * len.max(1) as u64;
-        let counters = &self.counters;
-        self.order.rekey_all(|id, (_, tick)| {
-            let value = u64::from(counters[id.index()].value);
-            (tick.saturating_add(horizon.saturating_mul(value)), tick)
-        });
+        let horizon = u64::from(self.config.aging).saturating_mul(len.max(1) as u64);
+        self.rekey(horizon, shift_for(horizon));
     }
 }
 
-fn minutes(now: Millis) -> u32 {
-    u32::try_from(now.0 / MINUTE).unwrap_or(u32::MAX)
+/// The smallest shift that keeps `horizon * 255`, the largest frequency
+/// term, below [`PRIORITY_RANGE`] units: 0 up to a horizon of 8.4 million
+/// accesses (a million entries at the default `aging`).
+fn shift_for(horizon: u64) -> u32 {
+    let top = u128::from(horizon) * u128::from(u8::MAX);
+    let mut shift = 0;
+    while top >> shift >= u128::from(PRIORITY_RANGE) {
+        shift += 1;
+    }
+    shift
+}
+
+/// Redis's `LFUGetTimeInMinutes`: minutes modulo 2^16.
+fn minutes(now: Millis) -> u16 {
+    (now.0 / MINUTE) as u16
 }
 
 impl Default for Lfu {
@@ -227,9 +315,9 @@ impl EvictionPolicy for Lfu {
 
     fn on_insert(&mut self, id: EntryId, _key_hash: u64, _cost: u32, now: Millis) {
         debug_assert!(!self.order.contains(id), "{id:?} inserted twice");
-        if self.counters.len() <= id.index() {
-            self.counters.resize(id.index() + 1, Counter::default());
-        }
+        grow_for(&mut self.order.order_mut().values, id.index(), 0);
+        grow_for(&mut self.ldt, id.index(), 0);
+        self.deadlines.observe(now);
         self.touch(id, LFU_INIT_VAL, now);
     }
 
@@ -237,17 +325,15 @@ impl EvictionPolicy for Lfu {
         if !self.order.contains(id) {
             return;
         }
-        let value = self.decayed(self.counters[id.index()], now);
+        let value = self.decayed(id.index(), now);
         let value = self.log_incr(value);
         self.touch(id, value, now);
     }
 
     fn on_expiry_change(&mut self, id: EntryId, expires_at: Option<Millis>) {
         match expires_at {
-            Some(deadline) if self.order.contains(id) => self.deadlines.set(id, deadline.0),
-            _ => {
-                self.deadlines.remove(id);
-            }
+            Some(deadline) if self.order.contains(id) => self.deadlines.set(id, deadline),
+            _ => self.deadlines.remove(id),
         }
     }
 
@@ -257,10 +343,11 @@ impl EvictionPolicy for Lfu {
     }
 
     fn evict(&mut self, now: Millis) -> Option<EntryId> {
-        let expired = match self.deadlines.peek() {
-            // Redis's rule: a key is expired once `now > deadline`.
-            Some((id, deadline)) if self.config.expired_first && now.0 > deadline => Some(id),
-            _ => None,
+        self.deadlines.observe(now);
+        let expired = if self.config.expired_first {
+            self.deadlines.expired(now)
+        } else {
+            None
         };
         self.rebalance();
         let victim = expired.or_else(|| self.order.peek().map(|(id, _)| id))?;
@@ -275,7 +362,8 @@ impl EvictionPolicy for Lfu {
     fn heap_bytes(&self) -> usize {
         self.order.heap_bytes()
             + self.deadlines.heap_bytes()
-            + self.counters.capacity() * std::mem::size_of::<Counter>()
+            + self.order.order().values.capacity()
+            + self.ldt.capacity() * std::mem::size_of::<u16>()
     }
 
     fn lfu_counter(&self, id: EntryId, now: Millis) -> Option<u8> {
@@ -340,7 +428,7 @@ mod tests {
         for t in 1..=3 {
             lfu.on_hit(EntryId(0), Millis(t)); // ticks 2..4, counter 6..8
         }
-        assert_eq!(lfu.order.key(EntryId(0)), Some((12, 4)));
+        assert_eq!(lfu.order.key(EntryId(0)), Some(12));
         insert(&mut lfu, 1, 4); // tick 5: 5 + 1 * 5 = 10
         assert_eq!(dump(&lfu), [1, 0]);
         // The horizon stays at the size it was computed for (1) until an

@@ -40,6 +40,7 @@ mod kind;
 mod lfu;
 mod lru;
 mod random;
+mod table;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 mod time;

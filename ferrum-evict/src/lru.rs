@@ -7,17 +7,23 @@
 //! entry, the tail the least.
 //!
 //! **Cost.** 8 bytes per slot (two `u32` links), whether or not the slot is
-//! occupied, plus the `Vec`'s spare capacity.
+//! occupied; an untracked slot is marked by a sentinel in its `prev` link,
+//! not by a flag that would pad the struct to 12 bytes. The table grows by
+//! an eighth (`table.rs`), so at most about 11% of it is idle growth room.
 //!
 //! **Source.** The textbook LRU list (e.g. Knuth, TAOCP vol. 1 §2.2.5).
 //! Unlike Redis's sampled approximation, the order is exact, and recency is an
 //! order of events rather than a wall-clock age, so the hit ratio does not
 //! depend on how fast requests arrive.
 
+use crate::table::grow_for;
 use crate::{EntryId, EvictionPolicy, Millis};
 
-/// Marks "no neighbour" and "not tracked".
+/// Marks "no neighbour".
 const NIL: u32 = u32::MAX;
+/// In `prev`, marks an untracked slot. No real neighbour has this id: a
+/// table reaching it would hold four billion slots.
+const FREE: u32 = u32::MAX - 1;
 
 /// Configuration for [`Lru`]. It has no knobs today; it exists so every policy
 /// is built the same way from a config value.
@@ -26,15 +32,14 @@ pub struct LruConfig {}
 
 #[derive(Clone, Copy, Debug)]
 struct Links {
+    /// The more recent neighbour, `NIL` at the head, `FREE` if untracked.
     prev: u32,
     next: u32,
-    tracked: bool,
 }
 
 const UNTRACKED: Links = Links {
-    prev: NIL,
+    prev: FREE,
     next: NIL,
-    tracked: false,
 };
 
 /// Exact LRU over store-issued handles.
@@ -73,7 +78,6 @@ impl Lru {
         self.links[i as usize] = Links {
             prev: NIL,
             next: self.head,
-            tracked: true,
         };
         match self.head {
             NIL => self.tail = i,
@@ -83,7 +87,7 @@ impl Lru {
     }
 
     fn is_tracked(&self, id: EntryId) -> bool {
-        self.links.get(id.index()).is_some_and(|l| l.tracked)
+        self.links.get(id.index()).is_some_and(|l| l.prev != FREE)
     }
 }
 
@@ -100,9 +104,8 @@ impl EvictionPolicy for Lru {
 
     fn on_insert(&mut self, id: EntryId, _key_hash: u64, _cost: u32, _now: Millis) {
         debug_assert!(!self.is_tracked(id), "{id:?} inserted twice");
-        if self.links.len() <= id.index() {
-            self.links.resize(id.index() + 1, UNTRACKED);
-        }
+        debug_assert!(id.0 < FREE, "{id:?} is reserved");
+        grow_for(&mut self.links, id.index(), UNTRACKED);
         self.push_front(id.0);
         self.len += 1;
     }
@@ -175,6 +178,18 @@ mod tests {
         assert_eq!(lru.evict(Millis(4)), Some(EntryId(0)));
         assert_eq!(lru.evict(Millis(4)), None);
         assert!(lru.is_empty());
+    }
+
+    #[test]
+    fn a_slot_costs_eight_bytes() {
+        assert_eq!(std::mem::size_of::<Links>(), 8);
+        let mut lru = Lru::default();
+        for i in 0..1_000 {
+            lru.on_insert(EntryId(i), 0, 1, Millis(0));
+        }
+        // Grown by eighths: at most an eighth (plus one step) idle.
+        assert!(lru.heap_bytes() <= 8 * 1_125, "{}", lru.heap_bytes());
+        assert!(lru.heap_bytes() >= 8 * 1_000);
     }
 
     #[test]

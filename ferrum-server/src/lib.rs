@@ -19,6 +19,7 @@
 //! # }
 //! ```
 
+pub mod alloc;
 mod blocking;
 mod client;
 mod clock;

@@ -5,6 +5,16 @@ use ferrum_server::config::{ConfigError, USAGE};
 use ferrum_server::{Config, Server};
 use tokio_util::sync::CancellationToken;
 
+// The global allocator, chosen by cargo feature (see Cargo.toml and
+// `ferrum_server::alloc`); `main` tells INFO which one it is.
+#[cfg(feature = "jemalloc")]
+#[global_allocator]
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
+#[cfg(all(feature = "mimalloc", not(feature = "jemalloc")))]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> anyhow::Result<()> {
     let config = match Config::from_args(std::env::args().skip(1)) {
         Ok(config) => config,
@@ -31,6 +41,7 @@ fn main() -> anyhow::Result<()> {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
         .init();
+    ferrum_server::alloc::set_global(ferrum_server::alloc::SELECTED);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

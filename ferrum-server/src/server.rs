@@ -37,6 +37,7 @@ impl Server {
     /// When an address cannot be bound.
     pub async fn bind(config: Config) -> anyhow::Result<Server> {
         let (policy, policy_config) = policy_of(&config);
+        config.encoding.install();
         let store = Store::new(StoreConfig {
             databases: config.databases as usize,
             shards: 16,

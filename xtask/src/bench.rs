@@ -20,6 +20,7 @@ use crate::machine::{output, Machine};
 use crate::procs::{have, ServerKind, ServerProcess};
 use crate::redis_benchmark::{self, BenchRow, Scenario};
 use crate::report::{self, LiveCell, Results, RunConfig};
+use crate::{equal_memory, keys};
 
 /// Flags of `cargo xtask bench`.
 #[derive(Debug, clap::Args)]
@@ -34,9 +35,27 @@ pub(crate) struct Bench {
         long,
         value_enum,
         value_delimiter = ',',
-        default_value = "baseline,pipelined,capped,sim,live,spacing"
+        default_value = "baseline,pipelined,capped,sim,live,spacing,equal-memory,keys-at-maxmemory"
     )]
     scenarios: Vec<Part>,
+    /// Scales (WORKLOADS.md v2) of the equal-memory condition. Scale 1
+    /// runs every --patterns pattern; larger scales run those of zipf,
+    /// shift, mixed and ttl that --patterns has (scale 10 is 10x the
+    /// requests per cell: add it with `--equal-memory-scales 1,10`).
+    #[arg(long, value_delimiter = ',', default_value = "1")]
+    equal_memory_scales: Vec<u64>,
+    /// Requests per calibration round of the equal-memory `M_ref`, at
+    /// scale 1 (multiplied by the scale) [default: 30000, or 20000 with
+    /// --quick].
+    #[arg(long)]
+    calibration_requests: Option<u64>,
+    /// `maxmemory` (bytes) of the keys-at-maxmemory scenario.
+    #[arg(long, default_value_t = 128 << 20)]
+    keys_maxmemory: u64,
+    /// Value sizes (bytes) of the keys-at-maxmemory scenario [default:
+    /// 32,100,1000, or 32 with --quick].
+    #[arg(long, value_delimiter = ',')]
+    keys_value_sizes: Option<Vec<u64>>,
     /// Requests per hit-ratio cell, simulator and live [default: 1000000,
     /// or 150000 with --quick].
     #[arg(long)]
@@ -108,6 +127,11 @@ enum Part {
     Live,
     /// Full speed against 1 ms spacing on the live server.
     Spacing,
+    /// WORKLOADS.md v2 equal memory: Redis allkeys-lru's `M_ref` for
+    /// every policy of both servers (needs redis-server).
+    EqualMemory,
+    /// Keys held at `maxmemory 128mb`, both servers, one at a time.
+    KeysAtMaxmemory,
 }
 
 /// Paths a run uses.
@@ -200,6 +224,8 @@ impl Bench {
             redis_live: Vec::new(),
             spacing_full: Vec::new(),
             spacing_paced: Vec::new(),
+            equal_memory: Vec::new(),
+            keys_at_maxmemory: Vec::new(),
         };
 
         let has = |p: Part| self.scenarios.contains(&p);
@@ -291,6 +317,55 @@ impl Bench {
             if let Some(redis) = redis {
                 results.redis_live = join_cells(redis)?;
             }
+        }
+        if has(Part::EqualMemory) {
+            if want_redis_server {
+                for &scale in &self.equal_memory_scales {
+                    let run = self.equal_memory(&paths, scale, requests, &mut results.commands)?;
+                    results.equal_memory.push(run);
+                }
+            } else {
+                skipped.push(note(
+                    "equal memory needs redis-server for M_ref (apt-get install redis-server): skipped",
+                ));
+            }
+        }
+        if has(Part::KeysAtMaxmemory) {
+            let sizes = self.keys_value_sizes.clone().unwrap_or(if self.quick {
+                vec![32]
+            } else {
+                vec![32, 100, 1000]
+            });
+            step(&format!(
+                "keys at maxmemory {} bytes, values of {sizes:?} bytes, one server at a time",
+                self.keys_maxmemory
+            ));
+            let mut servers = Vec::new();
+            if want_redis_server {
+                servers.extend(
+                    ["allkeys-lru", "allkeys-lfu"].map(|p| (ServerKind::Redis, p.to_owned())),
+                );
+            }
+            servers.extend(
+                self.policies
+                    .iter()
+                    .map(|p| (ServerKind::Ferrum, p.clone())),
+            );
+            let spec = keys::KeysSpec {
+                maxmemory: self.keys_maxmemory,
+                value_sizes: sizes,
+                overflow: 3,
+                servers,
+            };
+            results.commands.push(format!(
+                "keys at maxmemory: {spec:?} (as scripts/keys-at-maxmemory.sh)"
+            ));
+            let started = Instant::now();
+            results.keys_at_maxmemory = keys::run(&spec, &paths.target, &paths.run_dir)?;
+            eprintln!(
+                "  keys at maxmemory took {:.1} min",
+                started.elapsed().as_secs_f64() / 60.0
+            );
         }
         if let Some(handle) = spacing {
             step("waiting for the 1 ms spacing check");
@@ -390,6 +465,59 @@ impl Bench {
         Ok(rows)
     }
 
+    /// The equal-memory condition at `scale`; see `equal_memory.rs`.
+    fn equal_memory(
+        &self,
+        paths: &Paths,
+        scale: u64,
+        requests: u64,
+        commands: &mut Vec<String>,
+    ) -> Result<equal_memory::EqualMemoryRun> {
+        let patterns: Vec<String> = self
+            .patterns
+            .iter()
+            .filter(|p| scale == 1 || ["zipf", "shift", "mixed", "ttl"].contains(&p.as_str()))
+            .cloned()
+            .collect();
+        let mut servers: Vec<(ServerKind, String)> = self
+            .policies
+            .iter()
+            .map(|p| (ServerKind::Ferrum, p.clone()))
+            .collect();
+        servers.extend(["allkeys-lru", "allkeys-lfu"].map(|p| (ServerKind::Redis, p.to_owned())));
+        let calibration =
+            self.calibration_requests
+                .unwrap_or(if self.quick { 20_000 } else { 30_000 });
+        let spec = equal_memory::EqualSpec {
+            scale,
+            requests: requests * scale,
+            calibration_requests: calibration * scale,
+            seed: self.seed,
+            patterns,
+            servers,
+        };
+        step(&format!(
+            "equal memory at scale {scale}: M_ref from Redis allkeys-lru, then {} servers x {} patterns, {} requests per cell",
+            spec.servers.len(),
+            spec.patterns.len(),
+            spec.requests
+        ));
+        commands.push(format!(
+            "ferrum-bench {}  # M_ref, against redis-server allkeys-lru",
+            spec.reference_args(0).join(" ")
+        ));
+        commands.push(format!(
+            "ferrum-bench live --json --scale {scale} --requests {} --policies P --patterns X --maxmemory M_ref(X) --fixed-maxmemory  # per (server, policy, pattern)",
+            spec.requests
+        ));
+        let run = equal_memory::run(&spec, &paths.bench_bin(), &paths.target, &paths.run_dir)?;
+        eprintln!(
+            "  equal memory at scale {scale} took {:.1} min",
+            run.elapsed_seconds / 60.0
+        );
+        Ok(run)
+    }
+
     fn sim_args(&self, requests: u64) -> Vec<String> {
         vec![
             "sim".into(),
@@ -443,6 +571,14 @@ impl Bench {
                 report::redis_benchmark_md(results),
             )?;
             written.push(self.out.join("redis-benchmark.md"));
+        }
+        if !results.equal_memory.is_empty() || !results.keys_at_maxmemory.is_empty() {
+            fs::create_dir_all(&out)?;
+            fs::write(
+                out.join("equal-memory.md"),
+                report::equal_memory_md(results),
+            )?;
+            written.push(self.out.join("equal-memory.md"));
         }
         if !results.sim.is_empty() || !results.live.is_empty() {
             // The file also holds hand-written analysis (AHE against its
@@ -541,7 +677,7 @@ fn live(args: &[String]) -> Vec<String> {
 
 /// Runs `bin args`, progress on stderr (or into `log`), and parses the JSON
 /// it prints.
-fn run_json(bin: &Path, args: &[String], log: Option<&Path>) -> Result<Value> {
+pub(crate) fn run_json(bin: &Path, args: &[String], log: Option<&Path>) -> Result<Value> {
     let stderr = match log {
         Some(path) => Stdio::from(fs::File::create(path)?),
         None => Stdio::inherit(),

@@ -10,6 +10,8 @@
 //! `std::process` and reads their JSON.
 
 mod bench;
+mod equal_memory;
+mod keys;
 mod machine;
 mod procs;
 mod redis_benchmark;

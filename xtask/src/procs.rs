@@ -109,6 +109,19 @@ impl ServerProcess {
     }
 }
 
+impl ServerProcess {
+    /// The process's resident set size from /proc (0 where unreadable).
+    pub(crate) fn rss_bytes(&self) -> u64 {
+        std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .ok()
+            .and_then(|s| {
+                let line = s.lines().find(|l| l.starts_with("VmRSS:"))?;
+                line.split_whitespace().nth(1)?.parse::<u64>().ok()
+            })
+            .map_or(0, |kib| kib * 1024)
+    }
+}
+
 impl Drop for ServerProcess {
     fn drop(&mut self) {
         // Only this child, by its PID.

@@ -12,6 +12,8 @@ use serde_json::{Map, Value};
 
 use ferrum_bench::svg::{BarChart, LineChart, Series};
 
+use crate::equal_memory::EqualMemoryRun;
+use crate::keys::KeysRow;
 use crate::machine::Machine;
 use crate::redis_benchmark::BenchRow;
 
@@ -44,6 +46,12 @@ pub(crate) struct Results {
     pub(crate) spacing_full: Vec<LiveCell>,
     /// The spacing check at 1 ms between requests.
     pub(crate) spacing_paced: Vec<LiveCell>,
+    /// The equal-memory condition (WORKLOADS.md v2), one entry per scale.
+    #[serde(default)]
+    pub(crate) equal_memory: Vec<EqualMemoryRun>,
+    /// The keys-at-maxmemory table.
+    #[serde(default)]
+    pub(crate) keys_at_maxmemory: Vec<KeysRow>,
 }
 
 /// Sizes and lists of a run.
@@ -243,6 +251,135 @@ fn find<'a>(cells: &'a [LiveCell], policy: &str, pattern: &str) -> Option<&'a Li
 
 fn pct(v: f64) -> String {
     format!("{:.1}", 100.0 * v)
+}
+
+/// The equal-memory table of one scale: a row per (server, policy), a
+/// column per pattern, each cell `hit % (DBSIZE)`; the README's eviction
+/// section can lead with it as is.
+pub(crate) fn equal_memory_table(run: &EqualMemoryRun) -> String {
+    let mut out = String::new();
+    let patterns: Vec<&str> = run.references.iter().map(|x| x.pattern.as_str()).collect();
+    let _ = write!(out, "| server, policy |");
+    for p in &patterns {
+        let _ = write!(out, " {p} |");
+    }
+    let _ = write!(out, "\n| --- |");
+    for _ in &patterns {
+        out.push_str(" ---: |");
+    }
+    out.push('\n');
+    let mut rows: Vec<(&str, &str)> = Vec::new();
+    for c in &run.cells {
+        if !rows.contains(&(c.server.as_str(), c.policy.as_str())) {
+            rows.push((&c.server, &c.policy));
+        }
+    }
+    for (server, policy) in rows {
+        let name = if server == "redis" {
+            "Redis"
+        } else {
+            "FerrumKV"
+        };
+        let _ = write!(out, "| {name} {policy} |");
+        for p in &patterns {
+            let cell = run
+                .cells
+                .iter()
+                .find(|c| c.server == server && c.policy == policy && c.pattern == *p);
+            match cell {
+                Some(c) => {
+                    let _ = write!(out, " {} ({}) |", pct(c.hit_ratio), c.dbsize);
+                }
+                None => out.push_str(" – |"),
+            }
+        }
+        out.push('\n');
+    }
+    let _ = write!(out, "| `M_ref` (bytes) |");
+    for x in &run.references {
+        let _ = write!(out, " {} |", x.maxmemory);
+    }
+    out.push('\n');
+    out
+}
+
+/// The keys-at-maxmemory table of one value size.
+fn keys_table(out: &mut String, rows: &[&KeysRow]) {
+    let reference = rows
+        .iter()
+        .find(|x| x.server == "redis" && x.policy == "allkeys-lru")
+        .map(|x| x.keys);
+    let _ = writeln!(
+        out,
+        "| server, policy | keys held | vs Redis allkeys-lru | RSS per held key | used_memory | RSS / maxmemory |\n| --- | ---: | ---: | ---: | ---: | ---: |"
+    );
+    for x in rows {
+        let name = if x.server == "redis" {
+            "Redis"
+        } else {
+            "FerrumKV"
+        };
+        let ratio = reference.map_or("–".to_owned(), |r| {
+            format!("{:.2}x", x.keys as f64 / r.max(1) as f64)
+        });
+        let _ = writeln!(
+            out,
+            "| {name} {} | {} | {ratio} | {} B | {} | {:.2} |",
+            x.policy,
+            x.keys,
+            x.rss_bytes / x.keys.max(1),
+            x.used_memory,
+            x.rss_bytes as f64 / x.maxmemory.max(1) as f64
+        );
+    }
+    out.push('\n');
+}
+
+/// `benches/equal-memory.md`: the equal-memory condition per scale, then
+/// the keys-at-maxmemory tables.
+pub(crate) fn equal_memory_md(r: &Results) -> String {
+    let mut out = String::new();
+    header(
+        &mut out,
+        "# Equal memory: hit ratio and keys held at one maxmemory",
+        r,
+    );
+    for run in &r.equal_memory {
+        let _ = writeln!(
+            out,
+            "## Hit ratio at equal memory, scale {} (WORKLOADS.md v2)\n\n{} keys, `M_ref` = the `maxmemory` at which Redis 7.0 allkeys-lru holds {} entries of the pattern at steady state (measured in this run on its first {} requests), given unchanged to every server and policy; {} requests per cell. Each cell: hit % (`DBSIZE` at the end). {:.1} min for this scale.\n",
+            run.scale,
+            ferrum_bench::workload::keyspace(run.scale),
+            run.capacity,
+            run.calibration_requests,
+            run.requests,
+            run.elapsed_seconds / 60.0
+        );
+        out.push_str(&equal_memory_table(run));
+        out.push('\n');
+    }
+    let mut sizes: Vec<u64> = r.keys_at_maxmemory.iter().map(|x| x.value_bytes).collect();
+    sizes.dedup();
+    for size in sizes {
+        let rows: Vec<&KeysRow> = r
+            .keys_at_maxmemory
+            .iter()
+            .filter(|x| x.value_bytes == size)
+            .collect();
+        let (sets, max) = (rows[0].sets, rows[0].maxmemory);
+        let _ = writeln!(
+            out,
+            "## Keys held at maxmemory {} MiB, {size}-byte values\n\n{sets} distinct 16-byte keys written (about 3x the limit), one server at a time; RSS from /proc at the end.\n",
+            max >> 20
+        );
+        keys_table(&mut out, &rows);
+    }
+    commands(&mut out, "##", r, |c| {
+        c.starts_with("ferrum-bench live --json --scale")
+            || c.contains("M_ref")
+            || c.starts_with("keys at maxmemory")
+    });
+    out
 }
 
 /// `benches/hit-ratio.md`.

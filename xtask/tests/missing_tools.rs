@@ -23,7 +23,7 @@ fn missing_redis_tools_skip_their_scenarios_with_a_message() {
         .args([
             "bench",
             "--scenarios",
-            "baseline,pipelined,capped",
+            "baseline,pipelined,capped,equal-memory",
             "--skip-build",
         ])
         .arg("--out")
@@ -37,6 +37,7 @@ fn missing_redis_tools_skip_their_scenarios_with_a_message() {
     for note in [
         "redis-benchmark is not installed (apt-get install redis-tools): throughput scenarios skipped",
         "redis-server is not installed (apt-get install redis-server): Redis rows skipped",
+        "equal memory needs redis-server for M_ref (apt-get install redis-server): skipped",
         "no report (every scenario was skipped)",
     ] {
         assert!(stderr.contains(note), "missing {note:?} in:\n{stderr}");

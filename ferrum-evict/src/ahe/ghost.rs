@@ -1,24 +1,35 @@
-//! AHE's ghost history: the key hashes of recently evicted entries, each
-//! tagged with the side whose advice evicted it.
+//! AHE's ghost history: 32-bit fingerprints of recently evicted entries'
+//! keys, each tagged with the side whose advice evicted it.
 //!
-//! **Structure.** A ring buffer of the last `capacity` evicted hashes
-//! (the side in the top bit), and an open-addressing index from hash to
-//! ring slot: a power-of-two table of `u32` slot numbers, at least twice
-//! the ring, with linear probing and backward-shift deletion (so no
-//! tombstones accumulate). Recording overwrites the oldest ring slot and
-//! drops its index entry; a hash recorded again keeps only its newest
-//! record. A lookup that finds a hash removes it, so one eviction is at
-//! most one regret. Hashes are compared on their low 63 bits.
+//! **Structure.** A table of buckets of [`WAYS`] `u32` cells (one 64-byte
+//! line each). A cell holds a 31-bit fingerprint and, in its top bit, the
+//! side; 0 is an empty cell. A fingerprint lives in the bucket its
+//! re-mixed value picks (multiply-shift, so the bucket count need not be a
+//! power of two), and each bucket is a small FIFO, newest first: recording
+//! shifts the bucket down one cell, dropping its oldest record, and writes
+//! the new one in front. So the table remembers about the last `capacity`
+//! evictions with no index and no ring: per bucket the most recent, which
+//! over the table is the last `capacity` evictions give or take the
+//! spread of evictions over buckets. A fingerprint recorded again keeps only
+//! its newest record. A lookup that finds a fingerprint removes it, so one
+//! eviction is at most one regret.
 //!
-//! **Cost.** 8 bytes per ring slot plus 8 to 16 bytes of index, 16 to 24
-//! bytes per remembered hash; the ring holds as many hashes as the cache
-//! holds entries. Every operation is one or two short probe sequences at a
-//! load factor of at most one half: O(1).
+//! **Fingerprints.** Two keys whose 32-bit fingerprints agree (the policy
+//! never sees keys) are one key here: a miss on one finds the other's
+//! record. With a million records that is a false regret once per about
+//! 2^31 / 16 = 134 million misses, far below the controller's noise.
+//!
+//! **Cost.** 4 bytes per remembered eviction; the table is sized to the
+//! cache's entries and resized with it, keeping its records. Recording and
+//! lookup scan one bucket: O(1).
 //!
 //! **Source.** The ghost lists B1/B2 of ARC (Megiddo and Modha, "ARC: A
 //! Self-Tuning, Low Overhead Replacement Cache", FAST 2003) and the
 //! per-expert histories of LeCaR (Vietri et al., HotStorage 2018), with
-//! hashes in place of keys since a policy never sees keys.
+//! fingerprints in place of keys since a policy never sees keys; buckets
+//! of fingerprints as in cuckoo filters (Fan et al., CoNEXT 2014).
+
+use super::sketch::mix;
 
 /// Which side's advice evicted an entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -31,235 +42,212 @@ pub enum Side {
     Frequency,
 }
 
-/// The top bit of a ring value marks [`Side::Frequency`].
-const FREQUENCY_BIT: u64 = 1 << 63;
-/// An empty index cell.
-const EMPTY: u32 = u32::MAX;
+/// Cells per bucket: 16 `u32`s, one cache line.
+pub(crate) const WAYS: usize = 16;
+/// The top bit of a cell marks [`Side::Frequency`].
+const FREQUENCY_BIT: u32 = 1 << 31;
+/// The fingerprint bits of a cell.
+const FINGERPRINT: u32 = !FREQUENCY_BIT;
 
-/// A bounded history of evicted key hashes; see the module docs.
+/// A bounded history of evicted keys' fingerprints; see the module docs.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Ghost {
-    ring: Vec<u64>,
-    /// Next ring slot to write.
-    cursor: usize,
-    /// Ring slot numbers, or `EMPTY`; `index.len()` is a power of two.
-    index: Vec<u32>,
-    /// Ring slots that hold a live record.
-    live: usize,
+    /// `buckets * WAYS` cells, each bucket newest first, empties last.
+    cells: Vec<u32>,
 }
 
 impl Ghost {
-    /// Remembers at least `capacity` hashes. Growing keeps what is
-    /// remembered, and grows by at least an eighth so that a cache warming
-    /// up one entry at a time pays O(1) amortised; shrinking is ignored (the
-    /// history is small next to the cache).
-    pub(crate) fn ensure_capacity(&mut self, capacity: usize) {
-        if capacity <= self.ring.len() {
+    /// How many records the table holds at most.
+    #[cfg(test)]
+    pub(crate) fn capacity(&self) -> usize {
+        self.cells.len()
+    }
+
+    /// Resizes the table to remember about `capacity` evictions, larger or
+    /// smaller, keeping the records (the newest of each old bucket first
+    /// when shrinking). O(old + new size).
+    pub(crate) fn resize(&mut self, capacity: usize) {
+        let buckets = capacity.div_ceil(WAYS).max(1);
+        if buckets * WAYS == self.cells.len() {
             return;
         }
-        let capacity = capacity.max(self.ring.len() + self.ring.len() / 8);
-        // Keep the ring's order: the slots from the cursor on are the
-        // oldest, so the new empty slots go just before them.
-        let grow = capacity - self.ring.len();
-        let tail = self.ring.split_off(self.cursor);
-        let old_index = std::mem::take(&mut self.index);
-        let live: Vec<bool> = {
-            // Which old slots are live: those the old index points at.
-            let mut live = vec![false; self.ring.len() + tail.len()];
-            for &slot in old_index.iter().filter(|&&s| s != EMPTY) {
-                live[slot as usize] = true;
-            }
-            live
-        };
-        let head_len = self.ring.len();
-        self.ring.extend(std::iter::repeat_n(0, grow));
-        self.ring.extend(tail);
-        self.index = vec![EMPTY; (2 * capacity).next_power_of_two()];
-        self.live = 0;
-        for (old, &is_live) in live.iter().enumerate() {
-            if is_live {
-                let new = if old < head_len { old } else { old + grow };
-                self.insert_index(new as u32);
+        let old = std::mem::replace(&mut self.cells, vec![0; buckets * WAYS]);
+        // Oldest first, so each new bucket ends newest first.
+        for way in (0..WAYS).rev() {
+            for bucket in old.chunks_exact(WAYS) {
+                if bucket[way] != 0 {
+                    self.push(bucket[way]);
+                }
             }
         }
     }
 
-    /// Records that the entry with `hash` was evicted on `side`'s advice.
-    pub(crate) fn record(&mut self, hash: u64, side: Side) {
-        if self.ring.is_empty() {
+    /// Records that the entry with fingerprint `fp` was evicted on
+    /// `side`'s advice.
+    pub(crate) fn record(&mut self, fp: u32, side: Side) {
+        if self.cells.is_empty() {
             return;
         }
-        self.take(hash);
-        let slot = self.cursor;
-        if let Some(cell) = self.find(self.ring[slot], |s| s == slot as u32) {
-            self.remove_index(cell);
-        }
-        self.ring[slot] = match side {
-            Side::Recency => hash & !FREQUENCY_BIT,
-            Side::Frequency => hash | FREQUENCY_BIT,
+        self.take(fp);
+        let cell = match side {
+            Side::Recency => tag(fp),
+            Side::Frequency => tag(fp) | FREQUENCY_BIT,
         };
-        self.insert_index(slot as u32);
-        self.cursor = (slot + 1) % self.ring.len();
+        self.push(cell);
     }
 
-    /// If `hash` was evicted recently, forgets it and says on whose advice.
-    pub(crate) fn take(&mut self, hash: u64) -> Option<Side> {
-        let ring = &self.ring;
-        let cell = self.find(hash, |s| same(ring[s as usize], hash))?;
-        let value = self.ring[self.index[cell] as usize];
-        self.remove_index(cell);
-        Some(if value & FREQUENCY_BIT != 0 {
+    /// Writes `cell` in front of its bucket, dropping the bucket's oldest.
+    fn push(&mut self, cell: u32) {
+        let b = self.bucket(cell & FINGERPRINT);
+        let bucket = &mut self.cells[b..b + WAYS];
+        bucket.copy_within(0..WAYS - 1, 1);
+        bucket[0] = cell;
+    }
+
+    /// If `fp` was evicted recently, forgets it and says on whose advice.
+    pub(crate) fn take(&mut self, fp: u32) -> Option<Side> {
+        if self.cells.is_empty() {
+            return None;
+        }
+        let t = tag(fp);
+        let b = self.bucket(t);
+        let bucket = &mut self.cells[b..b + WAYS];
+        let way = bucket.iter().position(|&c| c & FINGERPRINT == t)?;
+        let cell = bucket[way];
+        bucket.copy_within(way + 1.., way);
+        bucket[WAYS - 1] = 0;
+        Some(if cell & FREQUENCY_BIT != 0 {
             Side::Frequency
         } else {
             Side::Recency
         })
     }
 
-    /// The index cell on `hash`'s probe sequence whose slot satisfies
-    /// `wanted`.
-    fn find(&self, hash: u64, wanted: impl Fn(u32) -> bool) -> Option<usize> {
-        if self.index.is_empty() {
-            return None;
-        }
-        let mask = self.index.len() - 1;
-        let mut cell = home(hash, mask);
-        loop {
-            match self.index[cell] {
-                EMPTY => return None,
-                slot if wanted(slot) => return Some(cell),
-                _ => cell = (cell + 1) & mask,
-            }
-        }
+    /// The first cell of `t`'s bucket.
+    fn bucket(&self, t: u32) -> usize {
+        let buckets = (self.cells.len() / WAYS) as u64;
+        let h = mix(u64::from(t));
+        ((u128::from(h) * u128::from(buckets)) >> 64) as usize * WAYS
     }
 
-    fn insert_index(&mut self, slot: u32) {
-        let mask = self.index.len() - 1;
-        let mut cell = home(self.ring[slot as usize], mask);
-        while self.index[cell] != EMPTY {
-            cell = (cell + 1) & mask;
-        }
-        self.index[cell] = slot;
-        self.live += 1;
-    }
-
-    /// Empties `cell`, shifting later members of its cluster back so every
-    /// member stays reachable from its home cell.
-    fn remove_index(&mut self, mut hole: usize) {
-        let mask = self.index.len() - 1;
-        let mut cell = hole;
-        loop {
-            cell = (cell + 1) & mask;
-            let slot = self.index[cell];
-            if slot == EMPTY {
-                break;
-            }
-            let want = home(self.ring[slot as usize], mask);
-            // Move it back unless its home lies cyclically in (hole, cell].
-            let stays = if hole <= cell {
-                hole < want && want <= cell
-            } else {
-                hole < want || want <= cell
-            };
-            if !stays {
-                self.index[hole] = slot;
-                hole = cell;
-            }
-        }
-        self.index[hole] = EMPTY;
-        self.live -= 1;
-    }
-
-    /// How many hashes are remembered.
+    /// How many fingerprints are remembered.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
-        self.live
+        self.cells.iter().filter(|&&c| c != 0).count()
     }
 
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.ring.capacity() * std::mem::size_of::<u64>()
-            + self.index.capacity() * std::mem::size_of::<u32>()
+        self.cells.capacity() * std::mem::size_of::<u32>()
     }
 }
 
-/// Whether a ring value records `hash` (ignoring the side bit).
-fn same(value: u64, hash: u64) -> bool {
-    (value ^ hash) & !FREQUENCY_BIT == 0
-}
-
-/// A hash's home cell. The high half picks it, so that it is independent
-/// of the low bits the sketch and the store's sharding lean on.
-fn home(hash: u64, mask: usize) -> usize {
-    ((hash & !FREQUENCY_BIT) >> 31) as usize & mask
+/// A fingerprint's cell value without the side: its low 31 bits, with 0
+/// (the empty cell) taken as 1.
+fn tag(fp: u32) -> u32 {
+    (fp & FINGERPRINT).max(1)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// Distinct fingerprints that all land in bucket 0.
+    fn same_bucket(g: &Ghost, n: usize) -> Vec<u32> {
+        (1..).filter(|&f| g.bucket(tag(f)) == 0).take(n).collect()
+    }
+
     #[test]
-    fn remembers_the_last_capacity_evictions() {
+    fn remembers_recent_evictions_and_each_once() {
         let mut g = Ghost::default();
         g.record(1, Side::Recency); // no capacity yet: ignored
         assert_eq!(g.take(1), None);
-        g.ensure_capacity(3);
-        g.record(1, Side::Recency);
-        g.record(2, Side::Frequency);
-        g.record(3, Side::Recency);
-        g.record(4, Side::Frequency); // overwrites 1
-        assert_eq!(g.len(), 3);
-        assert_eq!(g.take(1), None);
-        assert_eq!(g.take(2), Some(Side::Frequency));
-        assert_eq!(g.take(2), None);
-        assert_eq!(g.take(3), Some(Side::Recency));
-        assert_eq!(g.take(4), Some(Side::Frequency));
+        g.resize(100);
+        assert_eq!(g.capacity(), 7 * WAYS);
+        for fp in 1..=50 {
+            g.record(
+                fp * 7_919,
+                if fp % 2 == 0 {
+                    Side::Frequency
+                } else {
+                    Side::Recency
+                },
+            );
+        }
+        assert_eq!(g.len(), 50);
+        assert_eq!(g.take(2 * 7_919), Some(Side::Frequency));
+        assert_eq!(g.take(2 * 7_919), None);
+        assert_eq!(g.take(3 * 7_919), Some(Side::Recency));
+        assert_eq!(g.take(51 * 7_919), None);
+        assert_eq!(g.len(), 48);
     }
 
     #[test]
-    fn a_hash_evicted_twice_keeps_its_newest_record() {
+    fn a_full_bucket_drops_its_oldest_record() {
         let mut g = Ghost::default();
-        g.ensure_capacity(2);
-        g.record(9, Side::Recency);
-        g.record(9, Side::Frequency);
-        // Overwriting the first slot must not drop the newer record.
-        g.record(5, Side::Recency);
-        assert_eq!(g.take(9), Some(Side::Frequency));
+        g.resize(4 * WAYS);
+        let fps = same_bucket(&g, WAYS + 2);
+        for &fp in &fps {
+            g.record(fp, Side::Recency);
+        }
+        assert_eq!(g.take(fps[0]), None);
+        assert_eq!(g.take(fps[1]), None);
+        for &fp in &fps[2..] {
+            assert_eq!(g.take(fp), Some(Side::Recency), "{fp}");
+        }
     }
 
     #[test]
-    fn deletions_keep_colliding_hashes_reachable() {
+    fn a_key_evicted_twice_keeps_its_newest_record() {
         let mut g = Ghost::default();
-        g.ensure_capacity(8);
-        // Same home cell (equal high bits), different low bits.
-        let hs: Vec<u64> = (0..6).map(|i| (7u64 << 31) | i).collect();
-        for &h in &hs {
-            g.record(h, Side::Recency);
+        g.resize(WAYS);
+        let fps = same_bucket(&g, WAYS);
+        g.record(fps[0], Side::Recency);
+        for &fp in &fps[1..WAYS - 1] {
+            g.record(fp, Side::Recency);
         }
-        assert_eq!(g.take(hs[1]), Some(Side::Recency));
-        assert_eq!(g.take(hs[3]), Some(Side::Recency));
-        for h in [hs[0], hs[2], hs[4], hs[5]] {
-            assert_eq!(g.take(h), Some(Side::Recency), "{h}");
-        }
-        assert_eq!(g.len(), 0);
-        assert!(g.index.iter().all(|&c| c == EMPTY));
+        // Recorded again: moves to the front, on its new side ...
+        g.record(fps[0], Side::Frequency);
+        // ... so the bucket's next overflow drops fps[1], not it.
+        g.record(fps[WAYS - 1], Side::Recency);
+        g.record(99_999_999, Side::Recency);
+        assert_eq!(g.take(fps[0]), Some(Side::Frequency));
     }
 
     #[test]
-    fn growing_keeps_the_history_in_order() {
+    fn colliding_fingerprints_are_one_key() {
         let mut g = Ghost::default();
-        g.ensure_capacity(2);
-        g.record(1, Side::Recency);
-        g.record(2, Side::Recency);
-        g.record(3, Side::Recency); // cursor now at slot 1; 2 is oldest
-        g.ensure_capacity(3);
-        assert_eq!(g.ring.len(), 3);
-        g.ensure_capacity(4);
-        g.record(4, Side::Recency);
-        g.record(5, Side::Recency);
-        assert_eq!(g.len(), 4);
-        g.record(6, Side::Recency); // overwrites the oldest, 2
-        assert_eq!(g.take(2), None);
-        for h in [3, 4, 5, 6] {
-            assert_eq!(g.take(h), Some(Side::Recency), "{h}");
+        g.resize(64);
+        // The side bit is not part of the fingerprint: these two agree on
+        // their low 31 bits, as two keys with one fingerprint would.
+        let (a, b) = (0x1234_5678, 0x9234_5678);
+        g.record(a, Side::Recency);
+        assert_eq!(g.take(b), Some(Side::Recency));
+        assert_eq!(g.take(a), None);
+        // Fingerprint 0 is stored as 1 (0 marks an empty cell).
+        g.record(0, Side::Frequency);
+        assert_eq!(g.take(1), Some(Side::Frequency));
+    }
+
+    #[test]
+    fn resizing_keeps_the_newest_records() {
+        let mut g = Ghost::default();
+        g.resize(64);
+        let fps: Vec<u32> = (1..=64u32).map(|i| i.wrapping_mul(0x9E37_79B9)).collect();
+        for &fp in &fps {
+            g.record(fp, Side::Recency);
         }
+        let kept = g.len();
+        g.resize(1_000);
+        assert_eq!((g.capacity(), g.len()), (63 * WAYS, kept));
+        // Growing lost nothing: every record is found, once.
+        let mut again = g.clone();
+        let found = fps.iter().filter(|&&f| again.take(f).is_some()).count();
+        assert_eq!((found, again.len()), (kept, 0));
+        // Shrinking to one bucket keeps 16 of them, the newest of each old
+        // bucket first.
+        g.resize(16);
+        assert_eq!((g.capacity(), g.len()), (WAYS, WAYS));
+        let found = fps.iter().filter(|&&f| g.take(f).is_some()).count();
+        assert_eq!(found, WAYS);
     }
 }

@@ -38,8 +38,9 @@
 //!   advised it: leaving from the window means the frequency filter turned
 //!   the newcomer away (**frequency's** decision); leaving from main means
 //!   an established entry was dropped for a newcomer (**recency's**). The
-//!   hash goes into a ghost history (`ghost.rs`) as large as the cache. A
-//!   miss whose hash is a ghost is a *regret* for the side that evicted it.
+//!   key's 32-bit fingerprint goes into a ghost history (`ghost.rs`) about
+//!   as large as the cache. A miss whose fingerprint is a ghost is a
+//!   *regret* for the side that evicted it.
 //!   The controller (`controller.rs`) hill-climbs the window share `w` on
 //!   the hit ratio of successive periods of ten cache-sizes of requests,
 //!   and when the hit ratio jumps by more than 5 points (the workload
@@ -75,22 +76,33 @@
 //!
 //! # Cost
 //!
-//! Per slot of the store's handle table: 24 bytes (key hash, two list
-//! links, the tick of the last access, padding) and a 1-byte region tag.
-//! Per entry of the cache's size: 16 bytes of sketch and doorkeeper (times
-//! the rounding up to a power of two), and the ghost history: 8 bytes of
-//! ring plus 8 to 16 bytes of open-addressing index per evicted hash
-//! remembered (as many as the cache holds, plus up to an eighth). Keys with a
-//! deadline add 16 bytes per slot (an indexed heap). `heap_bytes` counts
-//! all of it; `ferrum-bench sim` prints it per entry.
+//! Per slot of the store's handle table: a 16-byte node (two `u32` list
+//! links, a 32-bit fingerprint of the key hash, and the region in 3 bits
+//! beside a 29-bit tick of the last access), the table grown by an eighth.
+//! Per entry of the cache: 19 bytes of sketch and doorkeeper and 4 bytes of
+//! ghost history (one 32-bit fingerprint per remembered eviction), both
+//! sized for 1 to 9/8 times the entries tracked *now* and resized, keeping
+//! their contents, when the count leaves that band, so memory follows the
+//! entries down (DEL, expiry) as well as up, per policy instance (per
+//! shard) rather than from a high-water mark. Keys with a deadline add 8
+//! bytes each and 4 per slot (`heap::Deadlines`). `heap_bytes` counts all
+//! of it; `ferrum-bench sim` prints it per entry, and `cargo run --release
+//! -p ferrum-evict --example footprint` at any cache size.
+//!
+//! The 29-bit tick wraps every 537 million accesses; every 2^27 ticks the
+//! protected entries idle for longer are clamped to 2^27 (O(protected)),
+//! so an idle time never wraps. The idle limit is capped at 2^27 accesses
+//! (caches above 13 million entries per instance demote sooner than ten
+//! cache-sizes).
 //!
 //! Per request: a hit touches at most 7 sketch words and relinks one or two
-//! list nodes; a miss touches at most 7 sketch words and makes one
-//! ghost-map probe; an eviction reads two sketch estimates (8 words),
-//! relinks at most three nodes (a demotion, an admission, a spared victim)
-//! and writes one ghost record. Spilling the window into main moves each
-//! entry at most once per insert, and the sketch's reset pass costs 0.2
-//! word operations per access amortised. All O(1) amortised, except that
+//! list nodes; a miss touches at most 7 sketch words and scans one 64-byte
+//! ghost bucket; an eviction reads two sketch estimates (8 words), relinks
+//! at most three nodes (a demotion, an admission, a spared victim) and
+//! shifts one ghost bucket. Spilling the window into main moves each entry
+//! at most once per insert, the sketch's reset pass costs about 0.1 word
+//! operations per access amortised, and a resize of the sketch and ghost
+//! is O(n) once the count moved by n/17. All O(1) amortised, except that
 //! keys with an expiry deadline pay O(log t) in the deadline heap, `t` the
 //! number of tracked keys with a deadline.
 //!
@@ -129,7 +141,8 @@ pub use ghost::Side;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use crate::heap::IndexedHeap;
+use crate::heap::Deadlines;
+use crate::table::grow_for;
 use crate::{ControllerState, EntryId, EvictionPolicy, Millis};
 use ghost::Ghost;
 use sketch::FrequencySketch;
@@ -184,17 +197,29 @@ impl Default for AheConfig {
 
 /// Which list an entry is on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
 enum Region {
-    Untracked,
-    Window,
-    Probation,
+    Untracked = 0,
+    Window = 1,
+    Probation = 2,
     /// In probation, and it already went round probation once after
     /// winning a duel, without a hit since.
-    Spared,
-    Protected,
+    Spared = 3,
+    Protected = 4,
 }
 
 impl Region {
+    /// The region a node's low [`REGION_BITS`] encode.
+    fn from_bits(bits: u32) -> Region {
+        match bits & REGION_MASK {
+            1 => Region::Window,
+            2 => Region::Probation,
+            3 => Region::Spared,
+            4 => Region::Protected,
+            _ => Region::Untracked,
+        }
+    }
+
     fn list(self) -> usize {
         match self {
             Region::Window => 0,
@@ -206,23 +231,59 @@ impl Region {
     }
 }
 
-/// Per-slot links, the key hash the sketch and ghosts need, and when the
-/// entry was last accessed.
+/// Bits of `Node::meta` that hold the region.
+const REGION_BITS: u32 = 3;
+const REGION_MASK: u32 = (1 << REGION_BITS) - 1;
+/// `Ahe::ticks` and `Node::meta`'s tick count modulo 2^29.
+const TICK_MASK: u32 = u32::MAX >> REGION_BITS;
+/// Every this many ticks, protected entries idle for longer are clamped to
+/// this idle time, so that an idle time (at most twice this) never wraps
+/// around the 29-bit clock.
+const IDLE_CAP: u32 = 1 << 27;
+
+/// Per-slot links, the key's fingerprint the sketch and ghosts need, the
+/// region, and when the entry was last accessed: 16 bytes.
 #[derive(Clone, Copy, Debug)]
 struct Node {
-    hash: u64,
     prev: u32,
     next: u32,
-    /// `Ahe::ticks` at the entry's insert or last hit.
-    touched: u32,
+    /// The key hash folded to 32 bits (`fingerprint`).
+    fp: u32,
+    /// The region in the low 3 bits; above them, `Ahe::ticks` at the
+    /// entry's insert or last hit.
+    meta: u32,
+}
+
+impl Node {
+    fn region(self) -> Region {
+        Region::from_bits(self.meta)
+    }
+
+    fn touched(self) -> u32 {
+        self.meta >> REGION_BITS
+    }
+
+    fn set_region(&mut self, region: Region) {
+        self.meta = (self.meta & !REGION_MASK) | region as u32;
+    }
+
+    fn set_touched(&mut self, ticks: u32) {
+        self.meta = (ticks << REGION_BITS) | (self.meta & REGION_MASK);
+    }
 }
 
 const UNLINKED: Node = Node {
-    hash: 0,
     prev: NIL,
     next: NIL,
-    touched: 0,
+    fp: 0,
+    meta: 0,
 };
+
+/// The 32 bits of a key hash the policy keeps: the high half of its
+/// re-mix, so any hash (even a weak one) spreads over them.
+fn fingerprint(key_hash: u64) -> u32 {
+    (sketch::mix(key_hash) >> 32) as u32
+}
 
 /// One intrusive doubly linked list: head is most recent.
 #[derive(Clone, Copy, Debug)]
@@ -242,7 +303,6 @@ const EMPTY: List = List {
 #[derive(Clone, Debug)]
 pub struct Ahe {
     nodes: Vec<Node>,
-    regions: Vec<Region>,
     /// Window, probation, protected.
     lists: [List; 3],
     tracked: usize,
@@ -252,10 +312,10 @@ pub struct Ahe {
     sketch: FrequencySketch,
     ghost: Ghost,
     climber: HillClimber,
-    deadlines: IndexedHeap<u64>,
-    /// The hash of the last miss: its insert must not count twice.
-    pending_miss: Option<u64>,
-    /// Hits and misses so far, wrapping: the clock of `Node::touched`.
+    deadlines: Deadlines,
+    /// The fingerprint of the last miss: its insert must not count twice.
+    pending_miss: Option<u32>,
+    /// Hits and misses so far, modulo 2^29: the clock of `Node::touched`.
     ticks: u32,
     rng: SmallRng,
     config: AheConfig,
@@ -266,14 +326,13 @@ impl Ahe {
     pub fn new(config: AheConfig) -> Self {
         Ahe {
             nodes: Vec::new(),
-            regions: Vec::new(),
             lists: [EMPTY; 3],
             tracked: 0,
             size: 0,
             sketch: FrequencySketch::default(),
             ghost: Ghost::default(),
             climber: HillClimber::new(config.climber.clone()),
-            deadlines: IndexedHeap::default(),
+            deadlines: Deadlines::default(),
             pending_miss: None,
             ticks: 0,
             rng: SmallRng::seed_from_u64(config.seed),
@@ -287,15 +346,14 @@ impl Ahe {
     }
 
     fn region(&self, id: EntryId) -> Region {
-        self.regions
+        self.nodes
             .get(id.index())
-            .copied()
-            .unwrap_or(Region::Untracked)
+            .map_or(Region::Untracked, |n| n.region())
     }
 
     fn unlink(&mut self, i: u32) {
         let Node { prev, next, .. } = self.nodes[i as usize];
-        let list = &mut self.lists[self.regions[i as usize].list()];
+        let list = &mut self.lists[self.nodes[i as usize].region().list()];
         list.len -= 1;
         match prev {
             NIL => list.head = next,
@@ -318,7 +376,7 @@ impl Ahe {
         }
         list.head = i;
         list.len += 1;
-        self.regions[i as usize] = region;
+        self.nodes[i as usize].set_region(region);
     }
 
     fn relink(&mut self, i: u32, region: Region) {
@@ -367,9 +425,10 @@ impl Ahe {
     /// only as fast as newcomers are promoted into it.
     fn demote_idle_protected(&mut self) {
         let tail = self.lists[2].tail;
-        let limit = u64::from(self.config.protected_idle_factor) * self.size as u64;
+        let limit = (u64::from(self.config.protected_idle_factor) * self.size as u64)
+            .min(u64::from(IDLE_CAP - 1));
         if tail != NIL && limit > 0 {
-            let idle = self.ticks.wrapping_sub(self.nodes[tail as usize].touched);
+            let idle = self.ticks.wrapping_sub(self.nodes[tail as usize].touched()) & TICK_MASK;
             if u64::from(idle) > limit {
                 self.relink(tail, Region::Probation);
             }
@@ -388,28 +447,64 @@ impl Ahe {
     /// victim that already went round probation without a hit (spared)
     /// loses to any candidate that has repeated at all.
     fn admit(&mut self, candidate: u32, victim: u32) -> bool {
-        let c = self.sketch.frequency(self.nodes[candidate as usize].hash);
-        let v = self.sketch.frequency(self.nodes[victim as usize].hash);
+        let c = self
+            .sketch
+            .frequency(u64::from(self.nodes[candidate as usize].fp));
+        let v = self
+            .sketch
+            .frequency(u64::from(self.nodes[victim as usize].fp));
         c > v
-            || (c > 0 && self.regions[victim as usize] == Region::Spared)
+            || (c > 0 && self.nodes[victim as usize].region() == Region::Spared)
             || (c >= JITTER_MIN_FREQUENCY && self.rng.random::<u8>() & 127 == 0)
     }
 
     fn detach(&mut self, i: u32) {
         self.unlink(i);
-        self.regions[i as usize] = Region::Untracked;
+        self.nodes[i as usize].set_region(Region::Untracked);
         self.deadlines.remove(EntryId(i));
         self.tracked -= 1;
     }
 
-    /// Sizes the sketch, the ghost history and the controller's period
-    /// for a cache of `size` entries.
+    /// Sizes the window, protected and the controller's period for a
+    /// cache of `size` entries.
     fn resize(&mut self, size: usize) {
         self.size = size;
-        self.sketch.ensure_capacity(size);
-        self.ghost.ensure_capacity(size);
         self.climber
             .set_period(u64::from(self.config.period_factor) * size as u64);
+    }
+
+    /// Keeps the sketch and the ghost history sized for the entries
+    /// tracked now: when that count leaves `[sized, 9/8 sized]`, both are
+    /// resized to 17/16 of it, keeping what they hold. A resize is O(n) and
+    /// needs the count to move by n/17, so O(1) amortised; memory follows
+    /// the entries down as well as up.
+    fn fit_history(&mut self) {
+        let t = self.tracked.max(16);
+        let sized = self.sketch.entries();
+        if t > sized || t + t / 8 < sized {
+            let n = t + t / 16;
+            self.sketch.resize(n, t);
+            self.ghost.resize(n);
+        }
+    }
+
+    /// Advances the clock by one access. Every [`IDLE_CAP`] ticks,
+    /// protected entries idle for longer than that are clamped to it (the
+    /// only entries whose idle time is read), so that idle times stay below
+    /// `2 * IDLE_CAP` and never wrap the 29-bit clock. O(protected) per
+    /// 134 million accesses.
+    fn tick(&mut self) {
+        self.ticks = self.ticks.wrapping_add(1) & TICK_MASK;
+        if self.ticks % IDLE_CAP == 0 {
+            let mut cur = self.lists[2].head;
+            while cur != NIL {
+                let node = &mut self.nodes[cur as usize];
+                if self.ticks.wrapping_sub(node.touched()) & TICK_MASK > IDLE_CAP {
+                    node.set_touched(self.ticks.wrapping_sub(IDLE_CAP) & TICK_MASK);
+                }
+                cur = node.next;
+            }
+        }
     }
 
     /// Chooses the victim among tracked, unexpired entries, and the side
@@ -434,7 +529,7 @@ impl Ahe {
             // probation again, as a CLOCK hand spares a referenced page, so
             // the next newcomer duels the next-oldest entry instead of the
             // same stale favourite until the sketch ages it.
-            if self.regions[victim as usize] == Region::Probation {
+            if self.nodes[victim as usize].region() == Region::Probation {
                 self.relink(victim, Region::Spared);
             }
             (candidate, Side::Frequency)
@@ -453,22 +548,23 @@ impl EvictionPolicy for Ahe {
         "ahe"
     }
 
-    fn on_insert(&mut self, id: EntryId, key_hash: u64, _cost: u32, _now: Millis) {
+    fn on_insert(&mut self, id: EntryId, key_hash: u64, _cost: u32, now: Millis) {
         debug_assert_eq!(self.region(id), Region::Untracked, "{id:?} inserted twice");
-        if self.pending_miss.take() != Some(key_hash) {
-            self.sketch.increment(key_hash);
-        }
-        if self.nodes.len() <= id.index() {
-            self.nodes.resize(id.index() + 1, UNLINKED);
-            self.regions.resize(id.index() + 1, Region::Untracked);
-        }
-        self.nodes[id.index()].hash = key_hash;
-        self.nodes[id.index()].touched = self.ticks;
-        self.push_front(id.0, Region::Window);
         self.tracked += 1;
         if self.tracked > self.size {
             self.resize(self.tracked);
         }
+        self.fit_history();
+        let fp = fingerprint(key_hash);
+        if self.pending_miss.take() != Some(fp) {
+            self.sketch.increment(u64::from(fp));
+        }
+        grow_for(&mut self.nodes, id.index(), UNLINKED);
+        let node = &mut self.nodes[id.index()];
+        node.fp = fp;
+        node.set_touched(self.ticks);
+        self.push_front(id.0, Region::Window);
+        self.deadlines.observe(now);
     }
 
     fn on_hit(&mut self, id: EntryId, now: Millis) {
@@ -476,10 +572,10 @@ impl EvictionPolicy for Ahe {
         if region == Region::Untracked {
             return;
         }
-        self.sketch.increment(self.nodes[id.index()].hash);
+        self.sketch.increment(u64::from(self.nodes[id.index()].fp));
         self.climber.observe(Signal::Hit, now);
-        self.ticks = self.ticks.wrapping_add(1);
-        self.nodes[id.index()].touched = self.ticks;
+        self.tick();
+        self.nodes[id.index()].set_touched(self.ticks);
         match region {
             Region::Probation | Region::Spared => {
                 self.relink(id.0, Region::Protected);
@@ -493,11 +589,12 @@ impl EvictionPolicy for Ahe {
     }
 
     fn on_miss(&mut self, key_hash: u64, now: Millis) {
-        self.sketch.increment(key_hash);
-        self.ticks = self.ticks.wrapping_add(1);
-        self.pending_miss = Some(key_hash);
+        let fp = fingerprint(key_hash);
+        self.sketch.increment(u64::from(fp));
+        self.tick();
+        self.pending_miss = Some(fp);
         self.climber.observe(Signal::Miss, now);
-        if let Some(side) = self.ghost.take(key_hash) {
+        if let Some(side) = self.ghost.take(fp) {
             self.climber.observe(Signal::GhostHit(side), now);
         }
     }
@@ -505,17 +602,16 @@ impl EvictionPolicy for Ahe {
     fn on_expiry_change(&mut self, id: EntryId, expires_at: Option<Millis>) {
         match expires_at {
             Some(deadline) if self.region(id) != Region::Untracked => {
-                self.deadlines.set(id, deadline.0);
+                self.deadlines.set(id, deadline);
             }
-            _ => {
-                self.deadlines.remove(id);
-            }
+            _ => self.deadlines.remove(id),
         }
     }
 
     fn on_remove(&mut self, id: EntryId) {
         if self.region(id) != Region::Untracked {
             self.detach(id.0);
+            self.fit_history();
         }
     }
 
@@ -523,18 +619,20 @@ impl EvictionPolicy for Ahe {
         if self.tracked == 0 {
             return None;
         }
-        if let Some((id, deadline)) = self.deadlines.peek() {
-            // Redis's rule: a key is expired once `now > deadline`.
-            if self.config.expired_first && now.0 > deadline {
+        self.deadlines.observe(now);
+        if self.config.expired_first {
+            if let Some(id) = self.deadlines.expired(now) {
                 self.detach(id.0);
+                self.fit_history();
                 return Some(id);
             }
         }
         self.resize(self.tracked);
         let (victim, side) = self.choose();
-        self.ghost.record(self.nodes[victim as usize].hash, side);
+        self.ghost.record(self.nodes[victim as usize].fp, side);
         self.climber.observe(Signal::Evicted(side), now);
         self.detach(victim);
+        self.fit_history();
         Some(EntryId(victim))
     }
 
@@ -544,7 +642,6 @@ impl EvictionPolicy for Ahe {
 
     fn heap_bytes(&self) -> usize {
         self.nodes.capacity() * std::mem::size_of::<Node>()
-            + self.regions.capacity() * std::mem::size_of::<Region>()
             + self.sketch.heap_bytes()
             + self.ghost.heap_bytes()
             + self.deadlines.heap_bytes()

@@ -10,7 +10,7 @@ fn dump(ahe: &Ahe) -> String {
         let mut out = Vec::new();
         let mut cur = ahe.lists[l].head;
         while cur != NIL {
-            let spared = if ahe.regions[cur as usize] == Region::Spared {
+            let spared = if ahe.nodes[cur as usize].region() == Region::Spared {
                 "*"
             } else {
                 ""
@@ -200,21 +200,76 @@ fn a_loop_larger_than_the_cache_keeps_a_resident_set() {
 
 #[test]
 fn heap_bytes_count_every_structure() {
+    assert_eq!(std::mem::size_of::<Node>(), 16);
     let mut ahe = Ahe::default();
     let empty = ahe.heap_bytes();
-    for i in 0..100 {
+    for i in 0..1_000 {
         insert(&mut ahe, i);
     }
     ahe.on_expiry_change(EntryId(0), Some(Millis(5)));
     let grown = ahe.heap_bytes();
-    // Nodes and regions (25 bytes per slot), sketch and doorkeeper (16
-    // bytes per counted entry, rounded up to 128), the ghost's ring (8
-    // bytes per entry) and index (4 bytes per cell, 256 cells for 100), and
-    // the deadline heap.
-    assert!(
-        grown >= empty + 100 * 25 + 128 * 16 + 100 * 8 + 256 * 4,
-        "{grown}"
-    );
+    // Nodes (16 bytes per slot), the sketch (19 bytes per entry sized for)
+    // and the ghost (4 bytes per record), sized for 1 000 to 1 125
+    // entries, and the deadline heap.
+    assert!(grown >= empty + 1_000 * (16 + 19 + 4), "{grown}");
+    assert!(grown <= empty + 1_125 * (16 + 19 + 4) + 256, "{grown}");
     ahe.evict(Millis(0));
-    assert_eq!(ahe.heap_bytes(), grown, "evicting allocates nothing");
+    assert_eq!(ahe.heap_bytes(), grown, "evicting one allocates nothing");
+}
+
+#[test]
+fn history_follows_the_entries_down_and_up() {
+    let mut ahe = Ahe::default();
+    for i in 0..10_000 {
+        insert(&mut ahe, i);
+    }
+    let full = ahe.heap_bytes();
+    let history = |ahe: &Ahe| ahe.sketch.heap_bytes() + ahe.ghost.heap_bytes();
+    let full_history = history(&ahe);
+    assert!(full_history <= 10_000 * 9 / 8 * (19 + 4), "{full_history}");
+    // DEL of 90% of the keys: the sketch and ghost shrink with them (the
+    // per-slot nodes stay, as the store's slots do).
+    for i in 1_000..10_000 {
+        ahe.on_remove(EntryId(i));
+    }
+    assert_eq!(ahe.len(), 1_000);
+    let small = history(&ahe);
+    assert!(small <= 1_125 * (19 + 4) + 256, "{small} after shrinking");
+    assert!(ahe.heap_bytes() < full);
+    // The cache fills again: the history grows back.
+    for i in 1_000..10_000 {
+        insert(&mut ahe, i);
+    }
+    assert!(history(&ahe) >= 10_000 * (19 + 4), "{}", history(&ahe));
+    assert!(history(&ahe) <= full_history * 9 / 8, "{}", history(&ahe));
+}
+
+#[test]
+fn idle_times_never_wrap_the_clock() {
+    let mut ahe = Ahe::default();
+    for i in 0..10 {
+        insert(&mut ahe, i);
+    }
+    // Promoted to protected by hits just before the 29-bit clock wraps.
+    ahe.ticks = TICK_MASK - 100;
+    assert_eq!(ahe.evict(Millis(0)), Some(EntryId(8)));
+    for i in 0..=6 {
+        ahe.on_hit(EntryId(i), Millis(0));
+    }
+    assert_eq!(dump(&ahe), "w[9] p[7] P[6 5 4 3 2 1 0]");
+    // Five sweeps (every 2^27 ticks) later the clock has come round: 0's
+    // idle time modulo 2^29 would read under a hundred ticks. The sweeps
+    // clamped it to 2^27 instead, far past the idle limit.
+    for _ in 0..5 {
+        let next = (ahe.ticks / IDLE_CAP + 1) * IDLE_CAP;
+        ahe.ticks = (next - 1) & TICK_MASK;
+        ahe.tick();
+    }
+    assert_eq!(ahe.ticks, 0);
+    let idle = ahe.ticks.wrapping_sub(ahe.nodes[0].touched()) & TICK_MASK;
+    assert_eq!(idle, IDLE_CAP);
+    // So protected's tail is demoted at the next eviction.
+    insert(&mut ahe, 8);
+    ahe.evict(Millis(0));
+    assert!(dump(&ahe).ends_with("P[6 5 4 3 2 1]"), "{}", dump(&ahe));
 }

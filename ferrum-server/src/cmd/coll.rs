@@ -115,13 +115,33 @@ pub(crate) fn store_in<T: Typed>(shard: &mut Shard, db: usize, key: &Bytes, now:
 }
 
 /// An array of bulk strings.
-pub(crate) fn bulks<'a>(items: impl IntoIterator<Item = &'a Bytes>) -> Frame {
-    Frame::Array(items.into_iter().map(|b| Frame::Bulk(b.clone())).collect())
+///
+/// Packed collections hold no `Bytes` to share, so the items are copied
+/// into one buffer that every bulk string slices: one allocation per reply
+/// instead of one per element.
+pub(crate) fn bulks<B: AsRef<[u8]>>(items: impl IntoIterator<Item = B>) -> Frame {
+    let mut buf = bytes::BytesMut::new();
+    let mut ends = Vec::new();
+    for b in items {
+        buf.extend_from_slice(b.as_ref());
+        ends.push(buf.len());
+    }
+    let buf = buf.freeze();
+    let mut start = 0;
+    Frame::Array(
+        ends.into_iter()
+            .map(|end| {
+                let item = Frame::Bulk(buf.slice(start..end));
+                start = end;
+                item
+            })
+            .collect(),
+    )
 }
 
 /// A RESP3 set of bulk strings (an array in RESP2).
-pub(crate) fn bulk_set<'a>(items: impl IntoIterator<Item = &'a Bytes>) -> Frame {
-    Frame::Set(items.into_iter().map(|b| Frame::Bulk(b.clone())).collect())
+pub(crate) fn bulk_set(items: impl IntoIterator<Item = Bytes>) -> Frame {
+    Frame::Set(items.into_iter().map(Frame::Bulk).collect())
 }
 
 /// Whether the connection speaks RESP3.

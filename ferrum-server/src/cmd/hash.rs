@@ -43,7 +43,9 @@ pub(crate) fn hsetnx(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 pub(crate) fn hget(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let v = read(ctx, &args[1], |h: &Hash| h.get(&args[2]).cloned())?;
+    let v = read(ctx, &args[1], |h: &Hash| {
+        h.get(&args[2]).map(Bytes::copy_from_slice)
+    })?;
     Ok(Frame::bulk_or_null(v.flatten()))
 }
 
@@ -52,7 +54,7 @@ pub(crate) fn hmget(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let got = read(ctx, &args[1], |h: &Hash| {
         fields
             .iter()
-            .map(|f| Frame::bulk_or_null(h.get(f).cloned()))
+            .map(|f| Frame::bulk_or_null(h.get(f).map(Bytes::copy_from_slice)))
             .collect()
     })?;
     Ok(Frame::Array(
@@ -87,7 +89,12 @@ pub(crate) fn hstrlen(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 pub(crate) fn hgetall(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let pairs = read(ctx, &args[1], |h: &Hash| {
         h.iter()
-            .map(|(f, v)| (Frame::Bulk(f.clone()), Frame::Bulk(v.clone())))
+            .map(|(f, v)| {
+                (
+                    Frame::Bulk(Bytes::copy_from_slice(f)),
+                    Frame::Bulk(Bytes::copy_from_slice(v)),
+                )
+            })
             .collect()
     })?;
     Ok(Frame::Map(pairs.unwrap_or_default()))
@@ -151,7 +158,7 @@ pub(crate) fn hrandfield(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         let Some(count) = count else {
             return Frame::Bulk(
                 h.at(picker.below(h.len()))
-                    .map(|(f, _)| f.clone())
+                    .map(|(f, _)| Bytes::copy_from_slice(f))
                     .unwrap_or_default(),
             );
         };
@@ -160,11 +167,14 @@ pub(crate) fn hrandfield(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         for (f, v) in picks.into_iter().filter_map(|i| h.at(i)) {
             match (with_values, resp3) {
                 (true, true) => out.push(Frame::Array(vec![
-                    Frame::Bulk(f.clone()),
-                    Frame::Bulk(v.clone()),
+                    Frame::Bulk(Bytes::copy_from_slice(f)),
+                    Frame::Bulk(Bytes::copy_from_slice(v)),
                 ])),
-                (true, false) => out.extend([Frame::Bulk(f.clone()), Frame::Bulk(v.clone())]),
-                (false, _) => out.push(Frame::Bulk(f.clone())),
+                (true, false) => out.extend([
+                    Frame::Bulk(Bytes::copy_from_slice(f)),
+                    Frame::Bulk(Bytes::copy_from_slice(v)),
+                ]),
+                (false, _) => out.push(Frame::Bulk(Bytes::copy_from_slice(f))),
             }
         }
         Frame::Array(out)
@@ -184,7 +194,10 @@ pub(crate) fn hscan(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         let mut items = Vec::new();
         let next = h.scan(cursor, count, |f, v| {
             if matches(&pattern, f) {
-                items.extend([Frame::Bulk(f.clone()), Frame::Bulk(v.clone())]);
+                items.extend([
+                    Frame::Bulk(Bytes::copy_from_slice(f)),
+                    Frame::Bulk(Bytes::copy_from_slice(v)),
+                ]);
             }
         });
         scan_reply(next, items)

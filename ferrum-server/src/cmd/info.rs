@@ -114,23 +114,52 @@ pub(crate) fn human(bytes: u64) -> String {
     format!("{bytes}B")
 }
 
+/// `a / b` with two decimals as Redis prints its ratios, 0 when `b` is 0.
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+/// `a - b` as a signed byte count.
+fn diff(a: u64, b: u64) -> i128 {
+    i128::from(a) - i128::from(b)
+}
+
+/// `# Memory`, in Redis 7.0's field names and order (the fields FerrumKV
+/// has). `used_memory` is the store's own accounting (what `maxmemory`
+/// bounds); `used_memory_rss` is the process's RSS from /proc; the
+/// `allocator_*` figures are the allocator's (see `crate::alloc`), and the
+/// ratios are Redis's: `allocator_frag` = active / allocated,
+/// `allocator_rss` = resident / active, `rss_overhead` = RSS / resident,
+/// `mem_fragmentation` = RSS / used_memory.
 fn memory(ctx: &Ctx<'_>, out: &mut String) {
     let used = ctx.store().used_memory_bytes() as u64;
     let rss = rss_bytes();
     let max = ctx.store().maxmemory_bytes();
     let (policy, _) = ctx.store().policy();
-    let frag = if used == 0 {
-        0.0
-    } else {
-        rss as f64 / used as f64
-    };
+    let a = crate::alloc::stats();
     let _ = write!(
         out,
-        "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nmaxmemory:{max}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nmem_fragmentation_ratio:{frag:.2}\r\nmem_allocator:libc\r\n",
+        "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nallocator_allocated:{}\r\nallocator_active:{}\r\nallocator_resident:{}\r\nmaxmemory:{max}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nallocator_frag_ratio:{:.2}\r\nallocator_frag_bytes:{}\r\nallocator_rss_ratio:{:.2}\r\nallocator_rss_bytes:{}\r\nrss_overhead_ratio:{:.2}\r\nrss_overhead_bytes:{}\r\nmem_fragmentation_ratio:{:.2}\r\nmem_fragmentation_bytes:{}\r\nmem_allocator:{}\r\n",
         human(used),
         human(rss),
+        a.allocated,
+        a.active,
+        a.resident,
         human(max),
         policy.as_str(),
+        ratio(a.active, a.allocated),
+        diff(a.active, a.allocated),
+        ratio(a.resident, a.active),
+        diff(a.resident, a.active),
+        ratio(rss, a.resident),
+        diff(rss, a.resident),
+        ratio(rss, used),
+        diff(rss, used),
+        a.name,
     );
 }
 

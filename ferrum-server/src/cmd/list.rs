@@ -107,7 +107,9 @@ pub(crate) fn lrange(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 pub(crate) fn lindex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let i = int_arg(&args[2])?;
-    let v = read(ctx, &args[1], |l: &List| l.get(i).cloned())?;
+    let v = read(ctx, &args[1], |l: &List| {
+        l.get(i).map(Bytes::copy_from_slice)
+    })?;
     Ok(Frame::bulk_or_null(v.flatten()))
 }
 

@@ -157,6 +157,7 @@ fn config_set(ctx: &mut Ctx<'_>, pairs: &[Bytes]) -> CmdResult {
         || staged.lfu_decay_time_minutes != config.lfu_decay_time_minutes;
     *config = staged;
     let (maxmemory, policy) = (config.maxmemory_bytes, policy_of(&config));
+    config.encoding.install();
     shared
         .auth_required
         .store(config.requirepass.is_some(), Ordering::Relaxed);

@@ -90,7 +90,7 @@ pub(crate) fn srandmember(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let shard = ks.shard(key);
     let mut picker = Picker::from_shard(shard);
     let reply = read_in(shard, db, key, now, |s: &Set| match count {
-        None => Frame::bulk_or_null(s.at(picker.below(s.len())).cloned()),
+        None => Frame::bulk_or_null(s.at(picker.below(s.len()))),
         Some(c) => bulks(
             random_indices(&mut picker, s.len(), c)
                 .into_iter()
@@ -153,7 +153,7 @@ fn combine(
             for k in keys {
                 read_in(ks.shard(k), db, k, now, |s: &Set| {
                     for m in s.iter() {
-                        out.insert(m);
+                        out.insert(&m);
                     }
                 })?;
             }
@@ -169,7 +169,7 @@ fn combine(
                 db,
                 &keys[smallest],
                 now,
-                |s: &Set| s.iter().cloned().collect(),
+                |s: &Set| s.iter().collect(),
             )?
             .unwrap_or_default();
             for (i, k) in keys.iter().enumerate() {
@@ -189,7 +189,7 @@ fn combine(
         Op::Diff => {
             let mut candidates: Vec<Bytes> =
                 read_in(ks.shard(&keys[0]), db, &keys[0], now, |s: &Set| {
-                    s.iter().cloned().collect()
+                    s.iter().collect()
                 })?
                 .unwrap_or_default();
             for k in &keys[1..] {
@@ -285,7 +285,7 @@ pub(crate) fn sscan(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         let mut items = Vec::new();
         let next = s.scan(cursor, count, |m| {
             if matches(&pattern, m) {
-                items.push(Frame::Bulk(m.clone()));
+                items.push(Frame::Bulk(Bytes::copy_from_slice(m)));
             }
         });
         scan_reply(next, items)

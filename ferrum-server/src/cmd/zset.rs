@@ -259,12 +259,14 @@ pub(crate) fn zrandmember(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let mut picker = Picker::from_shard(shard);
     let reply = read_in(shard, db, key, now, |z: &ZSet| {
         let Some(count) = count else {
-            let m = z.at_rank(picker.below(z.len())).map(|(m, _)| m.clone());
+            let m = z
+                .at_rank(picker.below(z.len()))
+                .map(|(m, _)| Bytes::copy_from_slice(m));
             return Frame::bulk_or_null(m);
         };
         let picks = random_indices(&mut picker, z.len(), count)
             .into_iter()
-            .filter_map(|i| z.at_rank(i).map(|(m, s)| (m.clone(), s)))
+            .filter_map(|i| z.at_rank(i).map(|(m, s)| (Bytes::copy_from_slice(m), s)))
             .collect();
         scored_reply(picks, with_scores, resp3)
     })?;
@@ -284,7 +286,10 @@ pub(crate) fn zscan(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         let mut items = Vec::new();
         let next = z.scan(cursor, count, |m, s| {
             if matches(&pattern, m) {
-                items.extend([Frame::Bulk(m.clone()), Frame::Bulk(f64_bytes(s))]);
+                items.extend([
+                    Frame::Bulk(Bytes::copy_from_slice(m)),
+                    Frame::Bulk(f64_bytes(s)),
+                ]);
             }
         });
         scan_reply(next, items)

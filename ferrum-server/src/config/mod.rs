@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use ferrum_store::glob::glob_match;
+use ferrum_store::types::EncodingLimits;
 
 mod syntax;
 
@@ -130,6 +131,10 @@ pub struct Config {
     pub dbfilename: String,
     /// `dir`, stored for `CONFIG GET` only: FerrumKV writes no files.
     pub dir: String,
+    /// The collection encoding thresholds (`hash-max-listpack-entries`...,
+    /// with their `*-ziplist-*` aliases); the server installs them
+    /// process-wide with [`EncodingLimits::install`].
+    pub encoding: EncodingLimits,
 }
 
 /// One client class's output buffer limits: disconnect a client whose
@@ -193,6 +198,15 @@ pub enum Param {
     MetricsAddr,
     Dbfilename,
     Dir,
+    HashMaxListpackEntries,
+    HashMaxListpackValue,
+    SetMaxIntsetEntries,
+    SetMaxListpackEntries,
+    SetMaxListpackValue,
+    ZsetMaxListpackEntries,
+    ZsetMaxListpackValue,
+    ListMaxListpackSize,
+    ListCompressDepth,
 }
 
 /// Why the configuration was refused.
@@ -316,6 +330,13 @@ enum Kind {
         get: fn(&Config) -> u64,
         set: fn(&mut Config, u64),
     },
+    /// A decimal integer in `min..=max` that may be negative.
+    SignedInt {
+        min: i64,
+        max: i64,
+        get: fn(&Config) -> i64,
+        set: fn(&mut Config, i64),
+    },
     /// A byte count with an optional unit, in `min..=max`.
     Memory {
         min: u64,
@@ -418,7 +439,59 @@ static PARAMS: &[Spec] = &[
         kind: Kind::Text { get: |c| c.dbfilename.clone(), set: set_dbfilename } },
     Spec { name: "dir", param: Param::Dir, mutable: true, default: "./",
         kind: Kind::Text { get: |c| c.dir.clone(), set: |c, v| { c.dir = v; Ok(()) } } },
+    Spec { name: "hash-max-listpack-entries", param: Param::HashMaxListpackEntries, mutable: true, default: "512",
+        kind: Kind::Int { min: 0, max: LONG_MAX, get: |c| c.encoding.hash_max_listpack_entries,
+            set: |c, v| c.encoding.hash_max_listpack_entries = v } },
+    Spec { name: "hash-max-listpack-value", param: Param::HashMaxListpackValue, mutable: true, default: "64",
+        kind: Kind::Int { min: 0, max: LONG_MAX, get: |c| c.encoding.hash_max_listpack_value,
+            set: |c, v| c.encoding.hash_max_listpack_value = v } },
+    Spec { name: "set-max-intset-entries", param: Param::SetMaxIntsetEntries, mutable: true, default: "512",
+        kind: Kind::Int { min: 0, max: LONG_MAX, get: |c| c.encoding.set_max_intset_entries,
+            set: |c, v| c.encoding.set_max_intset_entries = v } },
+    // Redis 7.2's; FerrumKV packs small string sets as 7.2 does.
+    Spec { name: "set-max-listpack-entries", param: Param::SetMaxListpackEntries, mutable: true, default: "128",
+        kind: Kind::Int { min: 0, max: LONG_MAX, get: |c| c.encoding.set_max_listpack_entries,
+            set: |c, v| c.encoding.set_max_listpack_entries = v } },
+    Spec { name: "set-max-listpack-value", param: Param::SetMaxListpackValue, mutable: true, default: "64",
+        kind: Kind::Int { min: 0, max: LONG_MAX, get: |c| c.encoding.set_max_listpack_value,
+            set: |c, v| c.encoding.set_max_listpack_value = v } },
+    Spec { name: "zset-max-listpack-entries", param: Param::ZsetMaxListpackEntries, mutable: true, default: "128",
+        kind: Kind::Int { min: 0, max: LONG_MAX, get: |c| c.encoding.zset_max_listpack_entries,
+            set: |c, v| c.encoding.zset_max_listpack_entries = v } },
+    Spec { name: "zset-max-listpack-value", param: Param::ZsetMaxListpackValue, mutable: true, default: "64",
+        kind: Kind::Int { min: 0, max: LONG_MAX, get: |c| c.encoding.zset_max_listpack_value,
+            set: |c, v| c.encoding.zset_max_listpack_value = v } },
+    Spec { name: "list-max-listpack-size", param: Param::ListMaxListpackSize, mutable: true, default: "-2",
+        kind: Kind::SignedInt { min: i32::MIN as i64, max: i32::MAX as i64,
+            get: |c| c.encoding.list_max_listpack_size, set: |c, v| c.encoding.list_max_listpack_size = v } },
+    // Accepted and reported; FerrumKV does not compress list nodes.
+    Spec { name: "list-compress-depth", param: Param::ListCompressDepth, mutable: true, default: "0",
+        kind: Kind::Int { min: 0, max: INT_MAX, get: |c| c.encoding.list_compress_depth,
+            set: |c, v| c.encoding.list_compress_depth = v } },
 ];
+
+/// Redis's other names for parameters, `(alias, canonical name)`: Redis 7
+/// renamed the ziplist thresholds to listpack and still accepts the old
+/// names everywhere. `CONFIG GET` answers an alias under the name asked for,
+/// and a glob lists every matching name, alias or not, as redis-server does.
+static ALIASES: &[(&str, &str)] = &[
+    ("hash-max-ziplist-entries", "hash-max-listpack-entries"),
+    ("hash-max-ziplist-value", "hash-max-listpack-value"),
+    ("zset-max-ziplist-entries", "zset-max-listpack-entries"),
+    ("zset-max-ziplist-value", "zset-max-listpack-value"),
+    ("list-max-ziplist-size", "list-max-listpack-size"),
+];
+
+/// The row for `name` (a canonical name or an alias, any case).
+fn lookup(name: &[u8]) -> Option<&'static Spec> {
+    let canonical = ALIASES
+        .iter()
+        .find(|(alias, _)| alias.as_bytes().eq_ignore_ascii_case(name))
+        .map_or(name, |(_, canonical)| canonical.as_bytes());
+    PARAMS
+        .iter()
+        .find(|s| s.name.as_bytes().eq_ignore_ascii_case(canonical))
+}
 
 impl Default for Config {
     /// Redis's defaults (with FerrumKV's documented differences), built by
@@ -495,10 +568,16 @@ impl Config {
     /// `CONFIG GET pattern [pattern ...]` (Redis 7): each parameter matching
     /// any pattern, listed once.
     pub fn get_many(&self, patterns: &[&[u8]]) -> Vec<(&'static str, String)> {
+        let aliases = ALIASES.iter().filter_map(|&(alias, canonical)| {
+            let spec = PARAMS.iter().find(|s| s.name == canonical)?;
+            Some((alias, spec))
+        });
         PARAMS
             .iter()
-            .filter(|spec| patterns.iter().any(|p| spec.selected_by(p)))
-            .map(|spec| (spec.name, spec.kind.render(self)))
+            .map(|spec| (spec.name, spec))
+            .chain(aliases)
+            .filter(|(name, _)| patterns.iter().any(|p| selects(p, name)))
+            .map(|(name, spec)| (name, spec.kind.render(self)))
             .collect()
     }
 
@@ -589,10 +668,7 @@ impl Config {
         if name == "include" {
             return Err(ConfigError::Include);
         }
-        let spec = PARAMS
-            .iter()
-            .find(|s| s.name == name)
-            .ok_or(ConfigError::UnknownOption { name })?;
+        let spec = lookup(name.as_bytes()).ok_or(ConfigError::UnknownOption { name })?;
         let words: Vec<Vec<u8>> = words.collect();
         let shown = words.iter().map(|w| lossy(w)).collect::<Vec<_>>().join(" ");
         let invalid = |reason: &str| ConfigError::InvalidValue {
@@ -653,6 +729,7 @@ impl Config {
             metrics_addr: None,
             dbfilename: String::new(),
             dir: String::new(),
+            encoding: EncodingLimits::DEFAULT,
         }
     }
 }
@@ -665,13 +742,12 @@ enum Refusal {
     Invalid(String),
 }
 
-impl Spec {
-    fn selected_by(&self, pattern: &[u8]) -> bool {
-        if pattern.iter().any(|b| matches!(b, b'*' | b'?' | b'[')) {
-            glob_match(pattern, self.name.as_bytes(), true)
-        } else {
-            self.name.as_bytes().eq_ignore_ascii_case(pattern)
-        }
+/// Whether `CONFIG GET pattern` lists the parameter called `name`.
+fn selects(pattern: &[u8], name: &str) -> bool {
+    if pattern.iter().any(|b| matches!(b, b'*' | b'?' | b'[')) {
+        glob_match(pattern, name.as_bytes(), true)
+    } else {
+        name.as_bytes().eq_ignore_ascii_case(pattern)
     }
 }
 
@@ -694,6 +770,17 @@ impl Kind {
                 // Every bound is non-negative, so a negative number is simply out of range.
                 let n = u64::try_from(n).map_err(|_| out_of_range(min, max))?;
                 set(config, check_range(n, min, max)?);
+                Ok(())
+            }
+            Kind::SignedInt { min, max, set, .. } => {
+                let n = parse_int(&single(args)?)
+                    .ok_or_else(|| invalid("argument couldn't be parsed into an integer"))?;
+                if !(min..=max).contains(&n) {
+                    return Err(Refusal::Invalid(format!(
+                        "argument must be between {min} and {max} inclusive"
+                    )));
+                }
+                set(config, n);
                 Ok(())
             }
             Kind::Memory { min, max, set, .. } => {
@@ -725,6 +812,7 @@ impl Kind {
         match *self {
             Kind::Bool { get, .. } => if get(config) { "yes" } else { "no" }.to_owned(),
             Kind::Int { get, .. } | Kind::Memory { get, .. } => get(config).to_string(),
+            Kind::SignedInt { get, .. } => get(config).to_string(),
             Kind::Enum { get, .. } => get(config).to_owned(),
             Kind::Text { get, .. } | Kind::Words { get, .. } => get(config),
         }
@@ -768,10 +856,7 @@ fn lossy(bytes: &[u8]) -> String {
 
 /// Finds a parameter `CONFIG SET` may change.
 fn settable(name: &[u8]) -> Result<&'static Spec, ConfigError> {
-    let spec = PARAMS
-        .iter()
-        .find(|s| s.name.as_bytes().eq_ignore_ascii_case(name))
-        .ok_or_else(|| ConfigError::SetUnknown { name: lossy(name) })?;
+    let spec = lookup(name).ok_or_else(|| ConfigError::SetUnknown { name: lossy(name) })?;
     if !spec.mutable {
         // Redis names the argument as the client spelled it here.
         return Err(ConfigError::SetImmutable { name: lossy(name) });
@@ -1050,7 +1135,11 @@ mod tests {
                 );
             }
             let refused = format!("argument must be between {min} and {max} inclusive");
-            let outside = [min.checked_sub(1), max.checked_add(1)];
+            // Past LONG_MAX a number is not an integer at all (another error).
+            let outside = [
+                min.checked_sub(1),
+                max.checked_add(1).filter(|&n| n <= LONG_MAX),
+            ];
             for n in outside.into_iter().flatten() {
                 let words = vec![spec.name.as_bytes().to_vec(), n.to_string().into_bytes()];
                 let err = c
@@ -1510,7 +1599,7 @@ mod tests {
                 .map(|(n, _)| n)
                 .collect::<Vec<_>>()
         };
-        assert_eq!(names("*").len(), PARAMS.len());
+        assert_eq!(names("*").len(), PARAMS.len() + ALIASES.len());
         assert_eq!(
             names("maxmemory*"),
             ["maxmemory", "maxmemory-policy", "maxmemory-samples"]
@@ -1662,5 +1751,63 @@ mod tests {
             .map(|k| k.as_str())
             .collect();
         assert_eq!(MAXMEMORY_POLICIES, kinds.as_slice());
+    }
+
+    #[test]
+    fn encoding_thresholds_and_their_ziplist_aliases() {
+        let c = Config::default();
+        assert_eq!(c.encoding, EncodingLimits::DEFAULT);
+        assert_eq!(get1(&c, "hash-max-ziplist-entries"), "512");
+        assert_eq!(get1(&c, "list-max-listpack-size"), "-2");
+        // An alias answers under the name asked for; a glob lists both names.
+        assert_eq!(
+            c.get(b"HASH-MAX-ZIPLIST-VALUE"),
+            [("hash-max-ziplist-value", "64".to_owned())]
+        );
+        let names: Vec<&str> = c.get(b"zset-max-*").into_iter().map(|(n, _)| n).collect();
+        assert_eq!(
+            names,
+            [
+                "zset-max-listpack-entries",
+                "zset-max-listpack-value",
+                "zset-max-ziplist-entries",
+                "zset-max-ziplist-value"
+            ]
+        );
+        let mut c = parse(&[
+            "--list-max-ziplist-size",
+            "-5",
+            "--zset-max-ziplist-entries",
+            "7",
+        ])
+        .expect("aliases on the command line");
+        assert_eq!(c.encoding.list_max_listpack_size, -5);
+        assert_eq!(c.encoding.zset_max_listpack_entries, 7);
+        let c2 = file("hash-max-ziplist-value 3\nset-max-intset-entries 9\n").expect("file");
+        assert_eq!(c2.encoding.hash_max_listpack_value, 3);
+        assert_eq!(c2.encoding.set_max_intset_entries, 9);
+        assert_eq!(
+            c.set(b"list-max-ziplist-size", b"100000")
+                .expect("set alias"),
+            Param::ListMaxListpackSize
+        );
+        assert_eq!(get1(&c, "list-max-listpack-size"), "100000");
+        assert_eq!(
+            set_err(&mut c, "list-max-ziplist-size", "-9999999999"),
+            "ERR CONFIG SET failed (possibly related to argument 'list-max-listpack-size') - \
+             argument must be between -2147483648 and 2147483647 inclusive"
+        );
+        assert_eq!(
+            set_err(&mut c, "hash-max-ziplist-entries", "1k"),
+            "ERR CONFIG SET failed (possibly related to argument 'hash-max-listpack-entries') - \
+             argument couldn't be parsed into an integer"
+        );
+        assert!(set_err(&mut c, "list-compress-depth", "-1")
+            .ends_with("between 0 and 2147483647 inclusive"));
+        let dup = c.set_many(&[
+            (b"hash-max-ziplist-value", b"1"),
+            (b"hash-max-listpack-value", b"2"),
+        ]);
+        assert!(matches!(dup, Err(ConfigError::SetDuplicate { .. })));
     }
 }

@@ -193,7 +193,8 @@ fn wrong_types_are_refused_both_ways() {
     assert_eq!(run::<String>(&mut c, &["TYPE", "l"]).unwrap(), "list");
     assert_eq!(
         run::<String>(&mut c, &["OBJECT", "ENCODING", "l"]).unwrap(),
-        "listpack"
+        "quicklist",
+        "Redis 7.0.15 says quicklist for every list"
     );
     let big: Vec<String> = (0..200).map(|i| i.to_string()).collect();
     let mut args = vec!["RPUSH", "big"];

@@ -75,3 +75,108 @@ fn sigterm_and_sigint_shut_down_cleanly() {
         assert!(status.success(), "{signal}: exited with {status}");
     }
 }
+
+/// Starts the binary on a free port; returns it and its address.
+fn start_with_addr() -> (std::process::Child, String) {
+    let mut child = Command::new(BIN)
+        .args(["--port", "0", "--bind", "127.0.0.1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn ferrum-server");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let mut lines = BufReader::new(stdout).lines();
+    let addr = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .find_map(|l| {
+            l.split("ready to accept connections on ")
+                .nth(1)
+                .map(|a| a.trim().to_owned())
+        })
+        .expect("the server never said it was ready");
+    std::thread::spawn(move || lines.for_each(drop));
+    (child, addr)
+}
+
+/// `INFO memory` over a raw RESP2 connection, as `name -> value`.
+fn info_memory(addr: &str) -> std::collections::HashMap<String, String> {
+    use std::io::{Read, Write};
+    let mut conn = std::net::TcpStream::connect(addr).expect("connect");
+    conn.write_all(b"*2\r\n$4\r\nINFO\r\n$6\r\nmemory\r\n")
+        .expect("send");
+    let mut reader = BufReader::new(conn);
+    let mut header = String::new();
+    reader.read_line(&mut header).expect("reply header");
+    let len: usize = header
+        .trim_end()
+        .strip_prefix('$')
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("not a bulk string: {header:?}"));
+    let mut body = vec![0; len + 2];
+    reader.read_exact(&mut body).expect("reply body");
+    String::from_utf8_lossy(&body)
+        .lines()
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.to_owned(), v.trim().to_owned()))
+        .collect()
+}
+
+#[test]
+fn info_memory_reports_the_allocator_as_redis_does() {
+    let (mut child, addr) = start_with_addr();
+    let f = info_memory(&addr);
+    let num = |name: &str| -> u64 {
+        f.get(name)
+            .unwrap_or_else(|| panic!("missing {name} in {f:?}"))
+            .parse()
+            .unwrap_or_else(|_| panic!("{name} is not a count: {f:?}"))
+    };
+    for field in [
+        "used_memory_rss_human",
+        "allocator_frag_ratio",
+        "allocator_frag_bytes",
+        "allocator_rss_ratio",
+        "rss_overhead_ratio",
+        "mem_fragmentation_ratio",
+        "mem_fragmentation_bytes",
+    ] {
+        assert!(f.contains_key(field), "missing {field} in {f:?}");
+    }
+    let rss = num("used_memory_rss");
+    assert!(rss > 1 << 20, "RSS {rss}");
+    let allocator = &f["mem_allocator"];
+    if cfg!(feature = "jemalloc") {
+        // Redis prints the release: jemalloc-5.3.0.
+        assert!(allocator.starts_with("jemalloc-5."), "{allocator}");
+        assert_eq!(allocator.matches('-').count(), 1, "{allocator}");
+        let (allocated, active, resident) = (
+            num("allocator_allocated"),
+            num("allocator_active"),
+            num("allocator_resident"),
+        );
+        assert!(
+            0 < allocated && allocated <= active && active <= resident,
+            "{f:?}"
+        );
+        assert_eq!(
+            f["allocator_frag_bytes"],
+            (active - allocated).to_string(),
+            "{f:?}"
+        );
+        let ratio: f64 = f["allocator_frag_ratio"].parse().unwrap();
+        assert!(
+            (ratio - active as f64 / allocated as f64).abs() < 0.006,
+            "{f:?}"
+        );
+    } else if cfg!(feature = "mimalloc") {
+        assert_eq!(allocator, "mimalloc");
+    } else {
+        assert_eq!(allocator, "libc");
+        assert_eq!(num("allocator_allocated"), 0);
+    }
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    assert!(wait_with_deadline(&mut child).success());
+}

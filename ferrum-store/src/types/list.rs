@@ -1,9 +1,21 @@
-//! The list type: a deque of byte strings with an O(1) byte count.
-
-use std::collections::VecDeque;
+//! The list type: a quicklist, a chain of packed [`Listpack`] nodes, with
+//! an O(1) length and byte count.
+//!
+//! As in Redis's quicklist, each node holds entries up to
+//! `list-max-listpack-size` (by default 8 KB of packed bytes; see
+//! [`EncodingLimits::list_node_limits`]), so an element costs its bytes
+//! plus two, instead of a 32-byte handle and an allocation of its own. Pushes
+//! and pops at either end touch one end node, O(node size), which the limit
+//! bounds; indexing walks node counts from the nearer end, O(nodes), then one
+//! node. A list of one node keeps it inline (no chain allocation), which is
+//! what every short list is; `OBJECT ENCODING` says `quicklist` either way,
+//! as Redis 7.0 does. `list-compress-depth` is accepted but nodes are never
+//! compressed.
 
 use bytes::Bytes;
 
+use super::listpack::{Listpack, FIRST};
+use super::EncodingLimits;
 use crate::memory::alloc_size;
 
 /// Which end of a list an operation works on.
@@ -15,21 +27,49 @@ pub enum End {
     Right,
 }
 
-/// A Redis list.
+/// A Redis list. See the module docs.
 ///
-/// Memory: the deque's buffer (its capacity times the 32-byte `Bytes`
-/// handle) plus each element's own allocation, kept in `elem_bytes` as
-/// elements come and go, so [`List::heap_bytes`] is O(1).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct List {
-    items: VecDeque<Bytes>,
-    elem_bytes: usize,
+/// Memory: one node, its listpack's allocation; a chain, the box, the node
+/// vector's buffer and every node's allocation (kept in `node_bytes`).
+#[derive(Clone, Debug, Default)]
+pub struct List(Repr);
+
+#[derive(Clone, Debug)]
+enum Repr {
+    Packed(Listpack),
+    Chain(Box<Chain>),
 }
 
-/// Redis 7.2 keeps a list in one listpack while it stays under 8 KiB
-/// (`list-max-listpack-size -2`) and 128 entries.
-const LISTPACK_MAX_BYTES: usize = 8 * 1024;
-const LISTPACK_MAX_ENTRIES: usize = 128;
+impl Default for Repr {
+    fn default() -> Repr {
+        Repr::Packed(Listpack::new())
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+struct Chain {
+    nodes: Vec<Listpack>,
+    len: usize,
+    node_bytes: usize,
+}
+
+impl PartialEq for List {
+    fn eq(&self, other: &List) -> bool {
+        self.len() == other.len() && self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for List {}
+
+/// Whether `node` may take one more entry of `len` bytes.
+fn fits(node: &Listpack, len: usize, limits: (usize, usize)) -> bool {
+    node.len() == 0
+        || (node.len() < limits.0 && node.bytes() + Listpack::<true>::entry_size(len) <= limits.1)
+}
+
+fn limits() -> (usize, usize) {
+    EncodingLimits::current().list_node_limits()
+}
 
 impl List {
     /// An empty list.
@@ -37,72 +77,140 @@ impl List {
         List::default()
     }
 
+    fn nodes(&self) -> &[Listpack] {
+        match &self.0 {
+            Repr::Packed(lp) => std::slice::from_ref(lp),
+            Repr::Chain(c) => &c.nodes,
+        }
+    }
+
     /// Number of elements.
     pub fn len(&self) -> usize {
-        self.items.len()
+        match &self.0 {
+            Repr::Packed(lp) => lp.len(),
+            Repr::Chain(c) => c.len,
+        }
     }
 
     /// Whether the list has no elements.
     pub fn is_empty(&self) -> bool {
-        self.items.is_empty()
+        self.len() == 0
     }
 
     /// Heap bytes the list owns. O(1).
     pub fn heap_bytes(&self) -> usize {
-        alloc_size(self.items.capacity() * size_of::<Bytes>()) + self.elem_bytes
+        match &self.0 {
+            Repr::Packed(lp) => lp.heap_bytes(),
+            Repr::Chain(c) => {
+                alloc_size(size_of::<Chain>())
+                    + alloc_size(c.nodes.capacity() * size_of::<Listpack>())
+                    + c.node_bytes
+            }
+        }
     }
 
-    /// Bytes the elements' own allocations take: the running count behind
-    /// [`List::heap_bytes`], without the deque's buffer.
-    pub fn element_bytes(&self) -> usize {
-        self.elem_bytes
-    }
-
-    /// `listpack` for small lists, `quicklist` beyond, as Redis 7.2 reports.
+    /// `quicklist`, whatever the size, as Redis 7.0 reports (7.2 says
+    /// `listpack` for a list of one small node).
     pub fn encoding(&self) -> &'static str {
-        if self.items.len() <= LISTPACK_MAX_ENTRIES && self.elem_bytes <= LISTPACK_MAX_BYTES {
-            "listpack"
-        } else {
-            "quicklist"
-        }
+        "quicklist"
     }
 
-    /// Adds `v` at `end`, copying it into its own allocation.
+    /// Runs `f` on the chain form, then keeps a chain of at most one node
+    /// inline again.
+    fn edit<R>(&mut self, f: impl FnOnce(&mut Chain) -> R) -> R {
+        let r;
+        self.0 = match std::mem::take(&mut self.0) {
+            Repr::Packed(lp) => {
+                let mut c = Chain {
+                    len: lp.len(),
+                    node_bytes: lp.heap_bytes(),
+                    nodes: vec![lp],
+                };
+                r = f(&mut c);
+                c.settle()
+            }
+            Repr::Chain(mut c) => {
+                r = f(&mut c);
+                if c.nodes.len() <= 1 {
+                    c.settle()
+                } else {
+                    Repr::Chain(c)
+                }
+            }
+        };
+        r
+    }
+
+    /// Adds `v` at `end`.
     pub fn push(&mut self, end: End, v: &[u8]) {
-        let v = Bytes::copy_from_slice(v);
-        self.elem_bytes += alloc_size(v.len());
-        match end {
-            End::Left => self.items.push_front(v),
-            End::Right => self.items.push_back(v),
+        if let Repr::Packed(lp) = &mut self.0 {
+            if fits(lp, v.len(), limits()) {
+                match end {
+                    End::Left => lp.insert(FIRST, &[v]),
+                    End::Right => lp.push(v),
+                }
+                return;
+            }
         }
+        self.edit(|c| c.push(end, v, limits()));
     }
 
-    /// Removes and returns the element at `end`.
+    /// Removes and returns the element at `end`. O(size of the end node).
     pub fn pop(&mut self, end: End) -> Option<Bytes> {
-        let v = match end {
-            End::Left => self.items.pop_front(),
-            End::Right => self.items.pop_back(),
-        }?;
-        self.forget(&v);
-        Some(v)
+        match &mut self.0 {
+            Repr::Packed(lp) => {
+                let off = match end {
+                    End::Left => (lp.len() > 0).then_some(FIRST),
+                    End::Right => lp.last(),
+                }?;
+                let v = Bytes::copy_from_slice(lp.get(off));
+                lp.delete(off, 1);
+                Some(v)
+            }
+            Repr::Chain(c) => {
+                // A chain always has two nodes or more, none of them empty.
+                let ni = match end {
+                    End::Left => 0,
+                    End::Right => c.nodes.len() - 1,
+                };
+                let lp = &c.nodes[ni];
+                let off = match end {
+                    End::Left => FIRST,
+                    End::Right => lp.last()?,
+                };
+                let v = Bytes::copy_from_slice(lp.get(off));
+                c.edit_node(ni, |lp| lp.delete(off, 1));
+                c.len -= 1;
+                if c.nodes[ni].len() == 0 {
+                    self.edit(Chain::drop_empty);
+                }
+                Some(v)
+            }
+        }
     }
 
     /// Removes up to `count` elements from `end`, in pop order.
     pub fn pop_many(&mut self, end: End, count: usize) -> Vec<Bytes> {
-        let n = count.min(self.len());
-        let out = (0..n).filter_map(|_| self.pop(end)).collect();
-        self.shrink_if_sparse();
-        out
-    }
-
-    fn forget(&mut self, v: &Bytes) {
-        self.elem_bytes -= alloc_size(v.len());
-    }
-
-    fn shrink_if_sparse(&mut self) {
-        if self.items.capacity() > 64 && self.items.len() * 4 < self.items.capacity() {
-            self.items.shrink_to(self.items.len() * 2);
+        match count {
+            0 => return Vec::new(),
+            1 => return self.pop(end).into_iter().collect(),
+            _ => {}
         }
+        let len = self.len();
+        let n = count.min(len);
+        let from = match end {
+            End::Left => 0,
+            End::Right => len - n,
+        };
+        let mut out: Vec<Bytes> = self
+            .iter_from(from, n)
+            .map(Bytes::copy_from_slice)
+            .collect();
+        if end == End::Right {
+            out.reverse();
+        }
+        self.edit(|c| c.remove_range(from, n));
+        out
     }
 
     /// Resolves a Redis index (negative counts from the tail) to a position.
@@ -112,9 +220,35 @@ impl List {
         (0..len).contains(&i).then_some(i as usize)
     }
 
+    /// `(node, offset)` of position `i` (`i < len`), walking node counts
+    /// from the nearer end.
+    fn locate(&self, i: usize) -> (usize, usize) {
+        let nodes = self.nodes();
+        let (ni, within) = if i < self.len() / 2 {
+            let mut base = 0;
+            let mut ni = 0;
+            while base + nodes[ni].len() <= i {
+                base += nodes[ni].len();
+                ni += 1;
+            }
+            (ni, i - base)
+        } else {
+            let mut top = self.len();
+            let mut ni = nodes.len() - 1;
+            while top - nodes[ni].len() > i {
+                top -= nodes[ni].len();
+                ni -= 1;
+            }
+            (ni, i - (top - nodes[ni].len()))
+        };
+        (ni, nodes[ni].seek(within))
+    }
+
     /// The element at a Redis index.
-    pub fn get(&self, index: i64) -> Option<&Bytes> {
-        self.resolve(index).map(|i| &self.items[i])
+    pub fn get(&self, index: i64) -> Option<&[u8]> {
+        let i = self.resolve(index)?;
+        let (ni, off) = self.locate(i);
+        Some(self.nodes()[ni].get(off))
     }
 
     /// Replaces the element at a Redis index. Returns `false` when out of range.
@@ -122,10 +256,8 @@ impl List {
         let Some(i) = self.resolve(index) else {
             return false;
         };
-        let v = Bytes::copy_from_slice(v);
-        self.elem_bytes += alloc_size(v.len());
-        let old = std::mem::replace(&mut self.items[i], v);
-        self.forget(&old);
+        let (ni, off) = self.locate(i);
+        self.edit(|c| c.edit_node(ni, |lp| lp.replace(off, v)));
         true
     }
 
@@ -146,42 +278,60 @@ impl List {
     }
 
     /// Elements in the Redis range `start..=stop`.
-    pub fn range(&self, start: i64, stop: i64) -> impl Iterator<Item = &Bytes> {
-        let (a, n) = match self.range_bounds(start, stop) {
-            Some((a, b)) => (a, b - a + 1),
-            None => (0, 0),
+    pub fn range(&self, start: i64, stop: i64) -> Iter<'_> {
+        match self.range_bounds(start, stop) {
+            Some((a, b)) => self.iter_from(a, b - a + 1),
+            None => self.iter_from(0, 0),
+        }
+    }
+
+    /// `n` elements from position `from` on.
+    fn iter_from(&self, from: usize, n: usize) -> Iter<'_> {
+        let (node, off) = if n == 0 {
+            (0, FIRST)
+        } else {
+            self.locate(from)
         };
-        self.items.iter().skip(a).take(n)
+        Iter {
+            nodes: self.nodes(),
+            node,
+            off,
+            left: n,
+        }
     }
 
     /// All elements, head to tail.
-    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &Bytes> + ExactSizeIterator {
-        self.items.iter()
+    pub fn iter(&self) -> Iter<'_> {
+        self.iter_from(0, self.len())
     }
 
     /// Keeps only the Redis range `start..=stop` (`LTRIM`).
     pub fn trim(&mut self, start: i64, stop: i64) {
-        let dropped: Vec<Bytes> = match self.range_bounds(start, stop) {
-            Some((a, b)) => {
-                let mut gone: Vec<Bytes> = self.items.drain(b + 1..).collect();
-                gone.extend(self.items.drain(..a));
-                gone
-            }
-            None => self.items.drain(..).collect(),
-        };
-        for v in &dropped {
-            self.forget(v);
+        let len = self.len();
+        match self.range_bounds(start, stop) {
+            Some((a, b)) => self.edit(|c| {
+                c.remove_range(b + 1, len - b - 1);
+                c.remove_range(0, a);
+            }),
+            None => self.edit(|c| c.remove_range(0, len)),
         }
-        self.shrink_if_sparse();
     }
 
     /// Inserts `v` before or after the first occurrence of `pivot`.
     /// Returns the new length, or `None` if the pivot is absent.
     pub fn insert_at_pivot(&mut self, pivot: &[u8], v: &[u8], after: bool) -> Option<usize> {
-        let pos = self.items.iter().position(|x| x[..] == *pivot)?;
-        let v = Bytes::copy_from_slice(v);
-        self.elem_bytes += alloc_size(v.len());
-        self.items.insert(if after { pos + 1 } else { pos }, v);
+        let (ni, off) = self.nodes().iter().enumerate().find_map(|(ni, lp)| {
+            let mut off = FIRST;
+            while off < lp.end() {
+                let (data, next) = lp.entry(off);
+                if data == pivot {
+                    return Some((ni, if after { next } else { off }));
+                }
+                off = next;
+            }
+            None
+        })?;
+        self.edit(|c| c.insert_in(ni, off, v, limits()));
         Some(self.len())
     }
 
@@ -193,31 +343,7 @@ impl List {
         } else {
             count.unsigned_abs() as usize
         };
-        let mut removed = 0;
-        let mut kept = VecDeque::with_capacity(self.items.len());
-        let mut take = |x: Bytes, removed: &mut usize, kept: &mut VecDeque<Bytes>, front: bool| {
-            if *removed < limit && x[..] == *v {
-                *removed += 1;
-                self.elem_bytes -= alloc_size(x.len());
-            } else if front {
-                kept.push_back(x);
-            } else {
-                kept.push_front(x);
-            }
-        };
-        let items = std::mem::take(&mut self.items);
-        if count >= 0 {
-            for x in items {
-                take(x, &mut removed, &mut kept, true);
-            }
-        } else {
-            for x in items.into_iter().rev() {
-                take(x, &mut removed, &mut kept, false);
-            }
-        }
-        self.items = kept;
-        self.shrink_if_sparse();
-        removed
+        self.edit(|c| c.remove_matching(v, limit, count < 0))
     }
 
     /// Positions of `v` for `LPOS`: starting with the `rank`-th match
@@ -229,8 +355,8 @@ impl List {
         let want = if count == 0 { usize::MAX } else { count };
         let mut skip = rank.unsigned_abs() as usize - 1;
         let mut out = Vec::new();
-        let mut consider = |i: usize, out: &mut Vec<usize>| {
-            if self.items[i][..] == *v {
+        let mut consider = |i: usize, x: &[u8], out: &mut Vec<usize>| {
+            if x == v {
                 if skip > 0 {
                     skip -= 1;
                 } else {
@@ -240,21 +366,197 @@ impl List {
             out.len() < want
         };
         if rank > 0 {
-            for i in 0..limit {
-                if !consider(i, &mut out) {
+            for (i, x) in self.iter().take(limit).enumerate() {
+                if !consider(i, x, &mut out) {
                     break;
                 }
             }
         } else {
-            for i in (len - limit..len).rev() {
-                if !consider(i, &mut out) {
-                    break;
+            let mut i = len;
+            'nodes: for lp in self.nodes().iter().rev() {
+                let mut off = lp.end();
+                while off > FIRST {
+                    if i == len - limit {
+                        break 'nodes;
+                    }
+                    off = lp.prev(off);
+                    i -= 1;
+                    if !consider(i, lp.get(off), &mut out) {
+                        break 'nodes;
+                    }
                 }
             }
         }
         out
     }
 }
+
+impl Chain {
+    /// The representation to keep: inline when one node (or none) is left.
+    fn settle(mut self) -> Repr {
+        if self.nodes.len() <= 1 {
+            Repr::Packed(self.nodes.pop().unwrap_or_default())
+        } else {
+            Repr::Chain(Box::new(self))
+        }
+    }
+
+    /// Runs `f` on node `ni`, keeping `node_bytes` right.
+    fn edit_node<R>(&mut self, ni: usize, f: impl FnOnce(&mut Listpack) -> R) -> R {
+        let before = self.nodes[ni].heap_bytes();
+        let r = f(&mut self.nodes[ni]);
+        self.node_bytes = self.node_bytes + self.nodes[ni].heap_bytes() - before;
+        r
+    }
+
+    fn add_node(&mut self, at: usize, lp: Listpack) {
+        self.node_bytes += lp.heap_bytes();
+        self.nodes.insert(at, lp);
+    }
+
+    fn push(&mut self, end: End, v: &[u8], limits: (usize, usize)) {
+        self.len += 1;
+        let ni = match end {
+            End::Left => 0,
+            End::Right => self.nodes.len().wrapping_sub(1),
+        };
+        if self
+            .nodes
+            .get(ni)
+            .is_some_and(|lp| fits(lp, v.len(), limits))
+        {
+            self.edit_node(ni, |lp| match end {
+                End::Left => lp.insert(FIRST, &[v]),
+                End::Right => lp.push(v),
+            });
+            return;
+        }
+        let mut lp = Listpack::new();
+        lp.push(v);
+        let at = if end == End::Left {
+            0
+        } else {
+            self.nodes.len()
+        };
+        self.add_node(at, lp);
+    }
+
+    /// Inserts `v` at offset `off` of node `ni`, splitting the node in two
+    /// if it then exceeds the limits.
+    fn insert_in(&mut self, ni: usize, off: usize, v: &[u8], limits: (usize, usize)) {
+        self.len += 1;
+        let full = !fits(&self.nodes[ni], v.len(), limits);
+        self.edit_node(ni, |lp| lp.insert(off, &[v]));
+        if full && self.nodes[ni].len() > 1 {
+            let half = self.nodes[ni].len() / 2;
+            let tail = self.edit_node(ni, |lp| {
+                let at = lp.seek(half);
+                lp.split_off(at, lp.len() - half)
+            });
+            self.add_node(ni + 1, tail);
+        }
+    }
+
+    /// Removes `n` elements from position `from` on.
+    fn remove_range(&mut self, from: usize, n: usize) {
+        if n == 0 {
+            return;
+        }
+        let (lo, hi) = (from, from + n);
+        let mut base = 0;
+        for ni in 0..self.nodes.len() {
+            let count = self.nodes[ni].len();
+            let (a, b) = (lo.max(base), hi.min(base + count));
+            if a < b {
+                self.edit_node(ni, |lp| {
+                    let off = lp.seek(a - base);
+                    lp.delete(off, b - a);
+                });
+            }
+            base += count;
+        }
+        self.len -= n;
+        self.drop_empty();
+    }
+
+    fn drop_empty(&mut self) {
+        let before = self.nodes.len();
+        self.nodes.retain(|lp| lp.len() > 0);
+        if self.nodes.len() != before {
+            self.node_bytes = self.nodes.iter().map(Listpack::heap_bytes).sum();
+            if self.nodes.capacity() > 8 && self.nodes.len() * 4 < self.nodes.capacity() {
+                self.nodes.shrink_to(self.nodes.len() * 2);
+            }
+        }
+    }
+
+    /// Removes up to `limit` entries equal to `v`, from the tail if `back`.
+    fn remove_matching(&mut self, v: &[u8], limit: usize, back: bool) -> usize {
+        let mut removed = 0;
+        let order: Vec<usize> = if back {
+            (0..self.nodes.len()).rev().collect()
+        } else {
+            (0..self.nodes.len()).collect()
+        };
+        for ni in order {
+            if removed == limit {
+                break;
+            }
+            let lp = &self.nodes[ni];
+            let mut hits = Vec::new();
+            let mut off = FIRST;
+            while off < lp.end() {
+                let (data, next) = lp.entry(off);
+                if data == v {
+                    hits.push(off);
+                }
+                off = next;
+            }
+            if back {
+                hits.reverse();
+            }
+            hits.truncate(limit - removed);
+            removed += hits.len();
+            hits.sort_unstable_by(|a, b| b.cmp(a));
+            self.edit_node(ni, |lp| hits.iter().for_each(|&off| lp.delete(off, 1)));
+        }
+        self.len -= removed;
+        self.drop_empty();
+        removed
+    }
+}
+
+/// Iterator over a list's elements, head to tail.
+pub struct Iter<'a> {
+    nodes: &'a [Listpack],
+    node: usize,
+    off: usize,
+    left: usize,
+}
+
+impl<'a> Iterator for Iter<'a> {
+    type Item = &'a [u8];
+
+    fn next(&mut self) -> Option<&'a [u8]> {
+        if self.left == 0 {
+            return None;
+        }
+        while self.off >= self.nodes[self.node].end() {
+            self.node += 1;
+            self.off = FIRST;
+        }
+        let (data, next) = self.nodes[self.node].entry(self.off);
+        self.off = next;
+        self.left -= 1;
+        Some(data)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl ExactSizeIterator for Iter<'_> {}
 
 #[cfg(test)]
 mod tests {
@@ -283,7 +585,7 @@ mod tests {
         assert!(l.heap_bytes() > empty + 100);
         l.pop(End::Right);
         l.pop(End::Left);
-        assert_eq!(l.elem_bytes, 0);
+        assert_eq!(l.heap_bytes(), empty);
     }
 
     #[test]
@@ -293,7 +595,6 @@ mod tests {
         assert_eq!(items(&l), ["b", "c"]);
         l.trim(5, 10);
         assert!(l.is_empty());
-        assert_eq!(l.elem_bytes, 0);
     }
 
     #[test]

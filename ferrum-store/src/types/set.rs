@@ -1,41 +1,51 @@
-//! The set type: unique byte strings with O(1) membership, O(1) random
-//! member and an O(1) byte count.
+//! The set type: unique byte strings, packed while small (an [`Intset`] of
+//! integers or a listpack ([`Forward`]) of strings) and in a dense hash table beyond,
+//! with O(1) membership, O(1) random member and an O(1) byte count there.
+//!
+//! Conversions follow Redis 7.2 and only go forward: a set of integers
+//! starts as an intset (up to `set-max-intset-entries`); a non-integer member
+//! moves it to a listpack if it stays within `set-max-listpack-entries` and
+//! `set-max-listpack-value` (see [`EncodingLimits`]), else to the table; a
+//! listpack that outgrows those limits moves to the table for good.
 
 use bytes::Bytes;
 
 use super::dense::Dense;
+use super::intset::Intset;
+use super::listpack::Forward;
+use super::EncodingLimits;
 use crate::memory::alloc_size;
-
-/// `set-max-intset-entries`: an all-integer set stays an intset up to this.
-const INTSET_MAX_ENTRIES: usize = 512;
-/// `set-max-listpack-entries` and `-value` (Redis 7.2).
-const LISTPACK_MAX_ENTRIES: usize = 128;
-const LISTPACK_MAX_VALUE: usize = 64;
-
-/// The encoding a set would have in Redis 7.2. Conversions only go forward,
-/// as in Redis: a set that became a hashtable stays one.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
-enum Encoding {
-    #[default]
-    Intset,
-    Listpack,
-    Hashtable,
-}
 
 /// A Redis set.
 ///
-/// Memory: the dense table (see [`Dense`](super::dense)) plus each
-/// member's own allocation, kept in `elem_bytes` incrementally.
+/// Memory: packed, the intset's or listpack's one allocation; as a table,
+/// the box, the dense table (see [`Dense`](super::dense)) and each member's
+/// own allocation, kept in `elem_bytes` incrementally.
+#[derive(Clone, Debug)]
+pub struct Set(Repr);
+
+#[derive(Clone, Debug)]
+enum Repr {
+    Int(Intset),
+    Packed(Forward),
+    Table(Box<Table>),
+}
+
+impl Default for Set {
+    fn default() -> Set {
+        Set(Repr::Int(Intset::new()))
+    }
+}
+
 #[derive(Clone, Debug, Default)]
-pub struct Set {
+struct Table {
     table: Dense<Bytes>,
     elem_bytes: usize,
-    encoding: Encoding,
 }
 
 impl PartialEq for Set {
     fn eq(&self, other: &Set) -> bool {
-        self.len() == other.len() && self.iter().all(|m| other.contains(m))
+        self.len() == other.len() && self.iter().all(|m| other.contains(&m))
     }
 }
 
@@ -49,107 +59,215 @@ impl Set {
 
     /// Number of members.
     pub fn len(&self) -> usize {
-        self.table.len()
+        match &self.0 {
+            Repr::Int(i) => i.len(),
+            Repr::Packed(lp) => lp.len(),
+            Repr::Table(t) => t.table.len(),
+        }
     }
 
     /// Whether the set has no members.
     pub fn is_empty(&self) -> bool {
-        self.table.len() == 0
+        self.len() == 0
     }
 
     /// Heap bytes the set owns. O(1).
     pub fn heap_bytes(&self) -> usize {
-        self.table.table_bytes() + self.elem_bytes
+        match &self.0 {
+            Repr::Int(i) => i.heap_bytes(),
+            Repr::Packed(lp) => lp.heap_bytes(),
+            Repr::Table(t) => alloc_size(size_of::<Table>()) + t.table.table_bytes() + t.elem_bytes,
+        }
     }
 
     /// `intset`, `listpack` or `hashtable`, as `OBJECT ENCODING` reports.
     pub fn encoding(&self) -> &'static str {
-        match self.encoding {
-            Encoding::Intset => "intset",
-            Encoding::Listpack => "listpack",
-            Encoding::Hashtable => "hashtable",
+        match self.0 {
+            Repr::Int(_) => "intset",
+            Repr::Packed(_) => "listpack",
+            Repr::Table(_) => "hashtable",
         }
     }
 
     /// Whether `m` is a member.
     pub fn contains(&self, m: &[u8]) -> bool {
-        self.table.position(m).is_some()
+        match &self.0 {
+            Repr::Int(i) => as_int(m).is_some_and(|v| i.contains(v)),
+            Repr::Packed(lp) => lp.find(m, 1).is_some(),
+            Repr::Table(t) => t.table.position(m).is_some(),
+        }
     }
 
     /// Adds `m`. Returns whether it is new.
     pub fn insert(&mut self, m: &[u8]) -> bool {
-        if self.contains(m) {
-            return false;
+        let limits = EncodingLimits::current();
+        let len = self.len() as u64;
+        match &mut self.0 {
+            Repr::Int(set) => match as_int(m) {
+                Some(v) => {
+                    if set.contains(v) {
+                        return false;
+                    }
+                    if len < limits.set_max_intset_entries {
+                        return set.insert(v);
+                    }
+                    self.convert(false);
+                }
+                None => {
+                    let fits = len < limits.set_max_listpack_entries
+                        && m.len() as u64 <= limits.set_max_listpack_value
+                        && set
+                            .iter()
+                            .all(|v| int_len(v) as u64 <= limits.set_max_listpack_value);
+                    self.convert(fits);
+                }
+            },
+            Repr::Packed(lp) => {
+                if lp.find(m, 1).is_some() {
+                    return false;
+                }
+                if len < limits.set_max_listpack_entries
+                    && m.len() as u64 <= limits.set_max_listpack_value
+                {
+                    lp.push(m);
+                    return true;
+                }
+                self.convert(false);
+            }
+            Repr::Table(_) => {}
         }
-        let m = Bytes::copy_from_slice(m);
-        self.elem_bytes += alloc_size(m.len());
-        self.upgrade_for(&m);
-        self.table.push_new(m);
-        true
+        match &mut self.0 {
+            Repr::Packed(lp) => {
+                lp.push(m);
+                true
+            }
+            Repr::Table(t) => t.insert(m),
+            Repr::Int(_) => unreachable!("an intset was converted above"),
+        }
     }
 
-    fn upgrade_for(&mut self, m: &[u8]) {
-        let len = self.len() + 1;
-        let want = if self.encoding == Encoding::Intset
-            && len <= INTSET_MAX_ENTRIES
-            && is_intset_member(m)
-        {
-            Encoding::Intset
-        } else if len <= LISTPACK_MAX_ENTRIES
-            && m.len() <= LISTPACK_MAX_VALUE
-            && self.encoding != Encoding::Hashtable
-        {
-            Encoding::Listpack
+    /// Moves the set to a listpack (`packed`) or to the table, for good.
+    fn convert(&mut self, packed: bool) {
+        let members: Vec<Bytes> = self.iter().collect();
+        self.0 = if packed {
+            let mut lp = Forward::new();
+            let refs: Vec<&[u8]> = members.iter().map(|m| &m[..]).collect();
+            lp.insert(lp.end(), &refs);
+            Repr::Packed(lp)
         } else {
-            Encoding::Hashtable
+            let mut t = Table::default();
+            for m in &members {
+                t.insert(m);
+            }
+            Repr::Table(Box::new(t))
         };
-        self.encoding = self.encoding.max(want);
     }
 
     /// Removes `m`. Returns whether it was a member.
     pub fn remove(&mut self, m: &[u8]) -> bool {
-        match self.table.remove(m) {
-            Some(v) => {
-                self.elem_bytes -= alloc_size(v.len());
-                true
-            }
-            None => false,
+        match &mut self.0 {
+            Repr::Int(i) => as_int(m).is_some_and(|v| i.remove(v)),
+            Repr::Packed(lp) => match lp.find(m, 1) {
+                Some(off) => {
+                    lp.delete(off, 1);
+                    true
+                }
+                None => false,
+            },
+            Repr::Table(t) => match t.table.remove(m) {
+                Some(v) => {
+                    t.elem_bytes -= alloc_size(v.len());
+                    true
+                }
+                None => false,
+            },
         }
     }
 
     /// Removes and returns the member at position `i` of [`Set::iter`].
     pub fn remove_at(&mut self, i: usize) -> Option<Bytes> {
-        (i < self.len()).then(|| {
-            let v = self.table.remove_at(i);
-            self.elem_bytes -= alloc_size(v.len());
-            v
+        if i >= self.len() {
+            return None;
+        }
+        Some(match &mut self.0 {
+            Repr::Int(set) => int_bytes(set.remove_at(i)),
+            Repr::Packed(lp) => {
+                let off = lp.seek(i);
+                let m = Bytes::copy_from_slice(lp.get(off));
+                lp.delete(off, 1);
+                m
+            }
+            Repr::Table(t) => {
+                let v = t.table.remove_at(i);
+                t.elem_bytes -= alloc_size(v.len());
+                v
+            }
         })
     }
 
-    /// Every member, in an unspecified order.
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = &Bytes> {
-        self.table.entries().iter()
+    /// Every member, in an unspecified order (ascending for an intset).
+    pub fn iter(&self) -> Box<dyn ExactSizeIterator<Item = Bytes> + '_> {
+        match &self.0 {
+            Repr::Int(i) => Box::new(i.iter().map(int_bytes)),
+            Repr::Packed(lp) => Box::new(lp.iter().map(Bytes::copy_from_slice)),
+            Repr::Table(t) => Box::new(t.table.entries().iter().cloned()),
+        }
     }
 
     /// The member at position `i` of [`Set::iter`] (for random picks).
-    pub fn at(&self, i: usize) -> Option<&Bytes> {
-        self.table.entries().get(i)
+    pub fn at(&self, i: usize) -> Option<Bytes> {
+        (i < self.len()).then(|| match &self.0 {
+            Repr::Int(set) => int_bytes(set.get(i)),
+            Repr::Packed(lp) => Bytes::copy_from_slice(lp.get(lp.seek(i))),
+            Repr::Table(t) => t.table.entries()[i].clone(),
+        })
     }
 
-    /// One `SSCAN` step; see [`Dense::scan`](super::dense).
-    pub fn scan(&self, cursor: u64, count: usize, f: impl FnMut(&Bytes)) -> u64 {
-        self.table.scan(cursor, count, f)
+    /// One `SSCAN` step; see [`Dense::scan`](super::dense). A packed set is
+    /// returned whole in one call, as Redis does.
+    pub fn scan(&self, cursor: u64, count: usize, mut f: impl FnMut(&[u8])) -> u64 {
+        match &self.0 {
+            Repr::Table(t) => t.table.scan(cursor, count, |m| f(m)),
+            _ => {
+                self.iter().for_each(|m| f(&m));
+                0
+            }
+        }
     }
 }
 
-/// Whether Redis would store `m` in an intset: the canonical text of an `i64`.
-fn is_intset_member(m: &[u8]) -> bool {
+impl Table {
+    fn insert(&mut self, m: &[u8]) -> bool {
+        if self.table.position(m).is_some() {
+            return false;
+        }
+        let m = Bytes::copy_from_slice(m);
+        self.elem_bytes += alloc_size(m.len());
+        self.table.push_new(m);
+        true
+    }
+}
+
+/// The integer Redis would store `m` as in an intset: `m` must be the
+/// canonical text of an `i64` (no sign on zero, no leading zeros, no `+`).
+fn as_int(m: &[u8]) -> Option<i64> {
     let digits = m.strip_prefix(b"-").unwrap_or(m);
-    !digits.is_empty()
+    let canonical = !digits.is_empty()
         && m.len() <= 20
         && digits.iter().all(u8::is_ascii_digit)
-        && (digits[0] != b'0' || m == b"0")
-        && std::str::from_utf8(m).is_ok_and(|s| s.parse::<i64>().is_ok())
+        && (digits[0] != b'0' || m == b"0");
+    if !canonical {
+        return None;
+    }
+    std::str::from_utf8(m).ok()?.parse().ok()
+}
+
+fn int_bytes(v: i64) -> Bytes {
+    Bytes::copy_from_slice(itoa::Buffer::new().format(v).as_bytes())
+}
+
+fn int_len(v: i64) -> usize {
+    itoa::Buffer::new().format(v).len()
 }
 
 #[cfg(test)]
@@ -168,6 +286,29 @@ mod tests {
         assert_eq!(s.encoding(), "hashtable");
         s.remove(&[b'x'; 65]);
         assert_eq!(s.encoding(), "hashtable");
+        let mut big = Set::new();
+        for i in 0..=512 {
+            big.insert(i.to_string().as_bytes());
+        }
+        assert_eq!(big.encoding(), "hashtable");
+        assert!(big.contains(b"512") && !big.contains(b"0512"));
+    }
+
+    #[test]
+    fn a_packed_set_scans_whole_and_pops_by_position() {
+        let mut s = Set::new();
+        for m in ["3", "1", "2"] {
+            s.insert(m.as_bytes());
+        }
+        assert_eq!(s.heap_bytes(), alloc_size(1 + 3 * 2));
+        let mut seen = Vec::new();
+        assert_eq!(s.scan(0, 1, |m| seen.push(m.to_vec())), 0);
+        assert_eq!(seen, [b"1", b"2", b"3"]);
+        assert_eq!(s.remove_at(1).as_deref(), Some(&b"2"[..]));
+        assert!(!s.contains(b"01") && s.contains(b"1"));
+        s.insert(b"x");
+        assert_eq!(s.encoding(), "listpack");
+        assert_eq!(s.at(2).as_deref(), Some(&b"x"[..]));
     }
 
     #[test]
@@ -188,25 +329,27 @@ mod tests {
     #[test]
     fn scan_sees_every_member_despite_removals() {
         let mut s = Set::new();
-        for i in 0..50 {
-            s.insert(i.to_string().as_bytes());
+        for i in 0..600 {
+            s.insert(format!("m{i}").as_bytes());
         }
+        assert_eq!(s.encoding(), "hashtable");
         let mut seen = std::collections::HashSet::new();
         let mut cursor = s.scan(0, 10, |m| {
-            seen.insert(m.clone());
+            seen.insert(Bytes::copy_from_slice(m));
         });
         // Remove members that were already returned; the rest must still come.
         let returned: Vec<Bytes> = seen.iter().take(5).cloned().collect();
+        assert_ne!(cursor, 0, "a table is scanned in steps");
         for m in &returned {
             s.remove(m);
         }
         while cursor != 0 {
             cursor = s.scan(cursor, 10, |m| {
-                seen.insert(m.clone());
+                seen.insert(Bytes::copy_from_slice(m));
             });
         }
-        for i in 0..50 {
-            assert!(seen.contains(i.to_string().as_bytes()), "{i} missed");
+        for i in 0..600 {
+            assert!(seen.contains(format!("m{i}").as_bytes()), "{i} missed");
         }
     }
 }

@@ -118,8 +118,14 @@ pub enum Trim {
 }
 
 /// A Redis stream.
+///
+/// Its state is boxed so that a stream does not make every collection value
+/// as large as itself (a key holds its collection behind one allocation).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Stream {
+pub struct Stream(Box<State>);
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct State {
     entries: BTreeMap<StreamId, Vec<(Bytes, Bytes)>>,
     last_id: StreamId,
     entries_added: u64,
@@ -135,22 +141,22 @@ impl Stream {
 
     /// Number of entries.
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.0.entries.len()
     }
 
     /// Whether there are no entries. An empty stream still exists as a key.
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.0.entries.is_empty()
     }
 
     /// The last ID ever added (not necessarily still present).
     pub fn last_id(&self) -> StreamId {
-        self.last_id
+        self.0.last_id
     }
 
     /// Heap bytes the stream owns. O(1).
     pub fn heap_bytes(&self) -> usize {
-        self.elem_bytes
+        alloc_size(size_of::<State>()) + self.0.elem_bytes
     }
 
     fn entry_bytes(fields: &[(Bytes, Bytes)]) -> usize {
@@ -169,7 +175,7 @@ impl Stream {
     /// [`AddError`] when the ID is not above the last one, is `0-0`, or no
     /// ID is left.
     pub fn next_id(&self, spec: IdSpec, now_ms: u64) -> Result<StreamId, AddError> {
-        let last = self.last_id;
+        let last = self.0.last_id;
         let id = match spec {
             IdSpec::Auto if now_ms > last.ms => StreamId { ms: now_ms, seq: 0 },
             IdSpec::Auto => last.next().ok_or(AddError::Exhausted)?,
@@ -196,10 +202,10 @@ impl Stream {
             .iter()
             .map(|(f, v)| (Bytes::copy_from_slice(f), Bytes::copy_from_slice(v)))
             .collect();
-        self.elem_bytes += Stream::entry_bytes(&fields);
-        self.entries.insert(id, fields);
-        self.last_id = id;
-        self.entries_added += 1;
+        self.0.elem_bytes += Stream::entry_bytes(&fields);
+        self.0.entries.insert(id, fields);
+        self.0.last_id = id;
+        self.0.entries_added += 1;
     }
 
     /// Entries with IDs in `start..=end`, ascending (or descending with
@@ -214,7 +220,7 @@ impl Stream {
         if start > end {
             return Vec::new();
         }
-        let it = self.entries.range(start..=end);
+        let it = self.0.entries.range(start..=end);
         fn pick<'a>(
             (id, f): (&StreamId, &'a Vec<(Bytes, Bytes)>),
         ) -> (StreamId, &'a [(Bytes, Bytes)]) {
@@ -229,10 +235,10 @@ impl Stream {
 
     /// Deletes an entry. Returns whether it was there.
     pub fn delete(&mut self, id: StreamId) -> bool {
-        match self.entries.remove(&id) {
+        match self.0.entries.remove(&id) {
             Some(fields) => {
-                self.elem_bytes -= Stream::entry_bytes(&fields);
-                self.max_deleted = self.max_deleted.max(id);
+                self.0.elem_bytes -= Stream::entry_bytes(&fields);
+                self.0.max_deleted = self.0.max_deleted.max(id);
                 true
             }
             None => false,
@@ -245,7 +251,7 @@ impl Stream {
     pub fn trim(&mut self, how: Trim, approx: bool, limit: usize) -> usize {
         let excess = match how {
             Trim::MaxLen(n) => self.len().saturating_sub(n),
-            Trim::MinId(min) => self.entries.range(..min).count(),
+            Trim::MinId(min) => self.0.entries.range(..min).count(),
         };
         let mut n = excess;
         if approx {
@@ -255,9 +261,9 @@ impl Stream {
             n = n.min(limit);
         }
         for _ in 0..n {
-            if let Some((id, fields)) = self.entries.pop_first() {
-                self.elem_bytes -= Stream::entry_bytes(&fields);
-                self.max_deleted = self.max_deleted.max(id);
+            if let Some((id, fields)) = self.0.entries.pop_first() {
+                self.0.elem_bytes -= Stream::entry_bytes(&fields);
+                self.0.max_deleted = self.0.max_deleted.max(id);
             }
         }
         n
@@ -312,10 +318,10 @@ mod tests {
         assert_eq!(s.trim(Trim::MaxLen(60), false, 0), 90);
         assert_eq!(s.trim(Trim::MinId(id(200, 0)), false, 0), 9);
         assert_eq!(s.len(), 51);
-        while let Some((first, _)) = s.entries.first_key_value() {
+        while let Some((first, _)) = s.0.entries.first_key_value() {
             let first = *first;
             s.delete(first);
         }
-        assert_eq!(s.heap_bytes(), 0);
+        assert_eq!(s.heap_bytes(), Stream::new().heap_bytes());
     }
 }

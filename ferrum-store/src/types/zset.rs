@@ -1,22 +1,26 @@
-//! The sorted-set type: members ordered by `(score, member)`, with O(1)
-//! score lookup and O(log n) rank, range and count.
+//! The sorted-set type: members ordered by `(score, member)`, packed while
+//! small, and beyond that with O(1) score lookup and O(log n) rank, range and
+//! count.
 //!
-//! Two structures, as in Redis: an order-statistics treap ([`ostree`]) for
-//! the order, and a hash index from member to the treap slot holding it (the
-//! member bytes are stored once, in the node).
+//! A sorted set starts packed ([`ZPacked`], a listpack walked in O(n)) and
+//! converts for good once it would hold more than `zset-max-listpack-entries`
+//! members or a member longer than `zset-max-listpack-value` bytes (see
+//! [`EncodingLimits`]). The large form has two structures, as in Redis: an
+//! order-statistics treap ([`ostree`]) for the order, and a hash index from
+//! member to the treap slot holding it (the member bytes are stored once, in
+//! the node). `OBJECT ENCODING` calls it `skiplist`, as Redis does.
 //!
 //! [`ostree`]: super::ostree
+//! [`ZPacked`]: super::zpacked
 
 use bytes::Bytes;
 use hashbrown::HashTable;
 
 use super::dense::hash_key;
 use super::ostree::{Node, Tree};
+use super::zpacked::ZPacked;
+use super::EncodingLimits;
 use crate::memory::alloc_size;
-
-/// `zset-max-listpack-entries` and `zset-max-listpack-value`.
-const LISTPACK_MAX_ENTRIES: usize = 128;
-const LISTPACK_MAX_VALUE: usize = 64;
 
 /// One end of a score range: `1.5` (inclusive) or `(1.5` (exclusive).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -42,15 +46,30 @@ pub enum LexBound {
 
 /// A Redis sorted set. See the module docs.
 ///
-/// Memory: the treap's arena, the hash index's buckets, and each member's
-/// own allocation (`elem_bytes`), all O(1) to read.
+/// Memory: packed, the listpack's one allocation; as a skiplist, the box,
+/// the treap's arena, the hash index's buckets, and each member's own
+/// allocation (`elem_bytes`), all O(1) to read.
 #[derive(Clone, Debug, Default)]
-pub struct ZSet {
+pub struct ZSet(Repr);
+
+#[derive(Clone, Debug)]
+enum Repr {
+    Packed(ZPacked),
+    Skip(Box<Skip>),
+}
+
+impl Default for Repr {
+    fn default() -> Repr {
+        Repr::Packed(ZPacked::default())
+    }
+}
+
+/// The large form: the treap for the order, the index for members.
+#[derive(Clone, Debug, Default)]
+struct Skip {
     tree: Tree,
     index: HashTable<u32>,
     elem_bytes: usize,
-    /// Set once the set outgrew the listpack limits; never cleared.
-    skiplist: bool,
 }
 
 impl PartialEq for ZSet {
@@ -70,7 +89,10 @@ impl ZSet {
 
     /// Number of members.
     pub fn len(&self) -> usize {
-        self.tree.len()
+        match &self.0 {
+            Repr::Packed(p) => p.len(),
+            Repr::Skip(s) => s.len(),
+        }
     }
 
     /// Whether the set has no members.
@@ -80,19 +102,160 @@ impl ZSet {
 
     /// Heap bytes the sorted set owns. O(1).
     pub fn heap_bytes(&self) -> usize {
-        let index = self.index.capacity() * (size_of::<u32>() + 1) * 8 / 7;
-        self.tree.table_bytes() + alloc_size(index) + self.elem_bytes
+        match &self.0 {
+            Repr::Packed(p) => p.0.heap_bytes(),
+            Repr::Skip(s) => {
+                let index = s.index.capacity() * (size_of::<u32>() + 1) * 8 / 7;
+                alloc_size(size_of::<Skip>())
+                    + s.tree.table_bytes()
+                    + alloc_size(index)
+                    + s.elem_bytes
+            }
+        }
     }
 
     /// `listpack` or `skiplist`, as `OBJECT ENCODING` reports.
     pub fn encoding(&self) -> &'static str {
-        if self.skiplist {
-            "skiplist"
-        } else {
-            "listpack"
+        match self.0 {
+            Repr::Packed(_) => "listpack",
+            Repr::Skip(_) => "skiplist",
         }
     }
 
+    /// The score of `member`.
+    pub fn score(&self, member: &[u8]) -> Option<f64> {
+        match &self.0 {
+            Repr::Packed(p) => p.score(member),
+            Repr::Skip(s) => s.score(member),
+        }
+    }
+
+    /// Sets `member`'s score, adding it if new. Returns the old score.
+    pub fn insert(&mut self, member: &[u8], score: f64) -> Option<f64> {
+        if let Repr::Packed(p) = &mut self.0 {
+            let old = p.score(member);
+            if old == Some(score) {
+                return old;
+            }
+            let limits = EncodingLimits::current();
+            let len = p.len() + usize::from(old.is_none());
+            if member.len() as u64 <= limits.zset_max_listpack_value
+                && len as u64 <= limits.zset_max_listpack_entries
+            {
+                if old.is_some() {
+                    p.remove(member);
+                }
+                p.insert_new(member, score);
+                return old;
+            }
+            self.convert();
+        }
+        let Repr::Skip(s) = &mut self.0 else {
+            unreachable!("converted above")
+        };
+        s.insert(member, score)
+    }
+
+    /// Moves a packed sorted set to the skiplist form, for good.
+    fn convert(&mut self) {
+        let Repr::Packed(p) = &self.0 else {
+            return;
+        };
+        let mut s = Skip::default();
+        for (_, m, score) in p.pairs() {
+            s.insert(m, score);
+        }
+        self.0 = Repr::Skip(Box::new(s));
+    }
+
+    /// Removes `member`. Returns whether it was there.
+    pub fn remove(&mut self, member: &[u8]) -> bool {
+        match &mut self.0 {
+            Repr::Packed(p) => p.remove(member),
+            Repr::Skip(s) => s.remove(member),
+        }
+    }
+
+    /// 0-based rank of `member` in ascending order.
+    pub fn rank(&self, member: &[u8]) -> Option<usize> {
+        match &self.0 {
+            Repr::Packed(p) => p.rank(member),
+            Repr::Skip(s) => s.rank(member),
+        }
+    }
+
+    /// The members and scores at ranks `from..to`, ascending.
+    pub fn range_by_rank(&self, from: usize, to: usize) -> Vec<(Bytes, f64)> {
+        match &self.0 {
+            Repr::Packed(p) => p.range_by_rank(from, to),
+            Repr::Skip(s) => s.range_by_rank(from, to),
+        }
+    }
+
+    /// The rank range `[first, end)` of members whose score lies within
+    /// `min..max`. O(log n) as a skiplist.
+    pub fn score_ranks(&self, min: ScoreBound, max: ScoreBound) -> (usize, usize) {
+        match &self.0 {
+            Repr::Packed(p) => p.score_ranks(min, max),
+            Repr::Skip(s) => s.score_ranks(min, max),
+        }
+    }
+
+    /// The rank range `[first, end)` of members within the lexicographic
+    /// range `min..max`. Meaningful when all scores are equal, as in Redis.
+    pub fn lex_ranks(&self, min: &LexBound, max: &LexBound) -> (usize, usize) {
+        match &self.0 {
+            Repr::Packed(p) => p.lex_ranks(min, max),
+            Repr::Skip(s) => s.lex_ranks(min, max),
+        }
+    }
+
+    /// Removes and returns up to `count` members from the low end (or the
+    /// high end with `max`), in pop order. Reused by blocking pops.
+    pub fn pop(&mut self, count: usize, max: bool) -> Vec<(Bytes, f64)> {
+        let (len, n) = (self.len(), count.min(self.len()));
+        let (from, to) = if max { (len - n, len) } else { (0, n) };
+        let mut picked = self.range_by_rank(from, to);
+        if max {
+            picked.reverse();
+        }
+        self.remove_ranks(from, to);
+        picked
+    }
+
+    /// Removes the members at ranks `from..to`. Returns how many went.
+    pub fn remove_ranks(&mut self, from: usize, to: usize) -> usize {
+        match &mut self.0 {
+            Repr::Packed(p) => p.remove_ranks(from, to),
+            Repr::Skip(s) => s.remove_ranks(from, to),
+        }
+    }
+
+    /// The member and score at `rank`.
+    pub fn at_rank(&self, rank: usize) -> Option<(&[u8], f64)> {
+        match &self.0 {
+            Repr::Packed(p) => p.at_rank(rank),
+            Repr::Skip(s) => s.at_rank(rank),
+        }
+    }
+
+    /// One `ZSCAN` step. A packed sorted set is returned whole in one call,
+    /// as Redis does; a skiplist is walked by treap slot.
+    pub fn scan(&self, cursor: u64, count: usize, mut f: impl FnMut(&[u8], f64)) -> u64 {
+        match &self.0 {
+            Repr::Packed(p) => {
+                p.pairs().for_each(|(_, m, s)| f(m, s));
+                0
+            }
+            Repr::Skip(s) => s.scan(cursor, count, f),
+        }
+    }
+}
+
+impl Skip {
+    fn len(&self) -> usize {
+        self.tree.len()
+    }
     fn slot_of(&self, member: &[u8]) -> Option<u32> {
         let tree = &self.tree;
         self.index
@@ -101,12 +264,11 @@ impl ZSet {
     }
 
     /// The score of `member`.
-    pub fn score(&self, member: &[u8]) -> Option<f64> {
+    pub(crate) fn score(&self, member: &[u8]) -> Option<f64> {
         self.slot_of(member).map(|i| self.tree.node(i).score)
     }
 
-    /// Sets `member`'s score, adding it if new. Returns the old score.
-    pub fn insert(&mut self, member: &[u8], score: f64) -> Option<f64> {
+    pub(crate) fn insert(&mut self, member: &[u8], score: f64) -> Option<f64> {
         let old = self.score(member);
         match old {
             Some(s) if s == score => return old,
@@ -117,9 +279,6 @@ impl ZSet {
         }
         let m = Bytes::copy_from_slice(member);
         self.elem_bytes += alloc_size(m.len());
-        if m.len() > LISTPACK_MAX_VALUE || self.len() >= LISTPACK_MAX_ENTRIES {
-            self.skiplist = true;
-        }
         let id = self.tree.insert(score, m, member);
         let tree = &self.tree;
         self.index
@@ -128,7 +287,7 @@ impl ZSet {
     }
 
     /// Removes `member`. Returns whether it was there.
-    pub fn remove(&mut self, member: &[u8]) -> bool {
+    pub(crate) fn remove(&mut self, member: &[u8]) -> bool {
         let tree = &self.tree;
         let Ok(slot) = self
             .index
@@ -139,14 +298,14 @@ impl ZSet {
         let (id, _) = slot.remove();
         let m = self.tree.remove(id, member);
         self.elem_bytes -= alloc_size(m.len());
-        if self.is_empty() {
+        if self.len() == 0 {
             self.index = HashTable::new();
         }
         true
     }
 
     /// 0-based rank of `member` in ascending order.
-    pub fn rank(&self, member: &[u8]) -> Option<usize> {
+    pub(crate) fn rank(&self, member: &[u8]) -> Option<usize> {
         let score = self.score(member)?;
         Some(self.tree.count_before(|n| {
             super::ostree::cmp_elem((n.score, &n.member), (score, member)).is_lt()
@@ -154,7 +313,7 @@ impl ZSet {
     }
 
     /// The members and scores at ranks `from..to`, ascending.
-    pub fn range_by_rank(&self, from: usize, to: usize) -> Vec<(Bytes, f64)> {
+    pub(crate) fn range_by_rank(&self, from: usize, to: usize) -> Vec<(Bytes, f64)> {
         self.tree
             .ranks(from, to)
             .into_iter()
@@ -167,7 +326,7 @@ impl ZSet {
 
     /// The rank range `[first, end)` of members whose score lies within
     /// `min..max`. O(log n).
-    pub fn score_ranks(&self, min: ScoreBound, max: ScoreBound) -> (usize, usize) {
+    pub(crate) fn score_ranks(&self, min: ScoreBound, max: ScoreBound) -> (usize, usize) {
         let first = self.tree.count_before(|n: &Node| {
             n.score < min.value || (min.exclusive && n.score == min.value)
         });
@@ -179,7 +338,7 @@ impl ZSet {
 
     /// The rank range `[first, end)` of members within the lexicographic
     /// range `min..max`. Meaningful when all scores are equal, as in Redis.
-    pub fn lex_ranks(&self, min: &LexBound, max: &LexBound) -> (usize, usize) {
+    pub(crate) fn lex_ranks(&self, min: &LexBound, max: &LexBound) -> (usize, usize) {
         let below = |b: &LexBound, is_max: bool| {
             let b = b.clone();
             move |n: &Node| match &b {
@@ -196,25 +355,8 @@ impl ZSet {
         (first, end.max(first))
     }
 
-    /// Removes and returns up to `count` members from the low end (or the
-    /// high end with `max`), in pop order. Reused by blocking pops.
-    pub fn pop(&mut self, count: usize, max: bool) -> Vec<(Bytes, f64)> {
-        let n = count.min(self.len());
-        let picked = if max {
-            let mut v = self.range_by_rank(self.len() - n, self.len());
-            v.reverse();
-            v
-        } else {
-            self.range_by_rank(0, n)
-        };
-        for (m, _) in &picked {
-            self.remove(m);
-        }
-        picked
-    }
-
     /// Removes the members at ranks `from..to`. Returns how many went.
-    pub fn remove_ranks(&mut self, from: usize, to: usize) -> usize {
+    pub(crate) fn remove_ranks(&mut self, from: usize, to: usize) -> usize {
         let gone = self.range_by_rank(from, to);
         for (m, _) in &gone {
             self.remove(m);
@@ -223,14 +365,14 @@ impl ZSet {
     }
 
     /// The member and score at `rank`.
-    pub fn at_rank(&self, rank: usize) -> Option<(&Bytes, f64)> {
+    pub(crate) fn at_rank(&self, rank: usize) -> Option<(&[u8], f64)> {
         let n = self.tree.node(self.tree.select(rank)?);
-        Some((&n.member, n.score))
+        Some((&n.member[..], n.score))
     }
 
     /// One `ZSCAN` step over the treap's slots, which never move while a
     /// member stays, so a member present for the whole scan is returned.
-    pub fn scan(&self, cursor: u64, count: usize, mut f: impl FnMut(&Bytes, f64)) -> u64 {
+    pub(crate) fn scan(&self, cursor: u64, count: usize, mut f: impl FnMut(&[u8], f64)) -> u64 {
         let slots = self.tree.slot_count() as u64;
         let (mut c, mut visited) = (cursor, 0);
         while c < slots && visited < count.max(1) {

@@ -1,6 +1,8 @@
 //! The report writers on a fixed input.
 
 use super::*;
+use crate::equal_memory::{EqualCell, EqualMemoryRun, Reference};
+use crate::keys::KeysRow;
 
 fn live(policy: &str, pattern: &str, hit_ratio: f64, sim: Option<f64>) -> LiveCell {
     LiveCell {
@@ -93,7 +95,77 @@ fn fixed() -> Results {
         redis_live: vec![live("allkeys-lru", "zipf", 0.6154, None)],
         spacing_full: vec![live("allkeys-lru", "zipf", 0.6301, None)],
         spacing_paced: vec![live("allkeys-lru", "zipf", 0.6305, None)],
+        equal_memory: vec![EqualMemoryRun {
+            scale: 1,
+            capacity: 5_000,
+            requests: 100_000,
+            calibration_requests: 20_000,
+            references: vec![Reference {
+                pattern: "zipf".into(),
+                maxmemory: 1_000_000,
+                redis_dbsize: 5_002,
+            }],
+            cells: vec![
+                equal("ferrumkv", "allkeys-ahe", 0.6612, 6_100),
+                equal("redis", "allkeys-lru", 0.6154, 5_002),
+            ],
+            elapsed_seconds: 90.0,
+        }],
+        keys_at_maxmemory: vec![
+            keys("redis", "allkeys-lru", 975_418, 150_000_000),
+            keys("ferrumkv", "allkeys-ahe", 1_170_000, 140_000_000),
+        ],
     }
+}
+
+fn equal(server: &str, policy: &str, hit_ratio: f64, dbsize: u64) -> EqualCell {
+    EqualCell {
+        server: server.into(),
+        policy: policy.into(),
+        pattern: "zipf".into(),
+        maxmemory: 1_000_000,
+        hit_ratio,
+        dbsize,
+        ..EqualCell::default()
+    }
+}
+
+fn keys(server: &str, policy: &str, keys: u64, rss_bytes: u64) -> KeysRow {
+    KeysRow {
+        server: server.into(),
+        policy: policy.into(),
+        value_bytes: 32,
+        sets: 3_050_402,
+        maxmemory: 128 << 20,
+        keys,
+        rss_bytes,
+        used_memory: 134_000_000,
+    }
+}
+
+#[test]
+fn equal_memory_report_leads_with_the_table_and_lists_keys_held() {
+    let md = equal_memory_md(&fixed());
+    assert!(
+        md.contains(
+            "| server, policy | zipf |\n| --- | ---: |\n| FerrumKV allkeys-ahe | 66.1 (6100) |\n| Redis allkeys-lru | 61.5 (5002) |\n| `M_ref` (bytes) | 1000000 |\n"
+        ),
+        "{md}"
+    );
+    assert!(md.contains("## Hit ratio at equal memory, scale 1"), "{md}");
+    assert!(md.contains("first 20000 requests"), "{md}");
+    assert!(
+        md.contains("## Keys held at maxmemory 128 MiB, 32-byte values"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| Redis allkeys-lru | 975418 | 1.00x | 153 B | 134000000 | 1.12 |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| FerrumKV allkeys-ahe | 1170000 | 1.20x | 119 B | 134000000 | 1.04 |"),
+        "{md}"
+    );
 }
 
 #[test]

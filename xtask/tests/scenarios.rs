@@ -1,0 +1,173 @@
+//! The equal-memory and keys-at-maxmemory scenarios of `cargo xtask bench`
+//! at a small size, against real servers (skipped with a message when
+//! redis-server is not installed: both need Redis as the reference).
+
+use std::fs;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+fn have_redis() -> bool {
+    Command::new("redis-server")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// A fresh, empty directory under the system's temporary directory.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("xtask-{name}-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).expect("create scratch dir");
+    dir
+}
+
+/// Runs `cargo xtask bench` with `args` (building the release binaries
+/// if they are stale) and returns its results.json and the report.
+fn bench(name: &str, args: &[&str]) -> (Value, String) {
+    let dir = scratch(name);
+    let out = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .arg("bench")
+        .args(args)
+        .arg("--out")
+        .arg(dir.join("benches"))
+        .output()
+        .expect("run xtask");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "xtask failed:\n{stderr}");
+    let results = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("results: "))
+        .unwrap_or_else(|| panic!("no results path in:\n{stderr}"));
+    let json: Value =
+        serde_json::from_str(&fs::read_to_string(results).expect("results.json")).expect("json");
+    let report = fs::read_to_string(dir.join("benches/equal-memory.md")).expect("report");
+    let _ = fs::remove_dir_all(&dir);
+    (json, report)
+}
+
+#[test]
+fn equal_memory_gives_every_cell_redis_lru_m_ref() {
+    if !have_redis() {
+        eprintln!("skipped: redis-server is not installed (apt-get install redis-server)");
+        return;
+    }
+    let (json, report) = bench(
+        "equal-memory",
+        &[
+            "--scenarios",
+            "equal-memory",
+            "--requests",
+            "20000",
+            "--calibration-requests",
+            "20000",
+            "--patterns",
+            "zipf,ttl",
+            "--policies",
+            "allkeys-lru,allkeys-ahe",
+        ],
+    );
+    let runs = json["equal_memory"].as_array().expect("equal_memory");
+    assert_eq!(runs.len(), 1, "{json}");
+    let run = &runs[0];
+    assert_eq!(run["scale"], 1);
+    let refs = run["references"].as_array().expect("references");
+    let patterns: Vec<&str> = refs
+        .iter()
+        .map(|r| r["pattern"].as_str().unwrap())
+        .collect();
+    assert_eq!(patterns, ["zipf", "ttl"]);
+    for r in refs {
+        let held = r["redis_dbsize"].as_u64().unwrap();
+        assert!((4_900..=5_100).contains(&held), "M_ref calibration: {r}");
+    }
+    let cells = run["cells"].as_array().expect("cells");
+    let servers = [
+        ("ferrumkv", "allkeys-lru"),
+        ("ferrumkv", "allkeys-ahe"),
+        ("redis", "allkeys-lru"),
+        ("redis", "allkeys-lfu"),
+    ];
+    assert_eq!(cells.len(), servers.len() * refs.len(), "{run}");
+    for (server, policy) in servers {
+        for r in refs {
+            let cell = cells
+                .iter()
+                .find(|c| {
+                    c["server"] == server && c["policy"] == policy && c["pattern"] == r["pattern"]
+                })
+                .unwrap_or_else(|| panic!("no cell {server} {policy} {}", r["pattern"]));
+            // The same fixed limit for every cell of a pattern.
+            assert_eq!(cell["maxmemory"], r["maxmemory"], "{cell}");
+            let hit = cell["hit_ratio"].as_f64().unwrap();
+            assert!(hit > 0.2 && hit < 1.0, "{cell}");
+            let dbsize = cell["dbsize"].as_u64().unwrap();
+            assert!(dbsize > 0, "{cell}");
+            // At the limit, give or take the last write (Redis evicts
+            // before a command, so it may end a few bytes over).
+            let limit = r["maxmemory"].as_u64().unwrap();
+            assert!(
+                cell["used_memory"].as_u64().unwrap() <= limit + limit / 100,
+                "{cell}"
+            );
+            assert!(report.contains(&format!("({dbsize})")), "{report}");
+        }
+    }
+    assert!(
+        report.contains("## Hit ratio at equal memory, scale 1"),
+        "{report}"
+    );
+    assert!(report.contains("| FerrumKV allkeys-ahe |"), "{report}");
+    assert!(report.contains("| Redis allkeys-lfu |"), "{report}");
+}
+
+#[test]
+fn keys_at_maxmemory_fills_each_server_past_its_limit() {
+    if !have_redis() {
+        eprintln!("skipped: redis-server is not installed (apt-get install redis-server)");
+        return;
+    }
+    let maxmemory: u64 = 4 << 20;
+    let (json, report) = bench(
+        "keys-at-maxmemory",
+        &[
+            "--scenarios",
+            "keys-at-maxmemory",
+            "--keys-maxmemory",
+            &maxmemory.to_string(),
+            "--keys-value-sizes",
+            "32,1000",
+            "--policies",
+            "allkeys-lru,allkeys-ahe",
+        ],
+    );
+    let rows = json["keys_at_maxmemory"]
+        .as_array()
+        .expect("keys_at_maxmemory");
+    // Redis lru and lfu, FerrumKV lru and ahe, for each of two sizes.
+    assert_eq!(rows.len(), 8, "{json}");
+    for row in rows {
+        let (keys, sets) = (row["keys"].as_u64().unwrap(), row["sets"].as_u64().unwrap());
+        let value = row["value_bytes"].as_u64().unwrap();
+        assert_eq!(sets, 3 * maxmemory / (value + 100), "{row}");
+        assert!(keys > 0 && keys < sets, "evicted some, kept some: {row}");
+        assert!(
+            row["used_memory"].as_u64().unwrap() <= maxmemory + 4096,
+            "{row}"
+        );
+        assert!(row["rss_bytes"].as_u64().unwrap() > 0, "{row}");
+    }
+    assert!(
+        report.contains("## Keys held at maxmemory 4 MiB, 32-byte values"),
+        "{report}"
+    );
+    assert!(
+        report.contains("## Keys held at maxmemory 4 MiB, 1000-byte values"),
+        "{report}"
+    );
+    assert!(report.contains("| Redis allkeys-lru |"), "{report}");
+    assert!(report.contains("| 1.00x |"), "{report}");
+}
