@@ -396,7 +396,7 @@ mod tests {
         List::of_mut(&mut v).unwrap().push(End::Left, b"x");
         assert_eq!(List::of(v.as_ref()).unwrap().len(), 1);
         assert_eq!(v.kind(), ValueKind::List);
-        assert_eq!(v.encoding(), "listpack");
+        assert_eq!(v.encoding(), "quicklist");
         assert!(v.as_ref().coll_heap_bytes() > 0);
         assert_eq!(Value::str(b"x").as_ref().coll_heap_bytes(), 0);
     }
