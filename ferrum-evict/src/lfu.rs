@@ -463,6 +463,53 @@ mod tests {
     }
 
     #[test]
+    fn the_priority_base_moves_before_keys_overflow() {
+        let mut lfu = counting(8);
+        for i in 0..3 {
+            insert(&mut lfu, i, 0);
+        }
+        lfu.on_hit(EntryId(1), Millis(0));
+        // Two billion accesses later (skipped): the next touch moves the
+        // base up by 2^30, and 0..=2, whose priorities are that far behind
+        // any newcomer's, are pinned at 0, still first in line.
+        lfu.ticks = lfu.base + PRIORITY_RANGE - 1;
+        insert(&mut lfu, 3, 1);
+        assert_eq!(lfu.base, PRIORITY_RANGE / 2);
+        for i in 0..3 {
+            assert_eq!(lfu.order.key(EntryId(i)), Some(0), "{i}");
+        }
+        // 3's priority: 2^30 accesses past the base plus 8 * 5.
+        assert_eq!(lfu.order.key(EntryId(3)), Some((1 << 30) + 40));
+        insert(&mut lfu, 4, 1);
+        lfu.on_hit(EntryId(3), Millis(1));
+        lfu.on_hit(EntryId(3), Millis(1));
+        // Pinned entries tie on 0; the higher counter (1's) goes first.
+        let order = dump(&lfu);
+        assert_eq!(order[0], 1);
+        assert_eq!(&order[3..], [4, 3]);
+        // A rebuild for the real size (5, horizon 40) keeps the pinned at 0
+        // and the others exact, relative to a base kept 2^30 behind the
+        // clock: 4 was last read two accesses ago with counter 5, 3 just
+        // now with counter 7.
+        assert_eq!(lfu.evict(Millis(2)), Some(EntryId(1)));
+        assert_eq!(lfu.base, lfu.ticks - (1 << 30));
+        let key = |i| lfu.order.key(EntryId(i)).map_or(0, u64::from);
+        assert_eq!(key(4), (1 << 30) - 2 + 40 * 5);
+        assert_eq!(key(3), (1 << 30) + 40 * 7);
+        assert_eq!(key(0), 0);
+    }
+
+    #[test]
+    fn huge_horizons_count_in_coarser_units() {
+        assert_eq!(shift_for(8 * 1_000_000), 0);
+        assert_eq!(shift_for(8 * 2_000_000), 1);
+        let huge = u64::from(u32::MAX) * 4_000_000;
+        let s = shift_for(huge);
+        assert!((u128::from(huge) * 255) >> s < u128::from(PRIORITY_RANGE));
+        assert!((u128::from(huge) * 255) >> (s - 1) >= u128::from(PRIORITY_RANGE));
+    }
+
+    #[test]
     fn aging_zero_is_exact_lru() {
         let mut lfu = counting(0);
         for i in 0..3 {

@@ -504,7 +504,9 @@ impl Bench {
         ));
         commands.push(format!(
             "ferrum-bench {}  # M_ref, against redis-server allkeys-lru",
-            spec.reference_args(0).join(" ")
+            spec.reference_args(0)
+                .join(" ")
+                .replace("--port 0", "--port PORT")
         ));
         commands.push(format!(
             "ferrum-bench live --json --scale {scale} --requests {} --policies P --patterns X --maxmemory M_ref(X) --fixed-maxmemory  # per (server, policy, pattern)",

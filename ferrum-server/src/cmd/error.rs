@@ -13,6 +13,8 @@ pub(crate) const SYNTAX: &str = "ERR syntax error";
 pub(crate) const NOT_INTEGER: &str = "ERR value is not an integer or out of range";
 /// `-ERR value is not a valid float`
 pub(crate) const NOT_FLOAT: &str = "ERR value is not a valid float";
+/// `HINCRBYFLOAT` with an infinite or NaN increment (Redis 7.0's t_hash.c).
+pub(crate) const NAN_OR_INFINITY: &str = "ERR value is NaN or Infinity";
 /// `-ERR invalid expire time in '...' command` (formatted per command).
 pub(crate) const NO_SUCH_KEY: &str = "ERR no such key";
 /// `-ERR DB index is out of range`

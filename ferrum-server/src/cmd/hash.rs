@@ -9,7 +9,7 @@ use super::coll::{
     bulks, cursor_arg, matches, random_count, random_indices, read, read_in, resp3, scan_opts,
     scan_reply, write, write_count, Picker,
 };
-use super::error::{HASH_NOT_FLOAT, HASH_NOT_INTEGER};
+use super::error::{HASH_NOT_FLOAT, HASH_NOT_INTEGER, NAN_OR_INFINITY};
 use super::parse::{f64_bytes, float_arg, i64_bytes, int_arg, is, parse_f64, parse_i64};
 use super::{CmdError, CmdResult, Ctx};
 
@@ -126,6 +126,9 @@ pub(crate) fn hincrby(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 pub(crate) fn hincrbyfloat(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let by = float_arg(&args[3])?;
+    if !by.is_finite() {
+        return Err(CmdError::msg(NAN_OR_INFINITY));
+    }
     let r = write(ctx, &args[1], true, |h: &mut Hash| {
         let cur = match h.get(&args[2]) {
             Some(v) => parse_f64(v).ok_or_else(|| CmdError::msg(HASH_NOT_FLOAT))?,

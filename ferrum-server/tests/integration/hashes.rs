@@ -102,7 +102,8 @@ fn counters_and_their_errors() {
     );
     assert_eq!(
         err(&mut c, &["HINCRBYFLOAT", "h", "f", "inf"]),
-        "ERR increment would produce NaN or Infinity"
+        "ERR value is NaN or Infinity",
+        "an infinite increment is refused before the hash is read, as in Redis 7.0"
     );
     let _: () = run(&mut c, &["SET", "str", "x"]).unwrap();
     assert_eq!(

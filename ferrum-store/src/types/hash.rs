@@ -17,7 +17,7 @@ use crate::memory::alloc_size;
 /// A Redis hash.
 ///
 /// Memory: packed, the listpack's one allocation; as a table, the box, the
-/// dense table (see [`Dense`](super::dense)) and each field's and value's own
+/// dense table (see `Dense` (`types/dense.rs`)) and each field's and value's own
 /// allocation, kept in `elem_bytes` incrementally.
 #[derive(Clone, Debug, Default)]
 pub struct Hash(Repr);
@@ -167,7 +167,7 @@ impl Hash {
         }
     }
 
-    /// One `HSCAN` step; see [`Dense::scan`](super::dense). A packed hash
+    /// One `HSCAN` step; see `Dense::scan` in `types/dense.rs`. A packed hash
     /// is returned whole in one call, as Redis does.
     pub fn scan(&self, cursor: u64, count: usize, mut f: impl FnMut(&[u8], &[u8])) -> u64 {
         match &self.0 {

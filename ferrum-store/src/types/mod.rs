@@ -20,6 +20,7 @@ mod limits;
 mod list;
 mod listpack;
 mod ostree;
+mod quicklist;
 mod set;
 mod stream;
 mod zpacked;

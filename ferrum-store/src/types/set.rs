@@ -19,7 +19,7 @@ use crate::memory::alloc_size;
 /// A Redis set.
 ///
 /// Memory: packed, the intset's or listpack's one allocation; as a table,
-/// the box, the dense table (see [`Dense`](super::dense)) and each member's
+/// the box, the dense table (see `Dense` (`types/dense.rs`)) and each member's
 /// own allocation, kept in `elem_bytes` incrementally.
 #[derive(Clone, Debug)]
 pub struct Set(Repr);
@@ -223,7 +223,7 @@ impl Set {
         })
     }
 
-    /// One `SSCAN` step; see [`Dense::scan`](super::dense). A packed set is
+    /// One `SSCAN` step; see `Dense::scan` in `types/dense.rs`. A packed set is
     /// returned whole in one call, as Redis does.
     pub fn scan(&self, cursor: u64, count: usize, mut f: impl FnMut(&[u8])) -> u64 {
         match &self.0 {
