@@ -33,18 +33,10 @@ pub fn alloc_size(n: usize) -> usize {
 /// key's block.
 pub const SLOT_ROW_BYTES: usize = 8;
 
-/// Bytes an index of `keys` keys costs at hashbrown's full load (7/8): a
-/// 4-byte slot id and a control byte per bucket. Counted from the number of
-/// keys rather than the allocation, which doubles on growth: counting that
-/// slack would move eviction points with allocator history instead of
-/// content. The slack is at most 5 bytes a key.
-#[inline]
-pub fn index_bytes(keys: usize) -> usize {
-    keys * 5 * 8 / 7
-}
-
 /// Fixed bytes one key costs beyond its block: its slot row and its share of
-/// the index at full load.
+/// the index at hashbrown's full load (7/8: a 4-byte slot id and a control
+/// byte per bucket). The store counts its tables by capacity; this is the
+/// figure a policy is told, which must not change with table growth.
 pub const ENTRY_OVERHEAD: usize = SLOT_ROW_BYTES + 5 * 8 / 7;
 
 /// What one key costs in total, given the heap bytes of its block (and of
@@ -98,6 +90,5 @@ mod tests {
     fn entry_cost_adds_the_rows() {
         assert_eq!(ENTRY_OVERHEAD, 13);
         assert_eq!(entry_cost(64), 77);
-        assert_eq!(index_bytes(7), 40);
     }
 }
