@@ -68,6 +68,12 @@ pub(crate) struct ServerStats {
     pub(crate) net_input_bytes: AtomicU64,
     /// Bytes written to clients.
     pub(crate) net_output_bytes: AtomicU64,
+    /// Changes to the keyspace since start (`rdb_changes_since_last_save`:
+    /// nothing is ever saved here). Each successful write command counts
+    /// one, unless it reports its own count.
+    pub(crate) dirty: AtomicU64,
+    /// Error replies sent (`total_error_replies`).
+    pub(crate) error_replies: AtomicU64,
     /// Calls and microseconds per command, indexed like `COMMANDS`.
     per_command: Box<[CommandCounters]>,
 }
@@ -97,6 +103,8 @@ impl Default for ServerStats {
             commands_processed: AtomicU64::new(0),
             net_input_bytes: AtomicU64::new(0),
             net_output_bytes: AtomicU64::new(0),
+            dirty: AtomicU64::new(0),
+            error_replies: AtomicU64::new(0),
             per_command: COMMANDS
                 .iter()
                 .map(|_| CommandCounters::default())
@@ -136,6 +144,7 @@ impl ServerStats {
             &self.commands_processed,
             &self.net_input_bytes,
             &self.net_output_bytes,
+            &self.error_replies,
         ] {
             c.store(0, Ordering::Relaxed);
         }

@@ -79,6 +79,20 @@ pub(crate) const XADD_ZERO: &str = "ERR The ID specified in XADD must be greater
 /// `-ERR The stream has exhausted the last possible ID, unable to add more items`
 pub(crate) const XADD_EXHAUSTED: &str =
     "ERR The stream has exhausted the last possible ID, unable to add more items";
+/// `-ERR bit offset is not an integer or out of range` (SETBIT, GETBIT, BITFIELD).
+pub(crate) const BIT_OFFSET: &str = "ERR bit offset is not an integer or out of range";
+/// `-ERR bit is not an integer or out of range` (SETBIT's value).
+pub(crate) const BIT_VALUE: &str = "ERR bit is not an integer or out of range";
+/// `-ERR The bit argument must be 1 or 0.` (BITPOS).
+pub(crate) const BITPOS_BIT: &str = "ERR The bit argument must be 1 or 0.";
+/// `-ERR BITOP NOT must be called with a single source key.`
+pub(crate) const BITOP_NOT_SINGLE: &str = "ERR BITOP NOT must be called with a single source key.";
+/// `-ERR Invalid bitfield type...` (BITFIELD).
+pub(crate) const BITFIELD_TYPE: &str = "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is.";
+/// `-ERR Invalid OVERFLOW type specified` (BITFIELD).
+pub(crate) const BITFIELD_OVERFLOW: &str = "ERR Invalid OVERFLOW type specified";
+/// `-ERR BITFIELD_RO only supports the GET subcommand`
+pub(crate) const BITFIELD_RO_GET_ONLY: &str = "ERR BITFIELD_RO only supports the GET subcommand";
 
 /// Why a command produced an error reply. The connection goes on after any
 /// of these; only protocol errors close it.

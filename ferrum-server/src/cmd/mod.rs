@@ -13,6 +13,7 @@
 //! `SUBSCRIBE a b c` confirms each channel separately ([`Ctx::more`]).
 //! [`execute`] folds both into its [`Reply`].
 
+mod bitops;
 mod blocking;
 mod coll;
 mod connection;
@@ -188,6 +189,10 @@ pub(crate) struct Ctx<'a> {
     /// Replies that follow the handler's own, in order (`SUBSCRIBE a b`
     /// confirms each channel with a frame of its own).
     pub(crate) more: Vec<Frame>,
+    /// How many changes a write made, for `rdb_changes_since_last_save`,
+    /// when the handler knows better than "one per successful write"
+    /// (`SETBIT` of a bit already set changes nothing).
+    pub(crate) dirty: Option<u64>,
 }
 
 impl<'a> Ctx<'a> {
@@ -200,6 +205,7 @@ impl<'a> Ctx<'a> {
             may_block: true,
             block: None,
             more: Vec::new(),
+            dirty: None,
         }
     }
 
@@ -249,6 +255,12 @@ pub(crate) fn execute(shared: &Shared, conn: &mut ConnState, args: Vec<Bytes>) -
     };
     if let Some(spec) = ctx.block.take() {
         return Reply::Block(spec);
+    }
+    if matches!(frame, Frame::Error(_)) {
+        shared
+            .stats
+            .error_replies
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
     if ctx.more.is_empty() {
         return Reply::One(frame);
@@ -307,8 +319,18 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
         }
     }
     let started = std::time::Instant::now();
+    ctx.dirty = None;
     let reply = (spec.handler)(ctx, args).unwrap_or_else(CmdError::into_frame);
     if spec.has(flag::WRITE) {
+        let changes = match (&reply, ctx.dirty) {
+            (_, Some(n)) => n,
+            (Frame::Error(_), None) => 0,
+            (_, None) => 1,
+        };
+        ctx.shared
+            .stats
+            .dirty
+            .fetch_add(changes, std::sync::atomic::Ordering::Relaxed);
         ctx.store().enforce_maxmemory(ctx.now);
         if !ctx.shared.blocking.is_idle() {
             wake_written(ctx, spec, args);

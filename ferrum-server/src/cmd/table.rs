@@ -8,8 +8,8 @@ use super::flag::{
     STALE, SUBSCRIBED_OK, WRITE,
 };
 use super::{
-    blocking, connection, expire, hash, info, keys, list, pubsub, server, set, stream, string, tx,
-    zrange, zset, zstore, CommandSpec,
+    bitops, blocking, connection, expire, hash, info, keys, list, pubsub, server, set, stream,
+    string, tx, zrange, zset, zstore, CommandSpec,
 };
 
 macro_rules! row {
@@ -67,6 +67,14 @@ pub(crate) static COMMANDS: &[CommandSpec] = &[
     row!("incrbyfloat", 3, WRITE | DENYOOM | FAST, KEY1, "string", string::incrbyfloat, "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist."),
     row!("getrange", 4, READONLY, KEY1, "string", string::getrange, "Returns a substring of the string stored at a key."),
     row!("setrange", 4, WRITE | DENYOOM, KEY1, "string", string::setrange, "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist."),
+    // bitmaps
+    row!("setbit", 4, WRITE | DENYOOM, KEY1, "bitmap", bitops::setbit, "Sets or clears the bit at offset of the string value. Creates the key if it doesn't exist."),
+    row!("getbit", 3, READONLY | FAST, KEY1, "bitmap", bitops::getbit, "Returns a bit value by offset."),
+    row!("bitcount", -2, READONLY, KEY1, "bitmap", bitops::bitcount, "Counts the number of set bits (population counting) in a string."),
+    row!("bitpos", -3, READONLY, KEY1, "bitmap", bitops::bitpos, "Finds the first set (1) or clear (0) bit in a string."),
+    row!("bitop", -4, WRITE | DENYOOM, (2, -1, 1), "bitmap", bitops::bitop, "Performs bitwise operations on multiple strings, and stores the result."),
+    row!("bitfield", -2, WRITE | DENYOOM, KEY1, "bitmap", bitops::bitfield, "Performs arbitrary bitfield integer operations on strings."),
+    row!("bitfield_ro", -2, READONLY | FAST, KEY1, "bitmap", bitops::bitfield_ro, "Performs arbitrary read-only bitfield integer operations on strings."),
     // lists
     row!("lpush", -3, WRITE | DENYOOM | FAST, KEY1, "list", list::lpush, "Prepends one or more elements to a list. Creates the key if it doesn't exist."),
     row!("rpush", -3, WRITE | DENYOOM | FAST, KEY1, "list", list::rpush, "Appends one or more elements to a list. Creates the key if it doesn't exist."),

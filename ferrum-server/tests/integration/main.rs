@@ -4,6 +4,7 @@
 //! One test binary with a module per command family keeps link time down.
 
 mod ahe;
+mod bitmaps;
 mod blocking;
 mod common;
 mod connection;
