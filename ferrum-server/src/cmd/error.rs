@@ -136,9 +136,15 @@ impl CmdError {
         CmdError::msg(SYNTAX)
     }
 
-    /// The reply frame. The one place errors become RESP.
+    /// The reply frame. The one place errors become RESP. As in Redis,
+    /// newlines in the text (an unknown command's arguments can hold them)
+    /// become spaces: a simple error cannot carry them.
     pub(crate) fn into_frame(self) -> Frame {
-        Frame::Error(Bytes::from(self.to_string()))
+        let mut text = self.to_string();
+        if text.contains(['\r', '\n']) {
+            text = text.replace(['\r', '\n'], " ");
+        }
+        Frame::Error(Bytes::from(text))
     }
 }
 

@@ -24,7 +24,9 @@ const SECTIONS: &[(&str, SectionWriter)] = &[
     ("persistence", persistence),
     ("stats", stats),
     ("replication", replication),
+    ("cpu", cpu),
     ("commandstats", commandstats),
+    ("cluster", cluster),
     ("keyspace", keyspace),
     ("ahe", ahe),
 ];
@@ -150,6 +152,33 @@ fn persistence(ctx: &Ctx<'_>, out: &mut String) {
 /// No replication: always a master with no replicas.
 fn replication(_ctx: &Ctx<'_>, out: &mut String) {
     out.push_str("# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_failover_state:no-failover\r\nmaster_replid:0000000000000000000000000000000000000000\r\nmaster_replid2:0000000000000000000000000000000000000000\r\nmaster_repl_offset:0\r\nsecond_repl_offset:-1\r\nrepl_backlog_active:0\r\nrepl_backlog_size:1048576\r\nrepl_backlog_first_byte_offset:0\r\nrepl_backlog_histlen:0\r\n");
+}
+
+/// CPU time of this process, from `/proc/self/stat` (clock ticks of
+/// 1/100 s, Linux's `USER_HZ`). FerrumKV forks no children.
+fn cpu(_ctx: &Ctx<'_>, out: &mut String) {
+    let (user, sys) = std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|s| {
+            // Fields after the parenthesised command name; utime and stime
+            // are the 14th and 15th fields overall.
+            let rest = &s[s.rfind(')')? + 2..];
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            Some((f.get(11)?.parse::<u64>().ok()?, f.get(12)?.parse::<u64>().ok()?))
+        })
+        .unwrap_or((0, 0));
+    let secs = |ticks: u64| ticks as f64 / 100.0;
+    let _ = write!(
+        out,
+        "# CPU\r\nused_cpu_sys:{:.6}\r\nused_cpu_user:{:.6}\r\nused_cpu_sys_children:0.000000\r\nused_cpu_user_children:0.000000\r\n",
+        secs(sys),
+        secs(user),
+    );
+}
+
+/// FerrumKV has no cluster mode.
+fn cluster(_ctx: &Ctx<'_>, out: &mut String) {
+    out.push_str("# Cluster\r\ncluster_enabled:0\r\n");
 }
 
 fn stats(ctx: &Ctx<'_>, out: &mut String) {
