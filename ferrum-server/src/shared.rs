@@ -41,6 +41,12 @@ pub(crate) struct Shared {
     pub(crate) blocking: Arc<Blocking>,
     /// Pub/Sub channels and patterns.
     pub(crate) pubsub: PubSub,
+    /// Whether the background expiry cycle runs (`DEBUG SET-ACTIVE-EXPIRE`).
+    pub(crate) active_expire: std::sync::atomic::AtomicBool,
+    /// Cancelled by `SHUTDOWN`: the server stops as on SIGTERM.
+    pub(crate) shutdown_request: tokio_util::sync::CancellationToken,
+    /// `SLOWLOG`'s entries and parameters.
+    pub(crate) slowlog: crate::cmd::SlowLog,
 }
 
 impl Shared {

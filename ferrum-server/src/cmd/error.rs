@@ -93,6 +93,12 @@ pub(crate) const BITFIELD_TYPE: &str = "ERR Invalid bitfield type. Use something
 pub(crate) const BITFIELD_OVERFLOW: &str = "ERR Invalid OVERFLOW type specified";
 /// `-ERR BITFIELD_RO only supports the GET subcommand`
 pub(crate) const BITFIELD_RO_GET_ONLY: &str = "ERR BITFIELD_RO only supports the GET subcommand";
+/// `-ERR count should be greater than or equal to -1` (SLOWLOG GET).
+pub(crate) const SLOWLOG_COUNT: &str = "ERR count should be greater than or equal to -1";
+/// `-ERR No shutdown in progress.` (SHUTDOWN ABORT).
+pub(crate) const SHUTDOWN_NOT_IN_PROGRESS: &str = "ERR No shutdown in progress.";
+/// `-ERR Errors trying to SHUTDOWN. Check logs.` (SHUTDOWN SAVE: nothing can be saved).
+pub(crate) const SHUTDOWN_FAILED: &str = "ERR Errors trying to SHUTDOWN. Check logs.";
 
 /// Why a command produced an error reply. The connection goes on after any
 /// of these; only protocol errors close it.

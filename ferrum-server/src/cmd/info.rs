@@ -164,7 +164,10 @@ fn cpu(_ctx: &Ctx<'_>, out: &mut String) {
             // are the 14th and 15th fields overall.
             let rest = &s[s.rfind(')')? + 2..];
             let f: Vec<&str> = rest.split_whitespace().collect();
-            Some((f.get(11)?.parse::<u64>().ok()?, f.get(12)?.parse::<u64>().ok()?))
+            Some((
+                f.get(11)?.parse::<u64>().ok()?,
+                f.get(12)?.parse::<u64>().ok()?,
+            ))
         })
         .unwrap_or((0, 0));
     let secs = |ticks: u64| ticks as f64 / 100.0;

@@ -27,6 +27,7 @@ mod parse;
 mod pubsub;
 mod server;
 mod set;
+mod slowlog;
 mod stream;
 mod string;
 mod table;
@@ -48,6 +49,7 @@ use crate::shared::Shared;
 pub(crate) use blocking::{retry as retry_blocked, BlockOp, BlockSpec};
 pub(crate) use error::{CmdError, CmdResult, UNBLOCKED};
 pub(crate) use server::policy_of;
+pub(crate) use slowlog::SlowLog;
 pub(crate) use table::COMMANDS;
 
 /// Command flags, as `COMMAND INFO` reports them.
@@ -338,6 +340,10 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
     }
     let usec = started.elapsed().as_micros() as u64;
     ctx.shared.stats.record_call(spec, usec);
+    // EXEC is not logged itself: the commands it ran are, one by one.
+    if ctx.shared.slowlog.wants(usec) && spec.name != "exec" {
+        ctx.shared.slowlog.record(ctx, args, usec);
+    }
     reply
 }
 

@@ -8,8 +8,8 @@ use super::flag::{
     STALE, SUBSCRIBED_OK, WRITE,
 };
 use super::{
-    bitops, blocking, connection, expire, hash, info, keys, list, pubsub, server, set, stream,
-    string, tx, zrange, zset, zstore, CommandSpec,
+    bitops, blocking, connection, expire, hash, info, keys, list, pubsub, server, set, slowlog,
+    stream, string, tx, zrange, zset, zstore, CommandSpec,
 };
 
 macro_rules! row {
@@ -210,5 +210,7 @@ pub(crate) static COMMANDS: &[CommandSpec] = &[
     row!("flushall", -1, WRITE, NONE, "server", server::flushall, "Removes all keys from all databases."),
     row!("swapdb", 3, WRITE | FAST, NONE, "server", server::swapdb, "Swaps two Redis databases."),
     row!("time", 1, FAST | STALE, NONE, "server", server::time, "Returns the server time."),
+    row!("shutdown", -1, ADMIN | NO_MULTI | STALE, NONE, "server", server::shutdown, "Synchronously saves the database(s) to disk and shuts down the Redis server."),
+    row!("slowlog", -2, ADMIN | CONTAINER, NONE, "server", slowlog::slowlog, "A container for slow log commands."),
     row!("debug", -2, ADMIN | CONTAINER, NONE, "server", server::debug, "A container for debugging commands."),
 ];
