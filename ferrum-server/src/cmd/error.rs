@@ -99,6 +99,16 @@ pub(crate) const SLOWLOG_COUNT: &str = "ERR count should be greater than or equa
 pub(crate) const SHUTDOWN_NOT_IN_PROGRESS: &str = "ERR No shutdown in progress.";
 /// `-ERR Errors trying to SHUTDOWN. Check logs.` (SHUTDOWN SAVE: nothing can be saved).
 pub(crate) const SHUTDOWN_FAILED: &str = "ERR Errors trying to SHUTDOWN. Check logs.";
+/// `-ERR source and destination objects are the same` (COPY, MOVE).
+pub(crate) const SAME_OBJECT: &str = "ERR source and destination objects are the same";
+/// `-ERR The specified keys must contain string values` (LCS).
+pub(crate) const LCS_NOT_STRINGS: &str = "ERR The specified keys must contain string values";
+/// `-ERR If you want both the length and indexes, please just use IDX.` (LCS).
+pub(crate) const LCS_LEN_AND_IDX: &str =
+    "ERR If you want both the length and indexes, please just use IDX.";
+/// `-ERR Insufficient memory, ...` (LCS of strings too long to compare).
+pub(crate) const LCS_TOO_BIG: &str =
+    "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len";
 
 /// Why a command produced an error reply. The connection goes on after any
 /// of these; only protocol errors close it.

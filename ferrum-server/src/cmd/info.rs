@@ -26,6 +26,7 @@ const SECTIONS: &[(&str, SectionWriter)] = &[
     ("replication", replication),
     ("cpu", cpu),
     ("commandstats", commandstats),
+    ("errorstats", errorstats),
     ("cluster", cluster),
     ("keyspace", keyspace),
     ("ahe", ahe),
@@ -208,13 +209,33 @@ fn stats(ctx: &Ctx<'_>, out: &mut String) {
 
 fn commandstats(ctx: &Ctx<'_>, out: &mut String) {
     out.push_str("# Commandstats\r\n");
-    for c in ctx.shared.stats.commands() {
-        let per_call = c.usec as f64 / c.calls as f64;
+    let stats = &ctx.shared.stats;
+    let called = stats.commands();
+    for spec in super::COMMANDS {
+        let (rejected, failed) = stats.failures(spec.index());
+        let c = called.iter().find(|c| c.name == spec.name);
+        let (calls, usec) = c.map_or((0, 0), |c| (c.calls, c.usec));
+        if calls + rejected + failed == 0 {
+            continue;
+        }
+        let per_call = if calls == 0 {
+            0.0
+        } else {
+            usec as f64 / calls as f64
+        };
         let _ = write!(
             out,
-            "cmdstat_{}:calls={},usec={},usec_per_call={per_call:.2},rejected_calls=0,failed_calls=0\r\n",
-            c.name, c.calls, c.usec
+            "cmdstat_{}:calls={calls},usec={usec},usec_per_call={per_call:.2},rejected_calls={rejected},failed_calls={failed}\r\n",
+            spec.name
         );
+    }
+}
+
+/// Error replies by code (`ERR`, `WRONGTYPE`, ...).
+fn errorstats(ctx: &Ctx<'_>, out: &mut String) {
+    out.push_str("# Errorstats\r\n");
+    for (code, count) in ctx.shared.stats.errors() {
+        let _ = write!(out, "errorstat_{code}:count={count}\r\n");
     }
 }
 

@@ -252,18 +252,20 @@ pub(crate) fn execute(shared: &Shared, conn: &mut ConnState, args: Vec<Bytes>) -
             if ctx.conn.multi.is_some() {
                 ctx.conn.multi_failed = true;
             }
-            e.into_frame()
+            if let Some(spec) = lookup(&args[0]) {
+                shared.stats.record_rejected(spec);
+            }
+            let frame = e.into_frame();
+            if let Frame::Error(text) = &frame {
+                shared.stats.record_error(text);
+            }
+            frame
         }
     };
     if let Some(spec) = ctx.block.take() {
         return Reply::Block(spec);
     }
-    if matches!(frame, Frame::Error(_)) {
-        shared
-            .stats
-            .error_replies
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    }
+
     if ctx.more.is_empty() {
         return Reply::One(frame);
     }
@@ -317,7 +319,12 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
     ctx.conn.handle.touch(spec.index(), sub);
     if spec.has(flag::DENYOOM) {
         if let Err(e) = ctx.store().reserve_for_write(ctx.now) {
-            return CmdError::from(e).into_frame();
+            let frame = CmdError::from(e).into_frame();
+            ctx.shared.stats.record_rejected(spec);
+            if let Frame::Error(text) = &frame {
+                ctx.shared.stats.record_error(text);
+            }
+            return frame;
         }
     }
     let started = std::time::Instant::now();
@@ -340,6 +347,10 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
     }
     let usec = started.elapsed().as_micros() as u64;
     ctx.shared.stats.record_call(spec, usec);
+    if let Frame::Error(text) = &reply {
+        ctx.shared.stats.record_failed(spec);
+        ctx.shared.stats.record_error(text);
+    }
     // EXEC is not logged itself: the commands it ran are, one by one.
     if ctx.shared.slowlog.wants(usec) && spec.name != "exec" {
         ctx.shared.slowlog.record(ctx, args, usec);

@@ -392,3 +392,34 @@ pub(crate) fn shutdown(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     ctx.conn.closing = true;
     Ok(Frame::ok())
 }
+
+/// `LASTSAVE`: nothing is ever saved, so the last "save" is the empty
+/// dataset at start-up, as for a Redis that never saved.
+pub(crate) fn lastsave(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    Ok(Frame::Integer(ctx.shared.clock.start_unix_secs() as i64))
+}
+
+/// `ROLE`: always a master with no replicas.
+pub(crate) fn role(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    Ok(Frame::Array(vec![
+        Frame::bulk("master"),
+        Frame::Integer(0),
+        Frame::Array(Vec::new()),
+    ]))
+}
+
+/// `LOLWUT [VERSION v]`: the version line Redis 7.0 prints (its drawings
+/// for versions 5 and 6 are not reproduced).
+pub(crate) fn lolwut(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    match &args[1..] {
+        [] => {}
+        [kw, v] if is(kw, "version") => {
+            int_arg(v)?;
+        }
+        _ => return Err(CmdError::syntax()),
+    }
+    Ok(Frame::Verbatim {
+        format: *b"txt",
+        text: Bytes::from(format!("Redis ver. {}\n", crate::REDIS_VERSION)),
+    })
+}
