@@ -298,14 +298,19 @@ fn prepare(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Result<Prepared, CmdError> {
             spec.name
         )));
     }
-    if let Some(queue) = &mut ctx.conn.multi {
+    if ctx.conn.multi.is_some() {
         if spec.has(flag::NO_MULTI) {
             return Err(CmdError::msg(
                 "ERR Command not allowed inside a transaction",
             ));
         }
         if !spec.has(flag::NO_QUEUE) {
-            queue.push(args.to_vec());
+            // Redis refuses a command that may grow memory when over
+            // `maxmemory` at queueing time too, which aborts the EXEC.
+            if spec.has(flag::DENYOOM) {
+                ctx.shared.store.reserve_for_write(ctx.now)?;
+            }
+            ctx.conn.multi.get_or_insert_default().push(args.to_vec());
             return Ok(Prepared::Reply(Frame::simple("QUEUED")));
         }
     }
