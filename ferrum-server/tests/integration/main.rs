@@ -7,6 +7,7 @@ mod ahe;
 mod bitmaps;
 mod blocking;
 mod common;
+mod compat;
 mod connection;
 mod eviction;
 mod expiry;
