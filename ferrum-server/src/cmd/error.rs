@@ -109,6 +109,10 @@ pub(crate) const LCS_LEN_AND_IDX: &str =
 /// `-ERR Insufficient memory, ...` (LCS of strings too long to compare).
 pub(crate) const LCS_TOO_BIG: &str =
     "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len";
+/// `-ERR invalid longitude,latitude pair ` (GEOADD; the pair follows).
+pub(crate) const GEO_BAD_PAIR: &str = "ERR invalid longitude,latitude pair ";
+/// `-ERR unsupported unit provided. please use M, KM, FT, MI`
+pub(crate) const GEO_UNIT: &str = "ERR unsupported unit provided. please use M, KM, FT, MI";
 
 /// Why a command produced an error reply. The connection goes on after any
 /// of these; only protocol errors close it.

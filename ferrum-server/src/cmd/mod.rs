@@ -19,6 +19,7 @@ mod coll;
 mod connection;
 mod error;
 mod expire;
+mod geo;
 mod hash;
 mod info;
 mod keys;

@@ -8,8 +8,8 @@ use super::flag::{
     STALE, SUBSCRIBED_OK, WRITE,
 };
 use super::{
-    bitops, blocking, connection, expire, hash, info, keys, list, pubsub, server, set, slowlog,
-    stream, string, tx, zrange, zset, zstore, CommandSpec,
+    bitops, blocking, connection, expire, geo, hash, info, keys, list, pubsub, server, set,
+    slowlog, stream, string, tx, zrange, zset, zstore, CommandSpec,
 };
 
 macro_rules! row {
@@ -161,6 +161,11 @@ pub(crate) static COMMANDS: &[CommandSpec] = &[
     row!("zremrangebylex", 4, WRITE, KEY1, "sorted-set", zrange::zremrangebylex, "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were removed."),
     row!("zunionstore", -4, WRITE | DENYOOM, (1, 1, 1), "sorted-set", zstore::zunionstore, "Stores the union of multiple sorted sets in a key."),
     row!("zinterstore", -4, WRITE | DENYOOM, (1, 1, 1), "sorted-set", zstore::zinterstore, "Stores the intersect of multiple sorted sets in a key."),
+    // geospatial
+    row!("geoadd", -5, WRITE | DENYOOM, KEY1, "geo", geo::geoadd, "Adds one or more members to a geospatial index. The key is created if it doesn't exist."),
+    row!("geopos", -2, READONLY, KEY1, "geo", geo::geopos, "Returns the longitude and latitude of members from a geospatial index."),
+    row!("geodist", -4, READONLY, KEY1, "geo", geo::geodist, "Returns the distance between two members of a geospatial index."),
+    row!("geohash", -2, READONLY, KEY1, "geo", geo::geohash, "Returns members from a geospatial index as geohash strings."),
     // streams
     row!("xadd", -5, WRITE | DENYOOM | FAST, KEY1, "stream", stream::xadd, "Appends a new message to a stream. Creates the key if it doesn't exist."),
     row!("xlen", 2, READONLY | FAST, KEY1, "stream", stream::xlen, "Return the number of messages in a stream."),

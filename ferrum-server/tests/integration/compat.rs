@@ -212,3 +212,67 @@ fn error_stats_and_newline_free_errors() {
         cmd["cmdstat_get"]
     );
 }
+
+#[test]
+fn geo_add_pos_dist_hash_match_redis() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let added: i64 = run(
+        &mut c,
+        &[
+            "GEOADD",
+            "Sicily",
+            "13.361389",
+            "38.115556",
+            "Palermo",
+            "15.087269",
+            "37.502669",
+            "Catania",
+        ],
+    )
+    .unwrap();
+    assert_eq!(added, 2);
+    // Values printed by redis-server 7.0.15 for the same commands.
+    assert_eq!(
+        run::<String>(&mut c, &["GEODIST", "Sicily", "Palermo", "Catania", "km"]).unwrap(),
+        "166.2742"
+    );
+    let pos: Vec<Option<Vec<String>>> =
+        run(&mut c, &["GEOPOS", "Sicily", "Palermo", "Nowhere"]).unwrap();
+    assert_eq!(
+        pos,
+        [
+            Some(vec![
+                "13.36138933897018433".to_string(),
+                "38.11555639549629859".to_string()
+            ]),
+            None
+        ]
+    );
+    let hashes: Vec<Option<String>> =
+        run(&mut c, &["GEOHASH", "Sicily", "Palermo", "Catania", "x"]).unwrap();
+    assert_eq!(
+        hashes,
+        [Some("sqc8b49rny0".into()), Some("sqdtr74hyu0".into()), None]
+    );
+    assert_eq!(
+        run::<String>(&mut c, &["ZSCORE", "Sicily", "Palermo"]).unwrap(),
+        "3479099956230698"
+    );
+    assert_eq!(
+        err(&mut c, &["GEOADD", "Sicily", "200", "100", "x"]),
+        "ERR invalid longitude,latitude pair 200.000000,100.000000"
+    );
+    assert_eq!(
+        err(
+            &mut c,
+            &["GEODIST", "Sicily", "Palermo", "Catania", "parsec"]
+        ),
+        "ERR unsupported unit provided. please use M, KM, FT, MI"
+    );
+    assert!(
+        run::<Option<String>>(&mut c, &["GEODIST", "Sicily", "Palermo", "x"])
+            .unwrap()
+            .is_none()
+    );
+}
