@@ -431,6 +431,21 @@ macro_rules! stored_memory {
     };
 }
 macro_rules! stored_text {
+    ($name:literal => $key:literal, $default:literal, $mutable:expr) => {
+        stored_row!(
+            $name,
+            $key,
+            $default,
+            $mutable,
+            Kind::Text {
+                get: |c| c.stored_value($key).to_owned(),
+                set: |c, v| {
+                    c.stored.insert($key, v);
+                    Ok(())
+                }
+            }
+        )
+    };
     ($name:literal, $default:literal, $mutable:expr) => {
         stored_row!(
             $name,
@@ -491,6 +506,7 @@ const ALIASES: &[(&str, &str)] = &[
     ("slave-serve-stale-data", "replica-serve-stale-data"),
     ("slave-read-only", "replica-read-only"),
     ("lua-time-limit", "busy-reply-threshold"),
+    ("slaveof", "replicaof"),
 ];
 
 /// The canonical name of a parameter or alias.
@@ -653,6 +669,10 @@ static PARAMS: &[Spec] = &[
     stored_text!("syslog-ident", "redis", false),
     stored_bool!("syslog-enabled", "no", false),
     stored_int!("tcp-backlog", 0, INT_MAX, "511", false),
+    stored_text!("replicaof", "", false),
+    stored_text!("slaveof" => "replicaof", "", false),
+    Spec { name: "maxmemory-clients", param: Param::Stored, mutable: true, default: "0",
+        kind: Kind::Text { get: |c| c.stored_value("maxmemory-clients").to_owned(), set: set_maxmemory_clients } },
 ];
 
 impl Default for Config {
@@ -1047,6 +1067,25 @@ fn parse_bool(s: &str) -> Result<bool, Refusal> {
     } else {
         Err(invalid("argument must be 'yes' or 'no'"))
     }
+}
+
+/// `maxmemory-clients`: a memory value or a percentage of `maxmemory`
+/// (Redis's `PERCENT_CONFIG`), stored as given; FerrumKV never evicts
+/// clients.
+fn set_maxmemory_clients(config: &mut Config, value: String) -> Result<(), String> {
+    if let Some(pct) = value.strip_suffix('%') {
+        let n = parse_int(pct).ok_or("argument must be a memory or percent value")?;
+        if n < 0 {
+            return Err("argument must be a memory or percent value".into());
+        }
+        if n > 100 {
+            return Err("percentage argument must be less or equal to 100".into());
+        }
+    } else {
+        parse_memory(&value).ok_or("argument must be a memory or percent value")?;
+    }
+    config.stored.insert("maxmemory-clients", value);
+    Ok(())
 }
 
 /// Redis's `isValidDBfilename`: a file name, not a path.
