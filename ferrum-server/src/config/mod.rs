@@ -1827,7 +1827,8 @@ mod tests {
                 "maxmemory",
                 "maxmemory-policy",
                 "maxmemory-samples",
-                "maxmemory-eviction-tenacity"
+                "maxmemory-eviction-tenacity",
+                "maxmemory-clients"
             ]
         );
         assert_eq!(names("MAXMEMORY-P*"), ["maxmemory-policy"]);
