@@ -34,6 +34,11 @@ pub(crate) struct ConnState {
     pub(crate) closing: bool,
     /// Channels and patterns subscribed to, and the message queue.
     pub(crate) subs: Subscriptions,
+    /// `CLIENT REPLY OFF`: replies are dropped until `CLIENT REPLY ON`.
+    pub(crate) reply_off: bool,
+    /// Replies still to drop after `CLIENT REPLY SKIP` (its own and the
+    /// next command's).
+    pub(crate) reply_skip: u8,
 }
 
 impl ConnState {
@@ -49,6 +54,8 @@ impl ConnState {
             watched: Vec::new(),
             closing: false,
             subs: Subscriptions::default(),
+            reply_off: false,
+            reply_skip: 0,
         }
     }
 }

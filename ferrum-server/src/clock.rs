@@ -56,6 +56,12 @@ impl Clock {
         self.start.elapsed().as_secs()
     }
 
+    /// Unix seconds when the server started (`LASTSAVE`: nothing is ever
+    /// saved, so the last "save" is the empty dataset at start).
+    pub(crate) fn start_unix_secs(&self) -> u64 {
+        self.start_unix_ms / 1000
+    }
+
     /// Moves the clock forward by `ms`.
     pub(crate) fn advance(&self, ms: u64) {
         self.offset_ms.fetch_add(ms, Ordering::Relaxed);

@@ -154,7 +154,14 @@ impl Connection {
             let Some(args) = into_args(frame) else {
                 continue;
             };
-            match cmd::execute(&self.shared, &mut self.state, args) {
+            // Subscription confirmations are sent even with replies off,
+            // as Redis 7 sends them.
+            let confirms = is_subscription(&args[0]);
+            let reply = cmd::execute(&self.shared, &mut self.state, args);
+            let silenced = (self.state.reply_off || self.state.reply_skip > 0) && !confirms;
+            self.state.reply_skip = self.state.reply_skip.saturating_sub(1);
+            match reply {
+                _ if silenced && !matches!(reply, Reply::Block(_)) => {}
                 Reply::One(frame) => self.encode(&frame),
                 Reply::Many(frames) => frames.iter().for_each(|f| self.encode(f)),
                 Reply::Block(spec) => return Ok(Some(spec)),
@@ -353,4 +360,12 @@ fn into_args(frame: Frame) -> Option<Vec<Bytes>> {
         })
         .collect();
     (!args.is_empty()).then_some(args)
+}
+
+/// `SUBSCRIBE` and friends, whose confirmations `CLIENT REPLY OFF` does not
+/// silence.
+fn is_subscription(name: &[u8]) -> bool {
+    ["subscribe", "unsubscribe", "psubscribe", "punsubscribe"]
+        .iter()
+        .any(|n| name.eq_ignore_ascii_case(n.as_bytes()))
 }

@@ -36,4 +36,4 @@ pub use server::Server;
 
 /// The Redis version FerrumKV reports in `INFO` and `HELLO`: the Redis
 /// release whose behaviour it follows, so clients enable the right features.
-pub const REDIS_VERSION: &str = "7.2.0";
+pub const REDIS_VERSION: &str = "7.0.15";

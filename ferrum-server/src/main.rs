@@ -36,6 +36,7 @@ fn main() -> anyhow::Result<()> {
         }
     };
     tracing_subscriber::fmt()
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stdout()))
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
@@ -50,11 +51,26 @@ fn main() -> anyhow::Result<()> {
         // Register for the signals before announcing readiness, so a signal
         // sent as soon as the server says it is ready is never missed.
         let signals = Signals::register().context("could not install signal handlers")?;
-        let server = Server::bind(config).await?;
+        // Redis's start-up lines, which scripts (Redis's own test suite
+        // among them) wait for: " PID: N", then "Ready to accept connections".
         tracing::info!(
-            "FerrumKV {} ready to accept connections on {}",
+            "FerrumKV {} (Redis {} compatible) starting, PID: {}",
             env!("CARGO_PKG_VERSION"),
-            server.local_addr()
+            ferrum_server::REDIS_VERSION,
+            std::process::id()
+        );
+        let port = config.port;
+        let server = match Server::bind(config).await {
+            Ok(server) => server,
+            Err(e) => {
+                tracing::warn!("Failed listening on port {port} (TCP), aborting: {e:#}");
+                return Err(e);
+            }
+        };
+        tracing::info!(
+            "Ready to accept connections on {} (FerrumKV {})",
+            server.local_addr(),
+            env!("CARGO_PKG_VERSION")
         );
         if let Some(addr) = server.metrics_addr() {
             tracing::info!("Prometheus metrics at http://{addr}/metrics");

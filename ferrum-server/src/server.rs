@@ -64,6 +64,8 @@ impl Server {
             ),
             None => None,
         };
+        let slowlog =
+            crate::cmd::SlowLog::new(config.slowlog_log_slower_than, config.slowlog_max_len);
         let shared = Arc::new(Shared {
             store,
             auth_required: AtomicBool::new(config.requirepass.is_some()),
@@ -76,6 +78,9 @@ impl Server {
             tx_gate: RwLock::new(()),
             blocking: Arc::default(),
             pubsub: crate::pubsub::PubSub::default(),
+            slowlog,
+            active_expire: AtomicBool::new(true),
+            shutdown_request: CancellationToken::new(),
         });
         Ok(Server {
             listeners,
@@ -117,7 +122,10 @@ impl Server {
                 shutdown.clone(),
             ));
         }
-        shutdown.cancelled().await;
+        tokio::select! {
+            () = shutdown.cancelled() => {}
+            () = self.shared.shutdown_request.cancelled() => shutdown.cancel(),
+        }
         while tasks.join_next().await.is_some() {}
         Ok(())
     }
@@ -188,6 +196,12 @@ async fn expire_loop(shared: Arc<Shared>, shutdown: CancellationToken) {
         tokio::select! {
             () = tokio::time::sleep(tick) => {}
             () = shutdown.cancelled() => return,
+        }
+        if !shared
+            .active_expire
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            continue;
         }
         let budget = tick / 4;
         let started = tokio::time::Instant::now();

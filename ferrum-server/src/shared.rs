@@ -41,6 +41,12 @@ pub(crate) struct Shared {
     pub(crate) blocking: Arc<Blocking>,
     /// Pub/Sub channels and patterns.
     pub(crate) pubsub: PubSub,
+    /// Whether the background expiry cycle runs (`DEBUG SET-ACTIVE-EXPIRE`).
+    pub(crate) active_expire: std::sync::atomic::AtomicBool,
+    /// Cancelled by `SHUTDOWN`: the server stops as on SIGTERM.
+    pub(crate) shutdown_request: tokio_util::sync::CancellationToken,
+    /// `SLOWLOG`'s entries and parameters.
+    pub(crate) slowlog: crate::cmd::SlowLog,
 }
 
 impl Shared {
@@ -68,6 +74,14 @@ pub(crate) struct ServerStats {
     pub(crate) net_input_bytes: AtomicU64,
     /// Bytes written to clients.
     pub(crate) net_output_bytes: AtomicU64,
+    /// Changes to the keyspace since start (`rdb_changes_since_last_save`:
+    /// nothing is ever saved here). Each successful write command counts
+    /// one, unless it reports its own count.
+    pub(crate) dirty: AtomicU64,
+    /// Error replies sent (`total_error_replies`).
+    pub(crate) error_replies: AtomicU64,
+    /// Error replies by error code (`INFO errorstats`).
+    errors: std::sync::Mutex<std::collections::BTreeMap<String, u64>>,
     /// Calls and microseconds per command, indexed like `COMMANDS`.
     per_command: Box<[CommandCounters]>,
 }
@@ -76,6 +90,10 @@ pub(crate) struct ServerStats {
 struct CommandCounters {
     calls: AtomicU64,
     usec: AtomicU64,
+    /// Refused before running (arity, `NOAUTH`, ...).
+    rejected: AtomicU64,
+    /// Ran and replied with an error.
+    failed: AtomicU64,
 }
 
 /// One command's totals, for `INFO commandstats` and the exporter.
@@ -97,6 +115,9 @@ impl Default for ServerStats {
             commands_processed: AtomicU64::new(0),
             net_input_bytes: AtomicU64::new(0),
             net_output_bytes: AtomicU64::new(0),
+            dirty: AtomicU64::new(0),
+            error_replies: AtomicU64::new(0),
+            errors: std::sync::Mutex::default(),
             per_command: COMMANDS
                 .iter()
                 .map(|_| CommandCounters::default())
@@ -112,6 +133,47 @@ impl ServerStats {
         let c = &self.per_command[spec.index()];
         c.calls.fetch_add(1, Ordering::Relaxed);
         c.usec.fetch_add(usec, Ordering::Relaxed);
+    }
+
+    /// Counts an error reply with this text (its first word is the code).
+    pub(crate) fn record_error(&self, text: &[u8]) {
+        self.error_replies.fetch_add(1, Ordering::Relaxed);
+        let code = text.split(|&b| b == b' ').next().unwrap_or_default();
+        let code = String::from_utf8_lossy(code).into_owned();
+        let mut errors = self.errors.lock().unwrap_or_else(|p| p.into_inner());
+        // Redis keeps at most 128 distinct codes.
+        if errors.len() < 128 || errors.contains_key(&code) {
+            *errors.entry(code).or_insert(0) += 1;
+        }
+    }
+
+    /// Error replies by code, for `INFO errorstats`.
+    pub(crate) fn errors(&self) -> Vec<(String, u64)> {
+        let errors = self.errors.lock().unwrap_or_else(|p| p.into_inner());
+        errors.iter().map(|(k, v)| (k.clone(), *v)).collect()
+    }
+
+    /// Counts a call of `spec` refused before it ran.
+    pub(crate) fn record_rejected(&self, spec: &'static CommandSpec) {
+        self.per_command[spec.index()]
+            .rejected
+            .fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts a call of `spec` that replied with an error.
+    pub(crate) fn record_failed(&self, spec: &'static CommandSpec) {
+        self.per_command[spec.index()]
+            .failed
+            .fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// `(rejected, failed)` calls of the command at `index` in `COMMANDS`.
+    pub(crate) fn failures(&self, index: usize) -> (u64, u64) {
+        let c = &self.per_command[index];
+        (
+            c.rejected.load(Ordering::Relaxed),
+            c.failed.load(Ordering::Relaxed),
+        )
     }
 
     /// Totals of every command called at least once, in table order.
@@ -136,12 +198,19 @@ impl ServerStats {
             &self.commands_processed,
             &self.net_input_bytes,
             &self.net_output_bytes,
+            &self.error_replies,
         ] {
             c.store(0, Ordering::Relaxed);
         }
         for c in self.per_command.iter() {
             c.calls.store(0, Ordering::Relaxed);
             c.usec.store(0, Ordering::Relaxed);
+            c.rejected.store(0, Ordering::Relaxed);
+            c.failed.store(0, Ordering::Relaxed);
         }
+        self.errors
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
     }
 }

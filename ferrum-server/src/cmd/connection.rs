@@ -210,6 +210,28 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         }
         *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(args[3].clone());
         Ok(Frame::ok())
+    } else if is(sub, "reply") {
+        arity(3)?;
+        if is(&args[2], "on") {
+            ctx.conn.reply_off = false;
+            ctx.conn.reply_skip = 0;
+        } else if is(&args[2], "off") {
+            ctx.conn.reply_off = true;
+        } else if is(&args[2], "skip") {
+            // This reply and the next command's.
+            ctx.conn.reply_skip = 2;
+        } else {
+            return Err(CmdError::syntax());
+        }
+        Ok(Frame::ok())
+    } else if is(sub, "no-evict") {
+        // FerrumKV never evicts clients (no maxmemory-clients), so every
+        // client is already what NO-EVICT asks for.
+        arity(3)?;
+        if !(is(&args[2], "on") || is(&args[2], "off")) {
+            return Err(CmdError::syntax());
+        }
+        Ok(Frame::ok())
     } else if is(sub, "kill") {
         client_kill(ctx, &args[2..])
     } else if is(sub, "unblock") {
@@ -225,6 +247,8 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
                 "KILL <option> <value> [<option> <value> [...]]",
                 "    Kill connections. Options are: ID <client-id>, ADDR <ip:port>, LADDR <ip:port>, SKIPME (YES|NO), USER <username>, MAXAGE <seconds>.",
                 "LIST [ID <client-id> [<client-id> ...]]", "    Return information about client connections.",
+                "NO-EVICT (ON|OFF)", "    Protect current client connection from eviction.",
+                "REPLY (ON|OFF|SKIP)", "    Control the replies sent to the current connection.",
                 "SETNAME <name>", "    Assign the name <name> to the current connection.",
                 "SETINFO <option> <value>", "    Set client meta attr. Options are: LIB-NAME, LIB-VER.",
                 "UNBLOCK <clientid> [TIMEOUT|ERROR]", "    Unblock the specified blocked client.",

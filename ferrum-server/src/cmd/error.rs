@@ -81,6 +81,40 @@ pub(crate) const XADD_ZERO: &str = "ERR The ID specified in XADD must be greater
 /// `-ERR The stream has exhausted the last possible ID, unable to add more items`
 pub(crate) const XADD_EXHAUSTED: &str =
     "ERR The stream has exhausted the last possible ID, unable to add more items";
+/// `-ERR bit offset is not an integer or out of range` (SETBIT, GETBIT, BITFIELD).
+pub(crate) const BIT_OFFSET: &str = "ERR bit offset is not an integer or out of range";
+/// `-ERR bit is not an integer or out of range` (SETBIT's value).
+pub(crate) const BIT_VALUE: &str = "ERR bit is not an integer or out of range";
+/// `-ERR The bit argument must be 1 or 0.` (BITPOS).
+pub(crate) const BITPOS_BIT: &str = "ERR The bit argument must be 1 or 0.";
+/// `-ERR BITOP NOT must be called with a single source key.`
+pub(crate) const BITOP_NOT_SINGLE: &str = "ERR BITOP NOT must be called with a single source key.";
+/// `-ERR Invalid bitfield type...` (BITFIELD).
+pub(crate) const BITFIELD_TYPE: &str = "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is.";
+/// `-ERR Invalid OVERFLOW type specified` (BITFIELD).
+pub(crate) const BITFIELD_OVERFLOW: &str = "ERR Invalid OVERFLOW type specified";
+/// `-ERR BITFIELD_RO only supports the GET subcommand`
+pub(crate) const BITFIELD_RO_GET_ONLY: &str = "ERR BITFIELD_RO only supports the GET subcommand";
+/// `-ERR count should be greater than or equal to -1` (SLOWLOG GET).
+pub(crate) const SLOWLOG_COUNT: &str = "ERR count should be greater than or equal to -1";
+/// `-ERR No shutdown in progress.` (SHUTDOWN ABORT).
+pub(crate) const SHUTDOWN_NOT_IN_PROGRESS: &str = "ERR No shutdown in progress.";
+/// `-ERR Errors trying to SHUTDOWN. Check logs.` (SHUTDOWN SAVE: nothing can be saved).
+pub(crate) const SHUTDOWN_FAILED: &str = "ERR Errors trying to SHUTDOWN. Check logs.";
+/// `-ERR source and destination objects are the same` (COPY, MOVE).
+pub(crate) const SAME_OBJECT: &str = "ERR source and destination objects are the same";
+/// `-ERR The specified keys must contain string values` (LCS).
+pub(crate) const LCS_NOT_STRINGS: &str = "ERR The specified keys must contain string values";
+/// `-ERR If you want both the length and indexes, please just use IDX.` (LCS).
+pub(crate) const LCS_LEN_AND_IDX: &str =
+    "ERR If you want both the length and indexes, please just use IDX.";
+/// `-ERR Insufficient memory, ...` (LCS of strings too long to compare).
+pub(crate) const LCS_TOO_BIG: &str =
+    "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len";
+/// `-ERR invalid longitude,latitude pair ` (GEOADD; the pair follows).
+pub(crate) const GEO_BAD_PAIR: &str = "ERR invalid longitude,latitude pair ";
+/// `-ERR unsupported unit provided. please use M, KM, FT, MI`
+pub(crate) const GEO_UNIT: &str = "ERR unsupported unit provided. please use M, KM, FT, MI";
 
 /// Why a command produced an error reply. The connection goes on after any
 /// of these; only protocol errors close it.
@@ -124,9 +158,15 @@ impl CmdError {
         CmdError::msg(SYNTAX)
     }
 
-    /// The reply frame. The one place errors become RESP.
+    /// The reply frame. The one place errors become RESP. As in Redis,
+    /// newlines in the text (an unknown command's arguments can hold them)
+    /// become spaces: a simple error cannot carry them.
     pub(crate) fn into_frame(self) -> Frame {
-        Frame::Error(Bytes::from(self.to_string()))
+        let mut text = self.to_string();
+        if text.contains(['\r', '\n']) {
+            text = text.replace(['\r', '\n'], " ");
+        }
+        Frame::Error(Bytes::from(text))
     }
 }
 

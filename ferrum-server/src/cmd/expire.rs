@@ -25,6 +25,10 @@ enum Condition {
     Xx,
     Gt,
     Lt,
+    /// `XX GT`: only a key with a TTL, and only to a later one.
+    XxGt,
+    /// `XX LT`: only a key with a TTL, and only to an earlier one.
+    XxLt,
 }
 
 impl Condition {
@@ -48,6 +52,11 @@ impl Condition {
             cond = match (cond, next) {
                 (Condition::Always, n) => n,
                 (c, n) if c == n => c,
+                // Redis allows XX with GT or LT.
+                (Condition::Xx | Condition::XxGt, Condition::Gt)
+                | (Condition::Gt | Condition::XxGt, Condition::Xx) => Condition::XxGt,
+                (Condition::Xx | Condition::XxLt, Condition::Lt)
+                | (Condition::Lt | Condition::XxLt, Condition::Xx) => Condition::XxLt,
                 (Condition::Nx, _) | (_, Condition::Nx) => {
                     return Err(CmdError::msg(
                         "ERR NX and XX, GT or LT options at the same time are not compatible",
@@ -74,6 +83,8 @@ impl Condition {
             (Condition::Gt, None) => false,
             (Condition::Lt, Some(c)) => new < c,
             (Condition::Lt, None) => true,
+            (Condition::XxGt, c) => c.is_some_and(|c| new > c),
+            (Condition::XxLt, c) => c.is_some_and(|c| new < c),
         }
     }
 }
@@ -229,6 +240,10 @@ mod tests {
         assert_eq!(Condition::parse(&b(&["gt", "GT"])), Ok(Condition::Gt));
         assert!(Condition::parse(&b(&["nx", "xx"])).is_err());
         assert!(Condition::parse(&b(&["gt", "lt"])).is_err());
+        assert_eq!(Condition::parse(&b(&["xx", "lt"])), Ok(Condition::XxLt));
+        assert_eq!(Condition::parse(&b(&["gt", "xx"])), Ok(Condition::XxGt));
+        assert!(Condition::parse(&b(&["xx", "lt", "gt"])).is_err());
+        assert!(Condition::parse(&b(&["xx", "gt", "nx"])).is_err());
         assert_eq!(
             Condition::parse(&b(&["foo"])),
             Err(CmdError::msg("ERR Unsupported option foo"))
@@ -243,5 +258,9 @@ mod tests {
         assert!(!Condition::Lt.allows(Some(Millis(4)), Millis(5)));
         assert!(Condition::Nx.allows(None, Millis(1)));
         assert!(!Condition::Xx.allows(None, Millis(1)));
+        // XX LT: Redis refuses a key without a TTL, though LT alone sets it.
+        assert!(!Condition::XxLt.allows(None, Millis(5)));
+        assert!(Condition::XxLt.allows(Some(Millis(6)), Millis(5)));
+        assert!(!Condition::XxGt.allows(Some(Millis(6)), Millis(5)));
     }
 }

@@ -21,8 +21,13 @@ const SECTIONS: &[(&str, SectionWriter)] = &[
     ("server", server),
     ("clients", clients),
     ("memory", memory),
+    ("persistence", persistence),
     ("stats", stats),
+    ("replication", replication),
+    ("cpu", cpu),
     ("commandstats", commandstats),
+    ("errorstats", errorstats),
+    ("cluster", cluster),
     ("keyspace", keyspace),
     ("ahe", ahe),
 ];
@@ -163,13 +168,59 @@ fn memory(ctx: &Ctx<'_>, out: &mut String) {
     );
 }
 
+/// Nothing is ever saved or loaded: the fields clients read, with the
+/// values of a Redis that has persistence switched off.
+fn persistence(ctx: &Ctx<'_>, out: &mut String) {
+    let _ = write!(
+        out,
+        "# Persistence\r\nloading:0\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\ncurrent_fork_perc:0.00\r\ncurrent_save_keys_processed:0\r\ncurrent_save_keys_total:0\r\nrdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:0\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:ok\r\nrdb_last_bgsave_time_sec:-1\r\nrdb_current_bgsave_time_sec:-1\r\nrdb_saves:0\r\nrdb_last_cow_size:0\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\naof_last_rewrite_time_sec:-1\r\naof_current_rewrite_time_sec:-1\r\naof_last_bgrewrite_status:ok\r\naof_rewrites:0\r\naof_last_write_status:ok\r\naof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n",
+        ctx.shared.stats.dirty.load(Ordering::Relaxed),
+        ctx.shared.clock.start_unix_secs(),
+    );
+}
+
+/// No replication: always a master with no replicas.
+fn replication(_ctx: &Ctx<'_>, out: &mut String) {
+    out.push_str("# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_failover_state:no-failover\r\nmaster_replid:0000000000000000000000000000000000000000\r\nmaster_replid2:0000000000000000000000000000000000000000\r\nmaster_repl_offset:0\r\nsecond_repl_offset:-1\r\nrepl_backlog_active:0\r\nrepl_backlog_size:1048576\r\nrepl_backlog_first_byte_offset:0\r\nrepl_backlog_histlen:0\r\n");
+}
+
+/// CPU time of this process, from `/proc/self/stat` (clock ticks of
+/// 1/100 s, Linux's `USER_HZ`). FerrumKV forks no children.
+fn cpu(_ctx: &Ctx<'_>, out: &mut String) {
+    let (user, sys) = std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|s| {
+            // Fields after the parenthesised command name; utime and stime
+            // are the 14th and 15th fields overall.
+            let rest = &s[s.rfind(')')? + 2..];
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            Some((
+                f.get(11)?.parse::<u64>().ok()?,
+                f.get(12)?.parse::<u64>().ok()?,
+            ))
+        })
+        .unwrap_or((0, 0));
+    let secs = |ticks: u64| ticks as f64 / 100.0;
+    let _ = write!(
+        out,
+        "# CPU\r\nused_cpu_sys:{:.6}\r\nused_cpu_user:{:.6}\r\nused_cpu_sys_children:0.000000\r\nused_cpu_user_children:0.000000\r\n",
+        secs(sys),
+        secs(user),
+    );
+}
+
+/// FerrumKV has no cluster mode.
+fn cluster(_ctx: &Ctx<'_>, out: &mut String) {
+    out.push_str("# Cluster\r\ncluster_enabled:0\r\n");
+}
+
 fn stats(ctx: &Ctx<'_>, out: &mut String) {
     let s = &ctx.shared.stats;
     let ks = ctx.store().stats();
     let load = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
     let _ = write!(
         out,
-        "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\n",
+        "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\nlatest_fork_usec:0\r\ntotal_forks:0\r\nevicted_clients:0\r\ntotal_error_replies:{}\r\nlazyfree_pending_objects:0\r\nlazyfreed_objects:0\r\n",
         load(&s.connections_received),
         load(&s.commands_processed),
         load(&s.net_input_bytes),
@@ -179,18 +230,41 @@ fn stats(ctx: &Ctx<'_>, out: &mut String) {
         ks.evicted_keys,
         ks.keyspace_hits,
         ks.keyspace_misses,
+        ctx.shared.pubsub.channels(None).len(),
+        ctx.shared.pubsub.numpat(),
+        load(&s.error_replies),
     );
 }
 
 fn commandstats(ctx: &Ctx<'_>, out: &mut String) {
     out.push_str("# Commandstats\r\n");
-    for c in ctx.shared.stats.commands() {
-        let per_call = c.usec as f64 / c.calls as f64;
+    let stats = &ctx.shared.stats;
+    let called = stats.commands();
+    for spec in super::COMMANDS {
+        let (rejected, failed) = stats.failures(spec.index());
+        let c = called.iter().find(|c| c.name == spec.name);
+        let (calls, usec) = c.map_or((0, 0), |c| (c.calls, c.usec));
+        if calls + rejected + failed == 0 {
+            continue;
+        }
+        let per_call = if calls == 0 {
+            0.0
+        } else {
+            usec as f64 / calls as f64
+        };
         let _ = write!(
             out,
-            "cmdstat_{}:calls={},usec={},usec_per_call={per_call:.2},rejected_calls=0,failed_calls=0\r\n",
-            c.name, c.calls, c.usec
+            "cmdstat_{}:calls={calls},usec={usec},usec_per_call={per_call:.2},rejected_calls={rejected},failed_calls={failed}\r\n",
+            spec.name
         );
+    }
+}
+
+/// Error replies by code (`ERR`, `WRONGTYPE`, ...).
+fn errorstats(ctx: &Ctx<'_>, out: &mut String) {
+    out.push_str("# Errorstats\r\n");
+    for (code, count) in ctx.shared.stats.errors() {
+        let _ = write!(out, "errorstat_{code}:count={count}\r\n");
     }
 }
 

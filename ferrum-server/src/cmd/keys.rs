@@ -104,9 +104,7 @@ pub(crate) fn copy(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     }
     let (src, dst, db, now) = (&args[1], &args[2], ctx.db(), ctx.now);
     if src == dst && db == dst_db {
-        return Err(CmdError::msg(
-            "ERR source and destination objects are the same",
-        ));
+        return Err(CmdError::msg(super::error::SAME_OBJECT));
     }
     let mut ks = ctx.store().lock_keys([&src[..], &dst[..]]);
     let Some(e) = ks.shard(src).lookup(db, src, now, Access::Read) else {
@@ -123,6 +121,39 @@ pub(crate) fn copy(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         // The dispatcher wakes waiters on `dst` in the current database only.
         super::wake_key(ctx, dst_db, dst);
     }
+    Ok(Frame::Integer(1))
+}
+
+/// `MOVE key db`: moves a key, with its TTL, to another database unless
+/// the key is there already.
+pub(crate) fn move_(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let n = int_arg(&args[2])?;
+    if i32::try_from(n).is_err() {
+        return Err(CmdError::msg(super::error::NOT_INTEGER));
+    }
+    let dst_db = usize::try_from(n)
+        .ok()
+        .filter(|&d| d < ctx.store().databases())
+        .ok_or_else(|| CmdError::msg(DB_RANGE))?;
+    let (key, db, now) = (&args[1], ctx.db(), ctx.now);
+    if dst_db == db {
+        return Err(CmdError::msg(super::error::SAME_OBJECT));
+    }
+    let mut ks = ctx.store().lock_key(key);
+    let shard = ks.shard(key);
+    let Some(e) = shard.lookup(db, key, now, Access::Write) else {
+        return Ok(Frame::Integer(0));
+    };
+    let expires_at = e.expires_at();
+    if shard.lookup(dst_db, key, now, Access::Write).is_some() {
+        return Ok(Frame::Integer(0));
+    }
+    let Some(value) = shard.remove(db, key, now) else {
+        return Ok(Frame::Integer(0));
+    };
+    shard.insert(dst_db, key.clone(), value, expires_at, now);
+    drop(ks);
+    super::wake_key(ctx, dst_db, key);
     Ok(Frame::Integer(1))
 }
 

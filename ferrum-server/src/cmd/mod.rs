@@ -13,11 +13,13 @@
 //! `SUBSCRIBE a b c` confirms each channel separately ([`Ctx::more`]).
 //! [`execute`] folds both into its [`Reply`].
 
+mod bitops;
 mod blocking;
 mod coll;
 mod connection;
 mod error;
 mod expire;
+mod geo;
 mod hash;
 mod info;
 mod keys;
@@ -26,6 +28,7 @@ mod parse;
 mod pubsub;
 mod server;
 mod set;
+mod slowlog;
 mod stream;
 mod string;
 mod table;
@@ -49,6 +52,7 @@ use crate::shared::Shared;
 pub(crate) use blocking::{retry as retry_blocked, BlockOp, BlockSpec};
 pub(crate) use error::{CmdError, CmdResult, UNBLOCKED};
 pub(crate) use server::policy_of;
+pub(crate) use slowlog::SlowLog;
 pub(crate) use table::COMMANDS;
 
 /// Command flags, as `COMMAND INFO` reports them.
@@ -193,6 +197,10 @@ pub(crate) struct Ctx<'a> {
     /// Replies that follow the handler's own, in order (`SUBSCRIBE a b`
     /// confirms each channel with a frame of its own).
     pub(crate) more: Vec<Frame>,
+    /// How many changes a write made, for `rdb_changes_since_last_save`,
+    /// when the handler knows better than "one per successful write"
+    /// (`SETBIT` of a bit already set changes nothing).
+    pub(crate) dirty: Option<u64>,
 }
 
 impl<'a> Ctx<'a> {
@@ -216,6 +224,7 @@ impl<'a> Ctx<'a> {
             may_block: true,
             block: None,
             more: Vec::new(),
+            dirty: None,
         }
     }
 
@@ -259,12 +268,20 @@ pub(crate) fn execute(shared: &Shared, conn: &mut ConnState, args: Vec<Bytes>) -
             if ctx.conn.multi.is_some() {
                 ctx.conn.multi_failed = true;
             }
-            e.into_frame()
+            if let Some(spec) = lookup(&args[0]) {
+                shared.stats.record_rejected(spec);
+            }
+            let frame = e.into_frame();
+            if let Frame::Error(text) = &frame {
+                shared.stats.record_error(text);
+            }
+            frame
         }
     };
     if let Some(spec) = ctx.block.take() {
         return Reply::Block(spec);
     }
+
     if ctx.more.is_empty() {
         return Reply::One(frame);
     }
@@ -297,14 +314,19 @@ fn prepare(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Result<Prepared, CmdError> {
             spec.name
         )));
     }
-    if let Some(queue) = &mut ctx.conn.multi {
+    if ctx.conn.multi.is_some() {
         if spec.has(flag::NO_MULTI) {
             return Err(CmdError::msg(
                 "ERR Command not allowed inside a transaction",
             ));
         }
         if !spec.has(flag::NO_QUEUE) {
-            queue.push(args.to_vec());
+            // Redis refuses a command that may grow memory when over
+            // `maxmemory` at queueing time too, which aborts the EXEC.
+            if spec.has(flag::DENYOOM) {
+                ctx.shared.store.reserve_for_write(ctx.now)?;
+            }
+            ctx.conn.multi.get_or_insert_default().push(args.to_vec());
             return Ok(Prepared::Reply(Frame::simple("QUEUED")));
         }
     }
@@ -318,11 +340,26 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
     ctx.conn.handle.touch(spec.index(), sub, ctx.started);
     if spec.has(flag::DENYOOM) {
         if let Err(e) = ctx.store().reserve_for_write(ctx.now) {
-            return CmdError::from(e).into_frame();
+            let frame = CmdError::from(e).into_frame();
+            ctx.shared.stats.record_rejected(spec);
+            if let Frame::Error(text) = &frame {
+                ctx.shared.stats.record_error(text);
+            }
+            return frame;
         }
     }
+    ctx.dirty = None;
     let reply = (spec.handler)(ctx, args).unwrap_or_else(CmdError::into_frame);
     if spec.has(flag::WRITE) {
+        let changes = match (&reply, ctx.dirty) {
+            (_, Some(n)) => n,
+            (Frame::Error(_), None) => 0,
+            (_, None) => 1,
+        };
+        ctx.shared
+            .stats
+            .dirty
+            .fetch_add(changes, std::sync::atomic::Ordering::Relaxed);
         ctx.store().enforce_maxmemory(ctx.now);
         if !ctx.shared.blocking.is_idle() {
             wake_written(ctx, spec, args);
@@ -333,6 +370,14 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
     let usec = ended.duration_since(ctx.started).as_micros() as u64;
     ctx.started = ended;
     ctx.shared.stats.record_call(spec, usec);
+    if let Frame::Error(text) = &reply {
+        ctx.shared.stats.record_failed(spec);
+        ctx.shared.stats.record_error(text);
+    }
+    // EXEC is not logged itself: the commands it ran are, one by one.
+    if ctx.shared.slowlog.wants(usec) && spec.name != "exec" {
+        ctx.shared.slowlog.record(ctx, args, usec);
+    }
     reply
 }
 

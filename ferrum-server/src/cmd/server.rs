@@ -156,6 +156,15 @@ fn config_set(ctx: &mut Ctx<'_>, pairs: &[Bytes]) -> CmdResult {
         || staged.lfu_log_factor != config.lfu_log_factor
         || staged.lfu_decay_time_minutes != config.lfu_decay_time_minutes;
     *config = staged;
+    shared
+        .slowlog
+        .threshold_usec
+        .store(config.slowlog_log_slower_than, Ordering::Relaxed);
+    shared
+        .slowlog
+        .max_len
+        .store(config.slowlog_max_len, Ordering::Relaxed);
+    shared.slowlog.trim();
     let (maxmemory, policy) = (config.maxmemory_bytes, policy_of(&config));
     config.encoding.install();
     shared
@@ -339,6 +348,18 @@ pub(crate) fn debug(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         let ms = u64::try_from(ms).map_err(|_| CmdError::msg(super::error::NOT_INTEGER))?;
         ctx.shared.clock.advance(ms);
         Ok(Frame::ok())
+    } else if is(sub, "sleep") && args.len() == 3 {
+        // As in Redis, the command itself takes that long: the connection
+        // (and this worker thread) waits.
+        let secs = super::parse::float_arg(&args[2])?;
+        if secs > 0.0 {
+            std::thread::sleep(std::time::Duration::from_secs_f64(secs.min(3600.0)));
+        }
+        Ok(Frame::ok())
+    } else if is(sub, "set-active-expire") && args.len() == 3 {
+        let on = int_arg(&args[2])? != 0;
+        ctx.shared.active_expire.store(on, Ordering::Relaxed);
+        Ok(Frame::ok())
     } else if is(sub, "expire-cycle") && args.len() == 2 {
         let n = ctx.store().expire_cycle(ctx.shared.clock.now(), usize::MAX);
         Ok(Frame::Integer(n as i64))
@@ -348,4 +369,58 @@ pub(crate) fn debug(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             sub: String::from_utf8_lossy(sub).into_owned(),
         })
     }
+}
+
+/// `SHUTDOWN [NOSAVE | SAVE] [NOW] [FORCE] [ABORT]`: stops the server as
+/// SIGTERM does. Nothing is ever saved, so `SAVE` fails as a failed save
+/// does in Redis, and there is never a shutdown in progress to abort.
+pub(crate) fn shutdown(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let mut save = false;
+    for a in &args[1..] {
+        if is(a, "save") {
+            save = true;
+        } else if is(a, "abort") {
+            return Err(CmdError::msg(super::error::SHUTDOWN_NOT_IN_PROGRESS));
+        } else if !(is(a, "nosave") || is(a, "now") || is(a, "force")) {
+            return Err(CmdError::syntax());
+        }
+    }
+    if save {
+        return Err(CmdError::msg(super::error::SHUTDOWN_FAILED));
+    }
+    tracing::warn!("User requested shutdown...");
+    ctx.shared.shutdown_request.cancel();
+    ctx.conn.closing = true;
+    Ok(Frame::ok())
+}
+
+/// `LASTSAVE`: nothing is ever saved, so the last "save" is the empty
+/// dataset at start-up, as for a Redis that never saved.
+pub(crate) fn lastsave(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    Ok(Frame::Integer(ctx.shared.clock.start_unix_secs() as i64))
+}
+
+/// `ROLE`: always a master with no replicas.
+pub(crate) fn role(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    Ok(Frame::Array(vec![
+        Frame::bulk("master"),
+        Frame::Integer(0),
+        Frame::Array(Vec::new()),
+    ]))
+}
+
+/// `LOLWUT [VERSION v]`: the version line Redis 7.0 prints (its drawings
+/// for versions 5 and 6 are not reproduced).
+pub(crate) fn lolwut(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    match &args[1..] {
+        [] => {}
+        [kw, v] if is(kw, "version") => {
+            int_arg(v)?;
+        }
+        _ => return Err(CmdError::syntax()),
+    }
+    Ok(Frame::Verbatim {
+        format: *b"txt",
+        text: Bytes::from(format!("Redis ver. {}\n", crate::REDIS_VERSION)),
+    })
 }

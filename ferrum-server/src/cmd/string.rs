@@ -451,6 +451,121 @@ pub(crate) fn setrange(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     Ok(Frame::Integer((offset + patch.len()) as i64))
 }
 
+/// `LCS key1 key2 [LEN] [IDX] [MINMATCHLEN len] [WITHMATCHLEN]`: the
+/// longest common subsequence of two strings (absent keys are empty), by
+/// Redis's dynamic programme and backtrack, so ties resolve as in Redis.
+pub(crate) fn lcs(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let (mut len_only, mut idx, mut with_len, mut min_len) = (false, false, false, 0i64);
+    let mut i = 3;
+    while i < args.len() {
+        let a = &args[i];
+        if is(a, "len") {
+            len_only = true;
+        } else if is(a, "idx") {
+            idx = true;
+        } else if is(a, "withmatchlen") {
+            with_len = true;
+        } else if is(a, "minmatchlen") && i + 1 < args.len() {
+            min_len = int_arg(&args[i + 1])?.max(0);
+            i += 1;
+        } else {
+            return Err(CmdError::syntax());
+        }
+        i += 1;
+    }
+    if len_only && idx {
+        return Err(CmdError::msg(super::error::LCS_LEN_AND_IDX));
+    }
+    let (db, now) = (ctx.db(), ctx.now);
+    let mut ks = ctx.store().lock_keys([&args[1][..], &args[2][..]]);
+    let mut read = |k: &Bytes| -> Result<Vec<u8>, CmdError> {
+        match ks.shard(k).lookup(db, k, now, Access::Read) {
+            Some(e) => match e.value().as_str() {
+                Ok(s) => Ok(s.to_vec()),
+                Err(_) => Err(CmdError::msg(super::error::LCS_NOT_STRINGS)),
+            },
+            None => Ok(Vec::new()),
+        }
+    };
+    let a = read(&args[1])?;
+    let b = read(&args[2])?;
+    drop(ks);
+    let (alen, blen) = (a.len(), b.len());
+    let cells = (alen as u64 + 1).saturating_mul(blen as u64 + 1);
+    if cells.saturating_mul(4) > MAX_STRING_BYTES as u64 {
+        return Err(CmdError::msg(super::error::LCS_TOO_BIG));
+    }
+    let w = blen + 1;
+    let mut dp = vec![0u32; cells as usize];
+    for i in 1..=alen {
+        for j in 1..=blen {
+            dp[i * w + j] = if a[i - 1] == b[j - 1] {
+                dp[(i - 1) * w + j - 1] + 1
+            } else {
+                dp[(i - 1) * w + j].max(dp[i * w + j - 1])
+            };
+        }
+    }
+    let total = dp[alen * w + blen];
+    if len_only {
+        return Ok(Frame::Integer(i64::from(total)));
+    }
+    let mut result = vec![0u8; total as usize];
+    let mut matches = Vec::new();
+    let (mut i, mut j, mut k) = (alen, blen, total as usize);
+    // `None`: no range open. Otherwise (a_start, a_end, b_start, b_end).
+    let mut range: Option<(usize, usize, usize, usize)> = None;
+    while i > 0 && j > 0 {
+        let mut emit = false;
+        if a[i - 1] == b[j - 1] {
+            result[k - 1] = a[i - 1];
+            match &mut range {
+                None => range = Some((i - 1, i - 1, j - 1, j - 1)),
+                Some((a_start, _, b_start, _)) if *a_start == i && *b_start == j => {
+                    *a_start -= 1;
+                    *b_start -= 1;
+                }
+                Some(_) => emit = true,
+            }
+            if range.is_some_and(|r| r.0 == 0 || r.2 == 0) {
+                emit = true;
+            }
+            k -= 1;
+            i -= 1;
+            j -= 1;
+        } else {
+            if dp[(i - 1) * w + j] > dp[i * w + j - 1] {
+                i -= 1;
+            } else {
+                j -= 1;
+            }
+            emit = range.is_some();
+        }
+        if emit {
+            if let Some((a0, a1, b0, b1)) = range.take() {
+                let len = (a1 - a0 + 1) as i64;
+                if min_len == 0 || len >= min_len {
+                    let span = |x: usize, y: usize| {
+                        Frame::Array(vec![Frame::Integer(x as i64), Frame::Integer(y as i64)])
+                    };
+                    let mut m = vec![span(a0, a1), span(b0, b1)];
+                    if with_len {
+                        m.push(Frame::Integer(len));
+                    }
+                    matches.push(Frame::Array(m));
+                }
+            }
+        }
+    }
+    if idx {
+        return Ok(Frame::Map(vec![
+            (Frame::bulk("matches"), Frame::Array(matches)),
+            (Frame::bulk("len"), Frame::Integer(i64::from(total))),
+        ]));
+    }
+    Ok(Frame::Bulk(Bytes::from(result)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

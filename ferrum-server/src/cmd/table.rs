@@ -8,8 +8,8 @@ use super::flag::{
     STALE, SUBSCRIBED_OK, WRITE,
 };
 use super::{
-    blocking, connection, expire, hash, info, keys, list, pubsub, server, set, stream, string, tx,
-    zrange, zset, zstore, CommandSpec,
+    bitops, blocking, connection, expire, geo, hash, info, keys, list, pubsub, server, set,
+    slowlog, stream, string, tx, zrange, zset, zstore, CommandSpec,
 };
 
 macro_rules! row {
@@ -42,7 +42,7 @@ pub(crate) static COMMANDS: &[CommandSpec] = &[
     row!("echo", 2, FAST, NONE, "connection", connection::echo, "Returns the given string."),
     row!("quit", -1, FAST | NO_AUTH | NO_QUEUE | STALE | SUBSCRIBED_OK, NONE, "connection", connection::quit, "Closes the connection."),
     row!("hello", -1, FAST | NO_AUTH | STALE, NONE, "connection", connection::hello, "Handshakes with the server."),
-    row!("auth", -2, FAST | NO_AUTH | NO_MULTI | STALE, NONE, "connection", connection::auth, "Authenticates the connection."),
+    row!("auth", -2, FAST | NO_AUTH | STALE, NONE, "connection", connection::auth, "Authenticates the connection."),
     row!("select", 2, FAST | STALE, NONE, "connection", connection::select, "Changes the selected database."),
     row!("client", -2, ADMIN | STALE | CONTAINER, NONE, "connection", connection::client, "A container for client connection commands."),
     row!("reset", 1, FAST | NO_AUTH | NO_QUEUE | STALE | SUBSCRIBED_OK, NONE, "connection", connection::reset, "Resets the connection."),
@@ -67,6 +67,16 @@ pub(crate) static COMMANDS: &[CommandSpec] = &[
     row!("incrbyfloat", 3, WRITE | DENYOOM | FAST, KEY1, "string", string::incrbyfloat, "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist."),
     row!("getrange", 4, READONLY, KEY1, "string", string::getrange, "Returns a substring of the string stored at a key."),
     row!("setrange", 4, WRITE | DENYOOM, KEY1, "string", string::setrange, "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist."),
+    row!("lcs", -3, READONLY, KEY1_2, "string", string::lcs, "Finds the longest common substring."),
+    row!("substr", 4, READONLY, KEY1, "string", string::getrange, "Returns a substring from a string value."),
+    // bitmaps
+    row!("setbit", 4, WRITE | DENYOOM, KEY1, "bitmap", bitops::setbit, "Sets or clears the bit at offset of the string value. Creates the key if it doesn't exist."),
+    row!("getbit", 3, READONLY | FAST, KEY1, "bitmap", bitops::getbit, "Returns a bit value by offset."),
+    row!("bitcount", -2, READONLY, KEY1, "bitmap", bitops::bitcount, "Counts the number of set bits (population counting) in a string."),
+    row!("bitpos", -3, READONLY, KEY1, "bitmap", bitops::bitpos, "Finds the first set (1) or clear (0) bit in a string."),
+    row!("bitop", -4, WRITE | DENYOOM, (2, -1, 1), "bitmap", bitops::bitop, "Performs bitwise operations on multiple strings, and stores the result."),
+    row!("bitfield", -2, WRITE | DENYOOM, KEY1, "bitmap", bitops::bitfield, "Performs arbitrary bitfield integer operations on strings."),
+    row!("bitfield_ro", -2, READONLY | FAST, KEY1, "bitmap", bitops::bitfield_ro, "Performs arbitrary read-only bitfield integer operations on strings."),
     // lists
     row!("lpush", -3, WRITE | DENYOOM | FAST, KEY1, "list", list::lpush, "Prepends one or more elements to a list. Creates the key if it doesn't exist."),
     row!("rpush", -3, WRITE | DENYOOM | FAST, KEY1, "list", list::rpush, "Appends one or more elements to a list. Creates the key if it doesn't exist."),
@@ -151,6 +161,11 @@ pub(crate) static COMMANDS: &[CommandSpec] = &[
     row!("zremrangebylex", 4, WRITE, KEY1, "sorted-set", zrange::zremrangebylex, "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were removed."),
     row!("zunionstore", -4, WRITE | DENYOOM, (1, 1, 1), "sorted-set", zstore::zunionstore, "Stores the union of multiple sorted sets in a key."),
     row!("zinterstore", -4, WRITE | DENYOOM, (1, 1, 1), "sorted-set", zstore::zinterstore, "Stores the intersect of multiple sorted sets in a key."),
+    // geospatial
+    row!("geoadd", -5, WRITE | DENYOOM, KEY1, "geo", geo::geoadd, "Adds one or more members to a geospatial index. The key is created if it doesn't exist."),
+    row!("geopos", -2, READONLY, KEY1, "geo", geo::geopos, "Returns the longitude and latitude of members from a geospatial index."),
+    row!("geodist", -4, READONLY, KEY1, "geo", geo::geodist, "Returns the distance between two members of a geospatial index."),
+    row!("geohash", -2, READONLY, KEY1, "geo", geo::geohash, "Returns members from a geospatial index as geohash strings."),
     // streams
     row!("xadd", -5, WRITE | DENYOOM | FAST, KEY1, "stream", stream::xadd, "Appends a new message to a stream. Creates the key if it doesn't exist."),
     row!("xlen", 2, READONLY | FAST, KEY1, "stream", stream::xlen, "Return the number of messages in a stream."),
@@ -166,6 +181,7 @@ pub(crate) static COMMANDS: &[CommandSpec] = &[
     row!("type", 2, READONLY | FAST, KEY1, "generic", keys::type_, "Determines the type of value stored at a key."),
     row!("rename", 3, WRITE, KEY1_2, "generic", keys::rename, "Renames a key and overwrites the destination."),
     row!("renamenx", 3, WRITE | FAST, KEY1_2, "generic", keys::renamenx, "Renames a key only when the target key name doesn't exist."),
+    row!("move", 3, WRITE | FAST, KEY1, "generic", keys::move_, "Moves a key to another database."),
     row!("copy", -3, WRITE | DENYOOM, KEY1_2, "generic", keys::copy, "Copies the value of a key to a new key."),
     row!("keys", 2, READONLY, NONE, "generic", keys::keys, "Returns all key names that match a pattern."),
     row!("scan", -2, READONLY, NONE, "generic", keys::scan, "Iterates over the key names in the database."),
@@ -202,5 +218,10 @@ pub(crate) static COMMANDS: &[CommandSpec] = &[
     row!("flushall", -1, WRITE, NONE, "server", server::flushall, "Removes all keys from all databases."),
     row!("swapdb", 3, WRITE | FAST, NONE, "server", server::swapdb, "Swaps two Redis databases."),
     row!("time", 1, FAST | STALE, NONE, "server", server::time, "Returns the server time."),
+    row!("shutdown", -1, ADMIN | NO_MULTI | STALE, NONE, "server", server::shutdown, "Synchronously saves the database(s) to disk and shuts down the Redis server."),
+    row!("lastsave", 1, FAST | STALE, NONE, "server", server::lastsave, "Returns the Unix timestamp of the last successful save to disk."),
+    row!("role", 1, FAST | STALE, NONE, "server", server::role, "Returns the replication role."),
+    row!("lolwut", -1, READONLY | FAST, NONE, "server", server::lolwut, "Displays computer art and the Redis version"),
+    row!("slowlog", -2, ADMIN | CONTAINER, NONE, "server", slowlog::slowlog, "A container for slow log commands."),
     row!("debug", -2, ADMIN | CONTAINER, NONE, "server", server::debug, "A container for debugging commands."),
 ];

@@ -61,6 +61,19 @@ pub(crate) fn exec(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     if std::mem::take(&mut ctx.conn.multi_failed) {
         return Err(CmdError::msg(EXECABORT));
     }
+    // As in Redis, a transaction that may grow memory is refused whole
+    // when over `maxmemory`; a read-only one still runs.
+    let grows = queue
+        .iter()
+        .any(|a| lookup(&a[0]).is_some_and(|s| s.has(super::flag::DENYOOM)));
+    if grows {
+        if let Err(e) = ctx.store().reserve_for_write(ctx.now) {
+            return Err(CmdError::msg(format!(
+                "EXECABORT Transaction discarded because of: {}",
+                CmdError::from(e)
+            )));
+        }
+    }
     let shared = ctx.shared;
     let _gate = shared.tx_gate.write().unwrap_or_else(|p| p.into_inner());
     if watched

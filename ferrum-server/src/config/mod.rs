@@ -135,6 +135,16 @@ pub struct Config {
     /// with their `*-ziplist-*` aliases); the server installs them
     /// process-wide with [`EncodingLimits::install`].
     pub encoding: EncodingLimits,
+    /// `slowlog-log-slower-than`: microseconds; a negative value turns the
+    /// slow log off, 0 logs every command.
+    pub slowlog_log_slower_than: i64,
+    /// `slowlog-max-len`: entries the slow log keeps.
+    pub slowlog_max_len: u64,
+    /// Parameters accepted for compatibility with redis.conf and Redis's
+    /// test suite that change nothing in FerrumKV (persistence,
+    /// replication, TLS, defragmentation, ...; README lists them), by
+    /// canonical name, as `CONFIG GET` prints them.
+    pub stored: std::collections::BTreeMap<&'static str, String>,
 }
 
 /// One client class's output buffer limits: disconnect a client whose
@@ -207,6 +217,10 @@ pub enum Param {
     ZsetMaxListpackValue,
     ListMaxListpackSize,
     ListCompressDepth,
+    SlowlogLogSlowerThan,
+    SlowlogMaxLen,
+    /// One of the parameters kept only for `CONFIG GET` (`Config::stored`).
+    Stored,
 }
 
 /// Why the configuration was refused.
@@ -323,19 +337,19 @@ enum Kind {
         get: fn(&Config) -> bool,
         set: fn(&mut Config, bool) -> Result<(), String>,
     },
-    /// A decimal integer in `min..=max`.
-    Int {
-        min: u64,
-        max: u64,
-        get: fn(&Config) -> u64,
-        set: fn(&mut Config, u64),
-    },
     /// A decimal integer in `min..=max` that may be negative.
     SignedInt {
         min: i64,
         max: i64,
         get: fn(&Config) -> i64,
         set: fn(&mut Config, i64),
+    },
+    /// A decimal integer in `min..=max`.
+    Int {
+        min: u64,
+        max: u64,
+        get: fn(&Config) -> u64,
+        set: fn(&mut Config, u64),
     },
     /// A byte count with an optional unit, in `min..=max`.
     Memory {
@@ -360,6 +374,163 @@ enum Kind {
         get: fn(&Config) -> String,
         set: fn(&mut Config, Vec<String>) -> Result<(), String>,
     },
+}
+
+/// A row for a parameter kept only in [`Config::stored`]: `name` or
+/// `alias => canonical`, then the value syntax's bounds, the default and
+/// whether `CONFIG SET` may change it.
+macro_rules! stored_row {
+    ($name:literal, $key:literal, $default:literal, $mutable:expr, $kind:expr) => {
+        Spec {
+            name: $name,
+            param: Param::Stored,
+            mutable: $mutable,
+            default: $default,
+            kind: $kind,
+        }
+    };
+}
+macro_rules! stored_bool {
+    ($name:literal => $key:literal, $default:literal, $mutable:expr) => {
+        stored_row!($name, $key, $default, $mutable, Kind::Bool {
+            get: |c| c.stored_value($key) == "yes",
+            set: |c, v| { c.stored.insert($key, if v { "yes" } else { "no" }.to_owned()); Ok(()) } })
+    };
+    ($name:literal, $default:literal, $mutable:expr) => { stored_bool!($name => $name, $default, $mutable) };
+}
+macro_rules! stored_int {
+    ($name:literal => $key:literal, $min:expr, $max:expr, $default:literal, $mutable:expr) => {
+        stored_row!($name, $key, $default, $mutable, Kind::Int { min: $min, max: $max,
+            get: |c| c.stored_value($key).parse().unwrap_or(0),
+            set: |c, v| { c.stored.insert($key, v.to_string()); } })
+    };
+    ($name:literal, $min:expr, $max:expr, $default:literal, $mutable:expr) => {
+        stored_int!($name => $name, $min, $max, $default, $mutable)
+    };
+}
+macro_rules! stored_signed {
+    ($name:literal, $min:expr, $max:expr, $default:literal, $mutable:expr) => {
+        stored_row!(
+            $name,
+            $name,
+            $default,
+            $mutable,
+            Kind::SignedInt {
+                min: $min,
+                max: $max,
+                get: |c| c.stored_value($name).parse().unwrap_or(0),
+                set: |c, v| {
+                    c.stored.insert($name, v.to_string());
+                }
+            }
+        )
+    };
+}
+macro_rules! stored_memory {
+    ($name:literal, $min:expr, $max:expr, $default:literal, $mutable:expr) => {
+        stored_row!(
+            $name,
+            $name,
+            $default,
+            $mutable,
+            Kind::Memory {
+                min: $min,
+                max: $max,
+                get: |c| c.stored_value($name).parse().unwrap_or(0),
+                set: |c, v| {
+                    c.stored.insert($name, v.to_string());
+                }
+            }
+        )
+    };
+}
+macro_rules! stored_text {
+    ($name:literal => $key:literal, $default:literal, $mutable:expr) => {
+        stored_row!(
+            $name,
+            $key,
+            $default,
+            $mutable,
+            Kind::Text {
+                get: |c| c.stored_value($key).to_owned(),
+                set: |c, v| {
+                    c.stored.insert($key, v);
+                    Ok(())
+                }
+            }
+        )
+    };
+    ($name:literal, $default:literal, $mutable:expr) => {
+        stored_row!(
+            $name,
+            $name,
+            $default,
+            $mutable,
+            Kind::Text {
+                get: |c| c.stored_value($name).to_owned(),
+                set: |c, v| {
+                    c.stored.insert($name, v);
+                    Ok(())
+                }
+            }
+        )
+    };
+}
+macro_rules! stored_words {
+    ($name:literal, $default:literal, $mutable:expr) => {
+        stored_row!(
+            $name,
+            $name,
+            $default,
+            $mutable,
+            Kind::Words {
+                get: |c| c.stored_value($name).to_owned(),
+                set: |c, v| {
+                    c.stored.insert($name, v.join(" "));
+                    Ok(())
+                }
+            }
+        )
+    };
+}
+macro_rules! stored_enum {
+    ($name:literal, $names:expr, $default:literal, $mutable:expr) => {
+        stored_row!(
+            $name,
+            $name,
+            $default,
+            $mutable,
+            Kind::Enum {
+                names: $names,
+                get: |c| {
+                    let v = c.stored_value($name);
+                    $names.iter().find(|n| **n == v).copied().unwrap_or("")
+                },
+                set: |c, v| {
+                    c.stored.insert($name, v.to_owned());
+                }
+            }
+        )
+    };
+}
+
+/// Stored parameters with two names, each a row of its own, as Redis 7
+/// keeps them: `CONFIG GET` lists both, and setting both in one `CONFIG
+/// SET` is a duplicate. (Renamed parameters with a row only under their new
+/// name are in [`ALIASES`].)
+const STORED_ALIASES: &[(&str, &str)] = &[
+    ("slave-serve-stale-data", "replica-serve-stale-data"),
+    ("slave-read-only", "replica-read-only"),
+    ("lua-time-limit", "busy-reply-threshold"),
+    ("slaveof", "replicaof"),
+];
+
+/// The canonical name of a parameter or alias.
+fn canonical(name: &str) -> &str {
+    STORED_ALIASES
+        .iter()
+        .find(|(alias, _)| *alias == name)
+        .map_or(name, |(_, c)| c)
 }
 
 /// Every parameter, in the order `CONFIG GET *` lists them.
@@ -468,6 +639,87 @@ static PARAMS: &[Spec] = &[
     Spec { name: "list-compress-depth", param: Param::ListCompressDepth, mutable: true, default: "0",
         kind: Kind::Int { min: 0, max: INT_MAX, get: |c| c.encoding.list_compress_depth,
             set: |c, v| c.encoding.list_compress_depth = v } },
+    Spec { name: "slowlog-log-slower-than", param: Param::SlowlogLogSlowerThan, mutable: true, default: "10000",
+        kind: Kind::SignedInt { min: -1, max: i64::MAX, get: |c| c.slowlog_log_slower_than,
+            set: |c, v| c.slowlog_log_slower_than = v } },
+    Spec { name: "slowlog-max-len", param: Param::SlowlogMaxLen, mutable: true, default: "128",
+        kind: Kind::Int { min: 0, max: LONG_MAX, get: |c| c.slowlog_max_len, set: |c, v| c.slowlog_max_len = v } },
+    // Accepted, with Redis's validation, and changing nothing here.
+    stored_bool!("always-show-logo", "no", false),
+    stored_text!("pidfile", "", false),
+    stored_text!("unixsocket", "", false),
+    stored_int!("unixsocketperm", 0, 0o777, "0", false),
+    stored_text!("notify-keyspace-events", "", true),
+    stored_int!("latency-monitor-threshold", 0, LONG_MAX, "0", true),
+    stored_bool!("latency-tracking", "yes", true),
+    stored_words!("latency-tracking-info-percentiles", "50 99 99.9", true),
+    stored_int!("repl-diskless-sync-delay", 0, INT_MAX, "5", true),
+    stored_bool!("repl-diskless-sync", "yes", true),
+    stored_bool!("rdbcompression", "yes", true),
+    stored_bool!("rdbchecksum", "yes", false),
+    stored_bool!("replica-serve-stale-data", "yes", true),
+    stored_bool!("slave-serve-stale-data" => "replica-serve-stale-data", "yes", true),
+    stored_bool!("replica-read-only", "yes", true),
+    stored_bool!("slave-read-only" => "replica-read-only", "yes", true),
+    stored_enum!("appendfsync", &["always", "everysec", "no"], "everysec", true),
+    stored_text!("appendfilename", "appendonly.aof", false),
+    stored_text!("appenddirname", "appendonlydir", false),
+    stored_bool!("no-appendfsync-on-rewrite", "no", true),
+    stored_bool!("aof-use-rdb-preamble", "yes", true),
+    stored_int!("auto-aof-rewrite-percentage", 0, INT_MAX, "100", true),
+    stored_bool!("activerehashing", "yes", true),
+    stored_enum!("enable-protected-configs", &["no", "yes", "local"], "no", false),
+    stored_enum!("enable-module-command", &["no", "yes", "local"], "no", false),
+    stored_enum!("propagation-error-behavior", &["ignore", "panic", "panic-on-replicas"], "ignore", true),
+    stored_int!("stream-node-max-entries", 0, LONG_MAX, "100", true),
+    stored_memory!("stream-node-max-bytes", 0, LONG_MAX, "4096", true),
+    stored_int!("busy-reply-threshold", 0, LONG_MAX, "5000", true),
+    stored_int!("lua-time-limit" => "busy-reply-threshold", 0, LONG_MAX, "5000", true),
+    stored_signed!("rdb-key-save-delay", i32::MIN as i64, i32::MAX as i64, "0", true),
+    stored_signed!("key-load-delay", i32::MIN as i64, i32::MAX as i64, "0", true),
+    stored_enum!("oom-score-adj", &["no", "yes", "relative", "absolute"], "no", true),
+    stored_words!("oom-score-adj-values", "0 200 800", true),
+    stored_bool!("activedefrag", "no", true),
+    stored_int!("active-defrag-threshold-lower", 0, 1000, "10", true),
+    stored_int!("active-defrag-threshold-upper", 0, 1000, "100", true),
+    stored_memory!("active-defrag-ignore-bytes", 1, LONG_MAX, "104857600", true),
+    stored_int!("active-defrag-cycle-min", 1, 99, "1", true),
+    stored_int!("active-defrag-cycle-max", 1, 99, "25", true),
+    stored_int!("active-defrag-max-scan-fields", 1, LONG_MAX, "1000", true),
+    stored_int!("min-replicas-to-write", 0, INT_MAX, "0", true),
+    stored_int!("min-replicas-max-lag", 0, INT_MAX, "10", true),
+    stored_enum!("acl-pubsub-default", &["allchannels", "resetchannels"], "resetchannels", true),
+    stored_int!("acllog-max-len", 0, LONG_MAX, "128", true),
+    stored_int!("tracking-table-max-keys", 0, LONG_MAX, "1000000", true),
+    stored_int!("repl-timeout", 1, INT_MAX, "60", true),
+    stored_int!("repl-ping-replica-period", 1, INT_MAX, "10", true),
+    stored_memory!("repl-backlog-size", 1, LONG_MAX, "1048576", true),
+    stored_int!("repl-backlog-ttl", 0, INT_MAX, "3600", true),
+    stored_text!("masterauth", "", true),
+    stored_text!("masteruser", "", true),
+    stored_int!("hll-sparse-max-bytes", 0, LONG_MAX, "3000", true),
+    stored_int!("maxmemory-eviction-tenacity", 0, 100, "10", true),
+    stored_text!("bind-source-addr", "", true),
+    stored_bool!("lazyfree-lazy-eviction", "no", true),
+    stored_bool!("lazyfree-lazy-expire", "no", true),
+    stored_bool!("lazyfree-lazy-server-del", "no", true),
+    stored_bool!("lazyfree-lazy-user-del", "no", true),
+    stored_bool!("lazyfree-lazy-user-flush", "no", true),
+    stored_bool!("io-threads-do-reads", "no", false),
+    stored_int!("io-threads", 1, 128, "1", false),
+    stored_bool!("crash-log-enabled", "yes", true),
+    stored_bool!("crash-memcheck-enabled", "yes", true),
+    stored_bool!("set-proc-title", "yes", false),
+    stored_bool!("stop-writes-on-bgsave-error", "yes", true),
+    stored_bool!("dynamic-hz", "yes", true),
+    stored_bool!("jemalloc-bg-thread", "yes", true),
+    stored_text!("syslog-ident", "redis", false),
+    stored_bool!("syslog-enabled", "no", false),
+    stored_int!("tcp-backlog", 0, INT_MAX, "511", false),
+    stored_text!("replicaof", "", false),
+    stored_text!("slaveof" => "replicaof", "", false),
+    Spec { name: "maxmemory-clients", param: Param::Stored, mutable: true, default: "0",
+        kind: Kind::Text { get: |c| c.stored_value("maxmemory-clients").to_owned(), set: set_maxmemory_clients } },
 ];
 
 /// Redis's other names for parameters, `(alias, canonical name)`: Redis 7
@@ -609,7 +861,11 @@ impl Config {
         let mut specs: Vec<&Spec> = Vec::with_capacity(pairs.len());
         for &(name, _) in pairs {
             let spec = settable(name)?;
-            if specs.iter().any(|s| s.param == spec.param) {
+            let same = |s: &&Spec| {
+                s.param == spec.param
+                    && (spec.param != Param::Stored || canonical(s.name) == canonical(spec.name))
+            };
+            if specs.iter().any(same) {
                 return Err(ConfigError::SetDuplicate { name: lossy(name) });
             }
             specs.push(spec);
@@ -700,6 +956,11 @@ impl Config {
             })
     }
 
+    /// A parameter kept in [`Config::stored`], as `CONFIG GET` prints it.
+    pub fn stored_value(&self, name: &str) -> &str {
+        self.stored.get(name).map_or("", String::as_str)
+    }
+
     /// A value for every field, overwritten by `Default` from the table.
     fn blank() -> Config {
         Config {
@@ -730,6 +991,9 @@ impl Config {
             dbfilename: String::new(),
             dir: String::new(),
             encoding: EncodingLimits::DEFAULT,
+            slowlog_log_slower_than: 0,
+            slowlog_max_len: 0,
+            stored: std::collections::BTreeMap::new(),
         }
     }
 }
@@ -873,6 +1137,25 @@ fn parse_bool(s: &str) -> Result<bool, Refusal> {
     } else {
         Err(invalid("argument must be 'yes' or 'no'"))
     }
+}
+
+/// `maxmemory-clients`: a memory value or a percentage of `maxmemory`
+/// (Redis's `PERCENT_CONFIG`), stored as given; FerrumKV never evicts
+/// clients.
+fn set_maxmemory_clients(config: &mut Config, value: String) -> Result<(), String> {
+    if let Some(pct) = value.strip_suffix('%') {
+        let n = parse_int(pct).ok_or("argument must be a memory or percent value")?;
+        if n < 0 {
+            return Err("argument must be a memory or percent value".into());
+        }
+        if n > 100 {
+            return Err("percentage argument must be less or equal to 100".into());
+        }
+    } else {
+        parse_memory(&value).ok_or("argument must be a memory or percent value")?;
+    }
+    config.stored.insert("maxmemory-clients", value);
+    Ok(())
 }
 
 /// Redis's `isValidDBfilename`: a file name, not a path.
@@ -1089,6 +1372,15 @@ mod tests {
             assert_eq!(a.name, a.name.to_ascii_lowercase(), "names are lowercase");
             for b in &PARAMS[i + 1..] {
                 assert_ne!(a.name, b.name);
+                // Stored parameters share one `Param`; each has its own
+                // canonical name, which only an alias shares.
+                if a.param == Param::Stored && b.param == Param::Stored {
+                    let alias = STORED_ALIASES
+                        .iter()
+                        .any(|&(x, y)| (x, y) == (a.name, b.name) || (y, x) == (a.name, b.name));
+                    assert_eq!(alias, canonical(a.name) == canonical(b.name));
+                    continue;
+                }
                 assert_ne!(a.param, b.param, "{} and {}", a.name, b.name);
             }
         }
@@ -1135,12 +1427,11 @@ mod tests {
                 );
             }
             let refused = format!("argument must be between {min} and {max} inclusive");
-            // Past LONG_MAX a number is not an integer at all (another error).
-            let outside = [
-                min.checked_sub(1),
-                max.checked_add(1).filter(|&n| n <= LONG_MAX),
-            ];
-            for n in outside.into_iter().flatten() {
+            let outside = [min.checked_sub(1), max.checked_add(1)];
+            // Past i64, an integer row cannot even parse the number (Redis
+            // says so too); memory rows parse it and refuse the range.
+            let parses = |n: u64| matches!(spec.kind, Kind::Memory { .. }) || n <= LONG_MAX;
+            for n in outside.into_iter().flatten().filter(|&n| parses(n)) {
                 let words = vec![spec.name.as_bytes().to_vec(), n.to_string().into_bytes()];
                 let err = c
                     .apply_directive(words)
@@ -1602,7 +1893,13 @@ mod tests {
         assert_eq!(names("*").len(), PARAMS.len() + ALIASES.len());
         assert_eq!(
             names("maxmemory*"),
-            ["maxmemory", "maxmemory-policy", "maxmemory-samples"]
+            [
+                "maxmemory",
+                "maxmemory-policy",
+                "maxmemory-samples",
+                "maxmemory-eviction-tenacity",
+                "maxmemory-clients"
+            ]
         );
         assert_eq!(names("MAXMEMORY-P*"), ["maxmemory-policy"]);
         assert_eq!(names("lfu-*"), ["lfu-log-factor", "lfu-decay-time"]);
@@ -1610,7 +1907,16 @@ mod tests {
         assert_eq!(names("?z"), ["hz"]);
         assert_eq!(
             names("[bp]*"),
-            ["bind", "port", "proto-max-bulk-len", "protected-mode"]
+            [
+                "bind",
+                "port",
+                "proto-max-bulk-len",
+                "protected-mode",
+                "pidfile",
+                "propagation-error-behavior",
+                "busy-reply-threshold",
+                "bind-source-addr"
+            ]
         );
         assert_eq!(names("Port"), ["port"], "exact names are case-insensitive");
         assert_eq!(
@@ -1630,7 +1936,14 @@ mod tests {
         let many: Vec<_> = many.iter().map(|(n, _)| *n).collect();
         assert_eq!(
             many,
-            ["port", "proto-max-bulk-len", "hz", "protected-mode"],
+            [
+                "port",
+                "proto-max-bulk-len",
+                "hz",
+                "protected-mode",
+                "pidfile",
+                "propagation-error-behavior"
+            ],
             "each once, in table order"
         );
     }

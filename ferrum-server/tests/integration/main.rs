@@ -4,8 +4,10 @@
 //! One test binary with a module per command family keeps link time down.
 
 mod ahe;
+mod bitmaps;
 mod blocking;
 mod common;
+mod compat;
 mod connection;
 mod eviction;
 mod expiry;

@@ -1,5 +1,5 @@
-//! The `ferrum-server` binary itself: startup errors and clean shutdown on
-//! signals.
+//! The `ferrum-server` binary itself: startup errors, the start-up lines
+//! scripts wait for, and clean shutdown on signals and `SHUTDOWN`.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -31,8 +31,10 @@ fn unknown_and_malformed_options_stop_startup_naming_them() {
     assert!(String::from_utf8_lossy(&help.stdout).contains("Usage"));
 }
 
-/// Starts the binary on a free port and waits for its ready line.
-fn start() -> std::process::Child {
+/// Starts the binary on a free port and waits for Redis's start-up lines
+/// (Redis's test suite waits for " PID: N", then "Ready to accept
+/// connections"); returns the process and its port.
+fn start_on_port() -> (std::process::Child, u16) {
     let mut child = Command::new(BIN)
         .args(["--port", "0", "--bind", "127.0.0.1"])
         .stdout(Stdio::piped())
@@ -41,11 +43,46 @@ fn start() -> std::process::Child {
         .expect("spawn ferrum-server");
     let stdout = child.stdout.take().expect("piped stdout");
     let mut lines = BufReader::new(stdout).lines();
-    let ready = lines.any(|l| l.is_ok_and(|l| l.contains("ready to accept connections")));
-    assert!(ready, "the server never said it was ready");
+    let pid_line = format!(" PID: {}", child.id());
+    let saw_pid = lines.any(|l| l.is_ok_and(|l| l.contains(&pid_line)));
+    assert!(saw_pid, "the server never logged its PID");
+    let ready = lines
+        .find_map(|l| {
+            let l = l.ok()?;
+            let at = l.find("Ready to accept connections on ")?;
+            let rest = &l[at + "Ready to accept connections on ".len()..];
+            let addr = rest.split_whitespace().next()?;
+            addr.rsplit(':').next()?.parse::<u16>().ok()
+        })
+        .expect("the server never said it was ready");
     // Keep draining so the server never blocks on a full pipe.
     std::thread::spawn(move || lines.for_each(drop));
-    child
+    (child, ready)
+}
+
+fn start() -> std::process::Child {
+    start_on_port().0
+}
+
+#[test]
+fn shutdown_command_stops_the_server_cleanly() {
+    let (mut child, port) = start_on_port();
+    let client = redis::Client::open(format!("redis://127.0.0.1:{port}/")).expect("url");
+    let mut con = client.get_connection().expect("connect");
+    let e = redis::cmd("SHUTDOWN")
+        .arg("SAVE")
+        .query::<()>(&mut con)
+        .expect_err("nothing can be saved");
+    assert!(e.to_string().contains("Errors trying to SHUTDOWN"), "{e}");
+    let e = redis::cmd("SHUTDOWN")
+        .arg("ABORT")
+        .query::<()>(&mut con)
+        .expect_err("no shutdown in progress");
+    assert!(e.to_string().contains("No shutdown in progress"), "{e}");
+    // The connection closes instead of replying, as with Redis.
+    let _ = redis::cmd("SHUTDOWN").arg("NOSAVE").query::<()>(&mut con);
+    let status = wait_with_deadline(&mut child);
+    assert!(status.success(), "exited with {status}");
 }
 
 fn wait_with_deadline(child: &mut std::process::Child) -> std::process::ExitStatus {

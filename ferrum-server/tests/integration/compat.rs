@@ -1,0 +1,278 @@
+//! Commands and fields added for Redis 7.0 compatibility (measured by
+//! Redis's own test suite): MOVE, LCS, SUBSTR, LASTSAVE, ROLE, LOLWUT,
+//! CLIENT REPLY / NO-EVICT, SLOWLOG, DEBUG SLEEP, the parameters kept only
+//! for CONFIG GET, errorstats, and error texts without newlines.
+
+use std::collections::HashMap;
+
+use crate::common::{err, resp, run, TestServer};
+
+fn info_fields(c: &mut redis::Connection, section: &str) -> HashMap<String, String> {
+    let info: String = run(c, &["INFO", section]).unwrap();
+    info.lines()
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.to_string(), v.trim().to_string()))
+        .collect()
+}
+
+#[test]
+fn move_keeps_the_ttl_and_never_overwrites() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let _: () = run(&mut c, &["SET", "k", "v", "EX", "100"]).unwrap();
+    assert_eq!(run::<i64>(&mut c, &["MOVE", "k", "1"]).unwrap(), 1);
+    assert_eq!(run::<i64>(&mut c, &["EXISTS", "k"]).unwrap(), 0);
+    let _: () = run(&mut c, &["SELECT", "1"]).unwrap();
+    assert!(run::<i64>(&mut c, &["TTL", "k"]).unwrap() > 0);
+    let _: () = run(&mut c, &["SET", "other", "x"]).unwrap();
+    let _: () = run(&mut c, &["SELECT", "0"]).unwrap();
+    let _: () = run(&mut c, &["SET", "other", "y"]).unwrap();
+    assert_eq!(run::<i64>(&mut c, &["MOVE", "other", "1"]).unwrap(), 0);
+    assert_eq!(run::<i64>(&mut c, &["MOVE", "missing", "1"]).unwrap(), 0);
+    assert_eq!(
+        err(&mut c, &["MOVE", "other", "0"]),
+        "ERR source and destination objects are the same"
+    );
+    assert_eq!(
+        err(&mut c, &["MOVE", "other", "99"]),
+        "ERR DB index is out of range"
+    );
+    assert_eq!(
+        err(&mut c, &["MOVE", "other", "x"]),
+        "ERR value is not an integer or out of range"
+    );
+}
+
+#[test]
+fn lcs_string_len_and_idx_as_redis() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let _: () = run(&mut c, &["MSET", "a", "ohmytext", "b", "mynewtext"]).unwrap();
+    assert_eq!(run::<String>(&mut c, &["LCS", "a", "b"]).unwrap(), "mytext");
+    assert_eq!(run::<i64>(&mut c, &["LCS", "a", "b", "LEN"]).unwrap(), 6);
+    // Redis's reply for this pair (its documentation's example).
+    let v: redis::Value = run(
+        &mut c,
+        &["LCS", "a", "b", "IDX", "MINMATCHLEN", "4", "WITHMATCHLEN"],
+    )
+    .unwrap();
+    let expected = redis::Value::Array(vec![
+        redis::Value::BulkString(b"matches".to_vec()),
+        redis::Value::Array(vec![redis::Value::Array(vec![
+            redis::Value::Array(vec![redis::Value::Int(4), redis::Value::Int(7)]),
+            redis::Value::Array(vec![redis::Value::Int(5), redis::Value::Int(8)]),
+            redis::Value::Int(4),
+        ])]),
+        redis::Value::BulkString(b"len".to_vec()),
+        redis::Value::Int(6),
+    ]);
+    assert_eq!(v, expected);
+    assert_eq!(
+        err(&mut c, &["LCS", "a", "b", "LEN", "IDX"]),
+        "ERR If you want both the length and indexes, please just use IDX."
+    );
+    let _: i64 = run(&mut c, &["LPUSH", "l", "x"]).unwrap();
+    assert_eq!(
+        err(&mut c, &["LCS", "a", "l"]),
+        "ERR The specified keys must contain string values"
+    );
+    assert_eq!(run::<String>(&mut c, &["LCS", "a", "nokey"]).unwrap(), "");
+    assert_eq!(
+        run::<String>(&mut c, &["SUBSTR", "a", "2", "3"]).unwrap(),
+        "my"
+    );
+}
+
+#[test]
+fn lastsave_role_lolwut() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let t: i64 = run(&mut c, &["LASTSAVE"]).unwrap();
+    let now: Vec<String> = run(&mut c, &["TIME"]).unwrap();
+    let now: i64 = now[0].parse().unwrap();
+    assert!(t > 0 && t <= now, "{t} {now}");
+    let role: (String, i64, Vec<String>) = run(&mut c, &["ROLE"]).unwrap();
+    assert_eq!(role, ("master".to_string(), 0, vec![]));
+    let art: String = run(&mut c, &["LOLWUT"]).unwrap();
+    assert!(art.contains("Redis ver. 7.0.15"), "{art}");
+    assert_eq!(err(&mut c, &["LOLWUT", "VERSION"]), "ERR syntax error");
+    let f = info_fields(&mut c, "server");
+    assert_eq!(f["redis_version"], "7.0.15");
+}
+
+#[test]
+fn client_reply_off_skip_on() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    raw.send(&resp(&[b"CLIENT", b"REPLY", b"OFF"]));
+    raw.send(&resp(&[b"SET", b"a", b"1"]));
+    raw.send(&resp(&[b"CLIENT", b"REPLY", b"SKIP"]));
+    raw.send(&resp(&[b"CLIENT", b"REPLY", b"ON"]));
+    // SKIP changes nothing while OFF; ON replies OK; then SKIP hides one
+    // reply (checked against redis-server 7.0.15).
+    raw.roundtrip(&resp(&[b"GET", b"a"]), b"+OK\r\n$1\r\n1\r\n");
+    raw.send(&resp(&[b"CLIENT", b"REPLY", b"SKIP"]));
+    raw.send(&resp(&[b"GET", b"a"]));
+    raw.roundtrip(&resp(&[b"PING"]), b"+PONG\r\n");
+    let mut c = s.client();
+    assert_eq!(
+        run::<String>(&mut c, &["CLIENT", "NO-EVICT", "on"]).unwrap(),
+        "OK"
+    );
+    assert_eq!(
+        err(&mut c, &["CLIENT", "REPLY", "maybe"]),
+        "ERR syntax error"
+    );
+}
+
+#[test]
+fn slowlog_records_trims_and_resets() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let _: () = run(&mut c, &["CONFIG", "SET", "slowlog-log-slower-than", "0"]).unwrap();
+    let _: () = run(&mut c, &["SLOWLOG", "RESET"]).unwrap();
+    let long = "A".repeat(129);
+    let _: i64 = run(&mut c, &["SADD", "s", "foo", &long]).unwrap();
+    let entries: Vec<redis::Value> = run(&mut c, &["SLOWLOG", "GET", "1"]).unwrap();
+    assert_eq!(entries.len(), 1);
+    let redis::Value::Array(e) = &entries[0] else {
+        panic!("entry {entries:?}")
+    };
+    assert_eq!(e.len(), 6);
+    let args: Vec<String> = redis::from_redis_value(&e[3]).unwrap();
+    assert_eq!(args[..3], ["SADD", "s", "foo"]);
+    assert_eq!(args[3], format!("{}... (1 more bytes)", "A".repeat(128)));
+    let _: () = run(&mut c, &["CONFIG", "SET", "slowlog-max-len", "2"]).unwrap();
+    for _ in 0..5 {
+        let _: String = run(&mut c, &["PING"]).unwrap();
+    }
+    assert_eq!(run::<i64>(&mut c, &["SLOWLOG", "LEN"]).unwrap(), 2);
+    let _: () = run(&mut c, &["CONFIG", "SET", "slowlog-log-slower-than", "-1"]).unwrap();
+    let _: () = run(&mut c, &["SLOWLOG", "RESET"]).unwrap();
+    let _: () = run(&mut c, &["DEBUG", "SLEEP", "0"]).unwrap();
+    assert_eq!(run::<i64>(&mut c, &["SLOWLOG", "LEN"]).unwrap(), 0);
+    assert_eq!(
+        err(&mut c, &["SLOWLOG", "GET", "-2"]),
+        "ERR count should be greater than or equal to -1"
+    );
+}
+
+#[test]
+fn stored_parameters_validate_like_redis() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let _: () = run(&mut c, &["CONFIG", "SET", "stream-node-max-entries", "10"]).unwrap();
+    let v: Vec<String> = run(&mut c, &["CONFIG", "GET", "stream-node-max-entries"]).unwrap();
+    assert_eq!(v, ["stream-node-max-entries", "10"]);
+    // Aliases: both names listed, one value; setting both at once is a duplicate.
+    let _: () = run(&mut c, &["CONFIG", "SET", "slave-read-only", "no"]).unwrap();
+    let v: HashMap<String, String> = run(&mut c, &["CONFIG", "GET", "*read-only"]).unwrap();
+    assert_eq!(v["replica-read-only"], "no");
+    assert_eq!(v["slave-read-only"], "no");
+    assert!(err(
+        &mut c,
+        &[
+            "CONFIG",
+            "SET",
+            "replica-read-only",
+            "yes",
+            "slave-read-only",
+            "no"
+        ]
+    )
+    .contains("duplicate parameter"));
+    assert!(err(&mut c, &["CONFIG", "SET", "appendfsync", "sometimes"]).contains("must be one of"));
+    assert!(err(&mut c, &["CONFIG", "SET", "pidfile", "/tmp/x"]).contains("immutable"));
+    let _: () = run(&mut c, &["CONFIG", "SET", "slowlog-log-slower-than", "-1"]).unwrap();
+    assert!(
+        err(&mut c, &["CONFIG", "SET", "slowlog-log-slower-than", "-2"])
+            .contains("argument must be between -1 and")
+    );
+}
+
+#[test]
+fn error_stats_and_newline_free_errors() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let _: () = run(&mut c, &["CONFIG", "RESETSTAT"]).unwrap();
+    let e = err(&mut c, &["NOSUCH", "a\r\nb"]);
+    assert!(!e.contains('\n') && e.contains("a  b"), "{e}");
+    let _: i64 = run(&mut c, &["LPUSH", "l", "x"]).unwrap();
+    assert!(err(&mut c, &["GET", "l"]).starts_with("WRONGTYPE"));
+    assert!(err(&mut c, &["GET"]).contains("wrong number"));
+    let f = info_fields(&mut c, "errorstats");
+    assert_eq!(f["errorstat_ERR"], "count=2");
+    assert_eq!(f["errorstat_WRONGTYPE"], "count=1");
+    let stats = info_fields(&mut c, "stats");
+    assert_eq!(stats["total_error_replies"], "3");
+    let cmd = info_fields(&mut c, "commandstats");
+    assert!(
+        cmd["cmdstat_get"].ends_with("rejected_calls=1,failed_calls=1"),
+        "{}",
+        cmd["cmdstat_get"]
+    );
+}
+
+#[test]
+fn geo_add_pos_dist_hash_match_redis() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let added: i64 = run(
+        &mut c,
+        &[
+            "GEOADD",
+            "Sicily",
+            "13.361389",
+            "38.115556",
+            "Palermo",
+            "15.087269",
+            "37.502669",
+            "Catania",
+        ],
+    )
+    .unwrap();
+    assert_eq!(added, 2);
+    // Values printed by redis-server 7.0.15 for the same commands.
+    assert_eq!(
+        run::<String>(&mut c, &["GEODIST", "Sicily", "Palermo", "Catania", "km"]).unwrap(),
+        "166.2742"
+    );
+    let pos: Vec<Option<Vec<String>>> =
+        run(&mut c, &["GEOPOS", "Sicily", "Palermo", "Nowhere"]).unwrap();
+    assert_eq!(
+        pos,
+        [
+            Some(vec![
+                "13.36138933897018433".to_string(),
+                "38.11555639549629859".to_string()
+            ]),
+            None
+        ]
+    );
+    let hashes: Vec<Option<String>> =
+        run(&mut c, &["GEOHASH", "Sicily", "Palermo", "Catania", "x"]).unwrap();
+    assert_eq!(
+        hashes,
+        [Some("sqc8b49rny0".into()), Some("sqdtr74hyu0".into()), None]
+    );
+    assert_eq!(
+        run::<String>(&mut c, &["ZSCORE", "Sicily", "Palermo"]).unwrap(),
+        "3479099956230698"
+    );
+    assert_eq!(
+        err(&mut c, &["GEOADD", "Sicily", "200", "100", "x"]),
+        "ERR invalid longitude,latitude pair 200.000000,100.000000"
+    );
+    assert_eq!(
+        err(
+            &mut c,
+            &["GEODIST", "Sicily", "Palermo", "Catania", "parsec"]
+        ),
+        "ERR unsupported unit provided. please use M, KM, FT, MI"
+    );
+    assert!(
+        run::<Option<String>>(&mut c, &["GEODIST", "Sicily", "Palermo", "x"])
+            .unwrap()
+            .is_none()
+    );
+}
