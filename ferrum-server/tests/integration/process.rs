@@ -115,25 +115,8 @@ fn sigterm_and_sigint_shut_down_cleanly() {
 
 /// Starts the binary on a free port; returns it and its address.
 fn start_with_addr() -> (std::process::Child, String) {
-    let mut child = Command::new(BIN)
-        .args(["--port", "0", "--bind", "127.0.0.1"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn ferrum-server");
-    let stdout = child.stdout.take().expect("piped stdout");
-    let mut lines = BufReader::new(stdout).lines();
-    let addr = lines
-        .by_ref()
-        .map_while(Result::ok)
-        .find_map(|l| {
-            l.split("ready to accept connections on ")
-                .nth(1)
-                .map(|a| a.trim().to_owned())
-        })
-        .expect("the server never said it was ready");
-    std::thread::spawn(move || lines.for_each(drop));
-    (child, addr)
+    let (child, port) = start_on_port();
+    (child, format!("127.0.0.1:{port}"))
 }
 
 /// `INFO memory` over a raw RESP2 connection, as `name -> value`.
