@@ -6,7 +6,7 @@
 use ferrum_evict::Millis;
 
 use crate::block::Block;
-use crate::value::{Collection, Typed, ValueRef};
+use crate::value::{CollRef, Collection, Typed, ValueRef};
 use crate::StoreError;
 
 /// A resident key's metadata and value, borrowed from its block.
@@ -54,12 +54,51 @@ pub struct EntryMut<'a> {
     pub(crate) cost_before: usize,
     pub(crate) dirty: bool,
     pub(crate) unchanged: bool,
+    /// A packed collection copied out of the block for modification,
+    /// written back when the guard drops.
+    pub(crate) unpacked: Option<Collection>,
+}
+
+impl<'a> EntryMut<'a> {
+    /// A guard over `block` (slot `id`), which costs `cost_before` now.
+    pub(crate) fn new(
+        block: &'a mut Block,
+        id: u32,
+        used_bytes: &'a mut usize,
+        watch: &'a mut Watches,
+    ) -> EntryMut<'a> {
+        EntryMut {
+            cost_before: block.heap_bytes(),
+            block,
+            id,
+            used_bytes,
+            watch,
+            dirty: false,
+            unchanged: false,
+            unpacked: None,
+        }
+    }
 }
 
 impl EntryMut<'_> {
-    /// The value, read-only.
+    /// The value, read-only (with any change made through this guard).
     pub fn value(&self) -> ValueRef<'_> {
-        self.block.value()
+        match &self.unpacked {
+            Some(c) => ValueRef::Coll(CollRef::Borrowed(c)),
+            None => self.block.value(),
+        }
+    }
+
+    /// The collection for modification: a boxed one in place, a packed one
+    /// copied out once (and written back on drop).
+    fn coll(&mut self) -> Option<&mut Collection> {
+        if self.unpacked.is_none() {
+            self.unpacked = self.block.unpack();
+        }
+        match &mut self.unpacked {
+            Some(c) => Some(c),
+            None => self.block.coll_mut(),
+        }
     }
 
     /// The collection as type `T`, for modification. Marks the key as
@@ -69,24 +108,26 @@ impl EntryMut<'_> {
     ///
     /// [`StoreError::WrongType`] when the value is not a `T`.
     pub fn coll_mut<T: Typed>(&mut self) -> Result<&mut T, StoreError> {
-        let t = self
-            .block
-            .coll_mut()
-            .and_then(T::of_coll_mut)
-            .ok_or(StoreError::WrongType)?;
+        if self.coll().is_none_or(|c| T::of_coll(c).is_none()) {
+            return Err(StoreError::WrongType);
+        }
         self.dirty = true;
-        Ok(t)
+        Ok(self
+            .coll()
+            .and_then(T::of_coll_mut)
+            .unwrap_or_else(|| unreachable!("checked just above")))
     }
 
     /// The collection, whatever its type, for modification.
     pub fn collection_mut(&mut self) -> Option<&mut Collection> {
         self.dirty = true;
-        self.block.coll_mut()
+        self.coll()
     }
 
     /// Replaces the value with the string `s` (`INCR` and friends).
     pub fn set_str(&mut self, s: &[u8]) {
         self.dirty = true;
+        self.unpacked = None;
         self.block
             .set_str(s)
             .unwrap_or_else(|_| unreachable!("strings are capped below the block limit"));
@@ -135,6 +176,9 @@ impl EntryMut<'_> {
 
 impl Drop for EntryMut<'_> {
     fn drop(&mut self) {
+        if let Some(c) = self.unpacked.take() {
+            self.block.put_coll(c);
+        }
         if self.dirty {
             let after = self.block.heap_bytes();
             *self.used_bytes = *self.used_bytes - self.cost_before + after;

@@ -319,15 +319,12 @@ impl Shard {
         let id = self.find_live(t, key, now)?;
         self.touch(id, now);
         let block = self.slots[id as usize].as_mut()?;
-        Some(EntryMut {
-            cost_before: block.heap_bytes(),
+        Some(EntryMut::new(
             block,
             id,
-            used_bytes: &mut self.used_bytes,
-            watch: &mut self.watches,
-            dirty: false,
-            unchanged: false,
-        })
+            &mut self.used_bytes,
+            &mut self.watches,
+        ))
     }
 
     /// The version `WATCH` compares for `key` in database `db`: it changes

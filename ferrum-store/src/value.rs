@@ -31,6 +31,12 @@ impl Str {
         Str(bytes.to_vec())
     }
 
+    /// The bytes in an exact-size allocation (no copy when the buffer is
+    /// exact already, as [`Str::copy_from`] makes it).
+    pub(crate) fn into_boxed(self) -> Box<[u8]> {
+        self.0.into_boxed_slice()
+    }
+
     /// A copy for a reply.
     pub fn to_bytes(&self) -> Bytes {
         Bytes::copy_from_slice(&self.0)
@@ -83,6 +89,73 @@ pub enum Collection {
     ZSet(ZSet),
     /// `stream`
     Stream(Stream),
+}
+
+/// Which packed form a key's block holds inline (see `block.rs`): a small
+/// collection's one buffer, stored without its box.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum PackedKind {
+    /// A list of one node (a listpack with back lengths).
+    List = 1,
+    /// A listpack of fields and values.
+    Hash = 2,
+    /// An intset.
+    IntSet = 3,
+    /// A listpack of members.
+    StrSet = 4,
+    /// A listpack of members and scores.
+    ZSet = 5,
+}
+
+impl PackedKind {
+    /// The kind a block's tag byte names.
+    pub(crate) fn from_tag(tag: u8) -> PackedKind {
+        match tag {
+            1 => PackedKind::List,
+            2 => PackedKind::Hash,
+            3 => PackedKind::IntSet,
+            4 => PackedKind::StrSet,
+            5 => PackedKind::ZSet,
+            _ => unreachable!("a packed block's tag is written from a PackedKind"),
+        }
+    }
+}
+
+impl Collection {
+    /// The packed buffer, if this collection is in a packed form.
+    pub(crate) fn packed(&self) -> Option<(PackedKind, &[u8])> {
+        match self {
+            Collection::List(l) => l.packed(),
+            Collection::Hash(h) => h.packed(),
+            Collection::Set(s) => s.packed(),
+            Collection::ZSet(z) => z.packed(),
+            Collection::Stream(_) => None,
+        }
+    }
+
+    /// The collection whose buffer [`packed`](Self::packed) gave.
+    pub(crate) fn from_packed(kind: PackedKind, bytes: &[u8]) -> Collection {
+        match kind {
+            PackedKind::List => Collection::List(List::from_packed(bytes)),
+            PackedKind::Hash => Collection::Hash(Hash::from_packed(bytes)),
+            PackedKind::IntSet | PackedKind::StrSet => {
+                Collection::Set(Set::from_packed(kind, bytes))
+            }
+            PackedKind::ZSet => Collection::ZSet(ZSet::from_packed(bytes)),
+        }
+    }
+
+    /// Heap bytes the collection owns, its box not included. O(1).
+    pub(crate) fn heap_bytes(&self) -> usize {
+        match self {
+            Collection::List(l) => l.heap_bytes(),
+            Collection::Hash(h) => h.heap_bytes(),
+            Collection::Set(s) => s.heap_bytes(),
+            Collection::ZSet(z) => z.heap_bytes(),
+            Collection::Stream(s) => s.heap_bytes(),
+        }
+    }
 }
 
 /// The type of a value, as `TYPE` and `SCAN ... TYPE` name it.
@@ -152,7 +225,7 @@ pub trait Typed: Default + Into<Value> {
     /// # Errors
     ///
     /// [`StoreError::WrongType`] when the value is of another type.
-    fn of(v: ValueRef<'_>) -> Result<&Self, StoreError> {
+    fn of<'a>(v: &'a ValueRef<'_>) -> Result<&'a Self, StoreError> {
         match v {
             ValueRef::Coll(c) => Self::of_coll(c).ok_or(StoreError::WrongType),
             ValueRef::Str(_) => Err(StoreError::WrongType),
@@ -246,7 +319,7 @@ impl Value {
     pub fn as_ref(&self) -> ValueRef<'_> {
         match self {
             Value::Str(s) => ValueRef::Str(s),
-            Value::Coll(c) => ValueRef::Coll(c),
+            Value::Coll(c) => ValueRef::Coll(CollRef::Borrowed(c)),
         }
     }
 
@@ -262,14 +335,49 @@ impl Value {
     }
 }
 
-/// A resident key's value, borrowed from the store: a string's bytes sit
-/// inline in the key's block, a collection behind its box.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// A resident key's value as the store lends it: a string's bytes, or a
+/// collection (see [`CollRef`]).
+#[derive(Clone, Debug, PartialEq)]
 pub enum ValueRef<'a> {
     /// A string's bytes.
     Str(&'a [u8]),
     /// A list, hash, set, sorted set or stream.
-    Coll(&'a Collection),
+    Coll(CollRef<'a>),
+}
+
+/// A resident collection, read-only: borrowed from behind its box, or, for a
+/// small packed collection that lives inline in its key's block, unpacked
+/// into a copy of its one buffer (bounded by `block::PACKED_INLINE_MAX`).
+/// Either way it dereferences to the [`Collection`].
+#[derive(Clone)]
+pub enum CollRef<'a> {
+    /// A collection in its own allocation.
+    Borrowed(&'a Collection),
+    /// A packed collection, copied out of its key's block.
+    Unpacked(Collection),
+}
+
+impl std::ops::Deref for CollRef<'_> {
+    type Target = Collection;
+
+    fn deref(&self) -> &Collection {
+        match self {
+            CollRef::Borrowed(c) => c,
+            CollRef::Unpacked(c) => c,
+        }
+    }
+}
+
+impl std::fmt::Debug for CollRef<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        (**self).fmt(f)
+    }
+}
+
+impl PartialEq for CollRef<'_> {
+    fn eq(&self, other: &CollRef<'_>) -> bool {
+        **self == **other
+    }
 }
 
 impl<'a> ValueRef<'a> {
@@ -289,7 +397,8 @@ impl<'a> ValueRef<'a> {
     pub fn to_value(self) -> Value {
         match self {
             ValueRef::Str(s) => Value::str(s),
-            ValueRef::Coll(c) => Value::Coll(Box::new(c.clone())),
+            ValueRef::Coll(CollRef::Borrowed(c)) => Value::Coll(Box::new(c.clone())),
+            ValueRef::Coll(CollRef::Unpacked(c)) => Value::Coll(Box::new(c)),
         }
     }
 
@@ -297,7 +406,7 @@ impl<'a> ValueRef<'a> {
     pub fn kind(self) -> ValueKind {
         match self {
             ValueRef::Str(_) => ValueKind::Str,
-            ValueRef::Coll(c) => match c {
+            ValueRef::Coll(c) => match *c {
                 Collection::List(_) => ValueKind::List,
                 Collection::Hash(_) => ValueKind::Hash,
                 Collection::Set(_) => ValueKind::Set,
@@ -315,7 +424,7 @@ impl<'a> ValueRef<'a> {
             ValueRef::Str(s) if is_canonical_i64(s) => "int",
             ValueRef::Str(s) if s.len() <= 44 => "embstr",
             ValueRef::Str(_) => "raw",
-            ValueRef::Coll(c) => match c {
+            ValueRef::Coll(c) => match &*c {
                 Collection::List(l) => l.encoding(),
                 Collection::Hash(h) => h.encoding(),
                 Collection::Set(s) => s.encoding(),
@@ -325,23 +434,14 @@ impl<'a> ValueRef<'a> {
         }
     }
 
-    /// Heap bytes a collection owns beyond the key's block: its box and
-    /// what the collection allocates (rounded up to the allocator's size
-    /// classes; O(1), collections keep a running count). 0 for a string,
-    /// which lives in the block.
+    /// Heap bytes the value would own beyond a key's block in its own
+    /// allocation: a collection's box and what the collection allocates
+    /// (rounded up to the allocator's size classes; O(1), collections keep
+    /// a running count). 0 for a string.
     pub fn coll_heap_bytes(self) -> usize {
         match self {
             ValueRef::Str(_) => 0,
-            ValueRef::Coll(c) => {
-                memory::alloc_size(size_of::<Collection>())
-                    + match c {
-                        Collection::List(l) => l.heap_bytes(),
-                        Collection::Hash(h) => h.heap_bytes(),
-                        Collection::Set(s) => s.heap_bytes(),
-                        Collection::ZSet(z) => z.heap_bytes(),
-                        Collection::Stream(s) => s.heap_bytes(),
-                    }
-            }
+            ValueRef::Coll(c) => memory::alloc_size(size_of::<Collection>()) + c.heap_bytes(),
         }
     }
 }
@@ -391,10 +491,10 @@ mod tests {
     #[test]
     fn typed_access_checks_the_type() {
         let mut v: Value = List::new().into();
-        assert!(Set::of(v.as_ref()).is_err());
+        assert!(Set::of(&v.as_ref()).is_err());
         assert!(v.as_str().is_err());
         List::of_mut(&mut v).unwrap().push(End::Left, b"x");
-        assert_eq!(List::of(v.as_ref()).unwrap().len(), 1);
+        assert_eq!(List::of(&v.as_ref()).unwrap().len(), 1);
         assert_eq!(v.kind(), ValueKind::List);
         assert_eq!(v.encoding(), "quicklist");
         assert!(v.as_ref().coll_heap_bytes() > 0);

@@ -39,7 +39,7 @@ pub(crate) fn read_in<T: Typed, R>(
     f: impl FnOnce(&T) -> R,
 ) -> Result<Option<R>, StoreError> {
     match shard.lookup(db, key, now, Access::Read) {
-        Some(e) => Ok(Some(f(T::of(e.value())?))),
+        Some(e) => Ok(Some(f(T::of(&e.value())?))),
         None => Ok(None),
     }
 }
@@ -52,7 +52,7 @@ pub(crate) fn check_type<T: Typed>(
     now: Millis,
 ) -> Result<(), StoreError> {
     match shard.lookup(db, key, now, Access::Peek) {
-        Some(e) => T::of(e.value()).map(|_| ()),
+        Some(e) => T::of(&e.value()).map(|_| ()),
         None => Ok(()),
     }
 }

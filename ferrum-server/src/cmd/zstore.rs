@@ -49,10 +49,10 @@ fn weighted(score: f64, weight: f64) -> f64 {
 
 /// One input's members and scores, or `None` for a missing key.
 fn load(v: ferrum_store::ValueRef<'_>) -> Result<Vec<(Bytes, f64)>, StoreError> {
-    if let Ok(z) = ZSet::of(v) {
+    if let Ok(z) = ZSet::of(&v) {
         return Ok(z.range_by_rank(0, z.len()));
     }
-    let s = Set::of(v)?;
+    let s = Set::of(&v)?;
     Ok(s.iter().map(|m| (m.clone(), 1.0)).collect())
 }
 

@@ -13,6 +13,7 @@ use super::dense::Dense;
 use super::listpack::{self, Forward};
 use super::EncodingLimits;
 use crate::memory::alloc_size;
+use crate::value::PackedKind;
 
 /// A Redis hash.
 ///
@@ -224,6 +225,21 @@ impl<'a> Iterator for Iter<'a> {
 }
 
 impl ExactSizeIterator for Iter<'_> {}
+
+impl Hash {
+    /// The packed form's bytes, if the hash is packed.
+    pub(crate) fn packed(&self) -> Option<(PackedKind, &[u8])> {
+        match &self.0 {
+            Repr::Packed(lp) => Some((PackedKind::Hash, lp.as_bytes())),
+            Repr::Table(_) => None,
+        }
+    }
+
+    /// The packed hash whose bytes [`packed`](Self::packed) gave.
+    pub(crate) fn from_packed(bytes: &[u8]) -> Hash {
+        Hash(Repr::Packed(Forward::from_bytes(bytes)))
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -52,6 +52,18 @@ impl Intset {
         alloc_size(self.0.len())
     }
 
+    /// The whole intset as bytes, to be stored elsewhere (see
+    /// [`PackedKind`](crate::value::PackedKind)).
+    pub(crate) fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+
+    /// The intset whose bytes [`as_bytes`](Self::as_bytes) gave.
+    pub(crate) fn from_bytes(bytes: &[u8]) -> Intset {
+        debug_assert!(matches!(bytes.first(), Some(2 | 4 | 8)));
+        Intset(bytes.into())
+    }
+
     /// The `i`-th smallest integer (`i < len()`).
     pub(crate) fn get(&self, i: usize) -> i64 {
         let w = self.width();

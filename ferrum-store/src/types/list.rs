@@ -18,6 +18,7 @@ use super::listpack::{Listpack, FIRST};
 use super::quicklist::{fits, Chain};
 use super::EncodingLimits;
 use crate::memory::alloc_size;
+use crate::value::PackedKind;
 
 /// Which end of a list an operation works on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -410,6 +411,21 @@ impl<'a> Iterator for Iter<'a> {
 }
 
 impl ExactSizeIterator for Iter<'_> {}
+
+impl List {
+    /// The single node's bytes, if the list is one packed node.
+    pub(crate) fn packed(&self) -> Option<(PackedKind, &[u8])> {
+        match &self.0 {
+            Repr::Packed(lp) => Some((PackedKind::List, lp.as_bytes())),
+            Repr::Chain(_) => None,
+        }
+    }
+
+    /// The one-node list whose bytes [`packed`](Self::packed) gave.
+    pub(crate) fn from_packed(bytes: &[u8]) -> List {
+        List(Repr::Packed(Listpack::from_bytes(bytes)))
+    }
+}
 
 #[cfg(test)]
 mod tests {

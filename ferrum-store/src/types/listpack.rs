@@ -103,6 +103,18 @@ impl<const BACK: bool> Listpack<BACK> {
         self.0.len()
     }
 
+    /// The whole listpack as bytes, to be stored elsewhere (see
+    /// [`PackedKind`](crate::value::PackedKind)).
+    pub(crate) fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+
+    /// The listpack whose bytes [`as_bytes`](Self::as_bytes) gave.
+    pub(crate) fn from_bytes(bytes: &[u8]) -> Listpack<BACK> {
+        debug_assert!(bytes.len() >= FIRST);
+        Listpack(bytes.into())
+    }
+
     /// The allocation's size as the allocator serves it.
     pub(crate) fn heap_bytes(&self) -> usize {
         alloc_size(self.0.len())

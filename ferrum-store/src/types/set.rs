@@ -15,6 +15,7 @@ use super::intset::Intset;
 use super::listpack::Forward;
 use super::EncodingLimits;
 use crate::memory::alloc_size;
+use crate::value::PackedKind;
 
 /// A Redis set.
 ///
@@ -268,6 +269,26 @@ fn int_bytes(v: i64) -> Bytes {
 
 fn int_len(v: i64) -> usize {
     itoa::Buffer::new().format(v).len()
+}
+
+impl Set {
+    /// The packed form's bytes, if the set is packed.
+    pub(crate) fn packed(&self) -> Option<(PackedKind, &[u8])> {
+        match &self.0 {
+            Repr::Int(is) => Some((PackedKind::IntSet, is.as_bytes())),
+            Repr::Packed(lp) => Some((PackedKind::StrSet, lp.as_bytes())),
+            Repr::Table(_) => None,
+        }
+    }
+
+    /// The packed set whose bytes [`packed`](Self::packed) gave.
+    pub(crate) fn from_packed(kind: PackedKind, bytes: &[u8]) -> Set {
+        Set(if kind == PackedKind::IntSet {
+            Repr::Int(Intset::from_bytes(bytes))
+        } else {
+            Repr::Packed(Forward::from_bytes(bytes))
+        })
+    }
 }
 
 #[cfg(test)]

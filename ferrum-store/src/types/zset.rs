@@ -17,10 +17,12 @@ use bytes::Bytes;
 use hashbrown::HashTable;
 
 use super::dense::hash_key;
+use super::listpack::Forward;
 use super::ostree::{Node, Tree};
 use super::zpacked::ZPacked;
 use super::EncodingLimits;
 use crate::memory::alloc_size;
+use crate::value::PackedKind;
 
 /// One end of a score range: `1.5` (inclusive) or `(1.5` (exclusive).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -387,6 +389,21 @@ impl Skip {
         } else {
             c
         }
+    }
+}
+
+impl ZSet {
+    /// The packed form's bytes, if the sorted set is packed.
+    pub(crate) fn packed(&self) -> Option<(PackedKind, &[u8])> {
+        match &self.0 {
+            Repr::Packed(p) => Some((PackedKind::ZSet, p.0.as_bytes())),
+            Repr::Skip(_) => None,
+        }
+    }
+
+    /// The packed sorted set whose bytes [`packed`](Self::packed) gave.
+    pub(crate) fn from_packed(bytes: &[u8]) -> ZSet {
+        ZSet(Repr::Packed(ZPacked(Forward::from_bytes(bytes))))
     }
 }
 
