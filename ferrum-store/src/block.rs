@@ -56,7 +56,7 @@ use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
 use std::ptr::NonNull;
 
 use crate::memory;
-use crate::value::{CollRef, Collection, PackedKind, Value, ValueRef};
+use crate::value::{CollRef, Collection, PackedKind, Value, ValueKind, ValueRef};
 
 const HEADER: usize = 16;
 const TTL_LEN: usize = 12;
@@ -400,6 +400,19 @@ impl Block {
             ValueRef::Coll(CollRef::Unpacked(c))
         } else {
             ValueRef::Str(self.bytes(shape))
+        }
+    }
+
+    /// The value's type, read from the flags without unpacking anything.
+    pub(crate) fn kind(&self) -> ValueKind {
+        let shape = self.shape();
+        if shape.flags & F_COLL != 0 {
+            // SAFETY: the block owns a live box.
+            unsafe { &*self.read_ptr(shape).cast::<Collection>() }.kind()
+        } else if shape.flags & F_PACKED != 0 {
+            self.packed_kind().value_kind()
+        } else {
+            ValueKind::Str
         }
     }
 
@@ -1015,6 +1028,7 @@ mod tests {
                 }
                 proptest::prop_assert_eq!(b.key(), &key[..]);
                 proptest::prop_assert_eq!(b.value(), val.as_ref());
+                proptest::prop_assert_eq!(b.kind(), val.kind());
                 proptest::prop_assert_eq!(b.deadline(), deadline);
                 if deadline != 0 {
                     proptest::prop_assert_eq!(b.volatile_pos(), pos);

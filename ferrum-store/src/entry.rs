@@ -6,7 +6,7 @@
 use ferrum_evict::Millis;
 
 use crate::block::Block;
-use crate::value::{CollRef, Collection, Typed, ValueRef};
+use crate::value::{CollRef, Collection, Typed, ValueKind, ValueRef};
 use crate::StoreError;
 
 /// A resident key's metadata and value, borrowed from its block.
@@ -19,6 +19,12 @@ impl<'a> Entry<'a> {
     /// The stored value.
     pub fn value(self) -> ValueRef<'a> {
         self.block.value()
+    }
+
+    /// The value's type (`TYPE`, `SCAN ... TYPE`), without copying a packed
+    /// collection out as [`value`](Self::value) does.
+    pub fn kind(self) -> ValueKind {
+        self.block.kind()
     }
 
     /// When the key expires, as absolute milliseconds on the caller's clock.
@@ -177,7 +183,10 @@ impl EntryMut<'_> {
 impl Drop for EntryMut<'_> {
     fn drop(&mut self) {
         if let Some(c) = self.unpacked.take() {
-            self.block.put_coll(c);
+            // Unpacked only to check its type: nothing to write back.
+            if self.dirty {
+                self.block.put_coll(c);
+            }
         }
         if self.dirty {
             let after = self.block.heap_bytes();

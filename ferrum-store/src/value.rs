@@ -109,6 +109,16 @@ pub(crate) enum PackedKind {
 }
 
 impl PackedKind {
+    /// The type of the collection this form packs.
+    pub(crate) fn value_kind(self) -> ValueKind {
+        match self {
+            PackedKind::List => ValueKind::List,
+            PackedKind::Hash => ValueKind::Hash,
+            PackedKind::IntSet | PackedKind::StrSet => ValueKind::Set,
+            PackedKind::ZSet => ValueKind::ZSet,
+        }
+    }
+
     /// The kind a block's tag byte names.
     pub(crate) fn from_tag(tag: u8) -> PackedKind {
         match tag {
@@ -123,6 +133,17 @@ impl PackedKind {
 }
 
 impl Collection {
+    /// Which type this collection is.
+    pub fn kind(&self) -> ValueKind {
+        match self {
+            Collection::List(_) => ValueKind::List,
+            Collection::Hash(_) => ValueKind::Hash,
+            Collection::Set(_) => ValueKind::Set,
+            Collection::ZSet(_) => ValueKind::ZSet,
+            Collection::Stream(_) => ValueKind::Stream,
+        }
+    }
+
     /// The packed buffer, if this collection is in a packed form.
     pub(crate) fn packed(&self) -> Option<(PackedKind, &[u8])> {
         match self {
@@ -406,13 +427,7 @@ impl<'a> ValueRef<'a> {
     pub fn kind(self) -> ValueKind {
         match self {
             ValueRef::Str(_) => ValueKind::Str,
-            ValueRef::Coll(c) => match *c {
-                Collection::List(_) => ValueKind::List,
-                Collection::Hash(_) => ValueKind::Hash,
-                Collection::Set(_) => ValueKind::Set,
-                Collection::ZSet(_) => ValueKind::ZSet,
-                Collection::Stream(_) => ValueKind::Stream,
-            },
+            ValueRef::Coll(c) => c.kind(),
         }
     }
 

@@ -48,7 +48,7 @@ pub(crate) fn type_(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         .shard(key)
         .lookup(ctx.db(), key, ctx.now, Access::ReadNoTouch)
     {
-        Some(e) => e.value().kind().as_str(),
+        Some(e) => e.kind().as_str(),
         None => "none",
     };
     Ok(Frame::simple(name))
@@ -200,7 +200,7 @@ pub(crate) fn scan(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let mut ks = ctx.store().lock_all();
     let mut found = Vec::new();
     let next = ks.scan(db, cursor, count, now, |k, e| {
-        let type_ok = kind.is_none_or(|want| want == Some(e.value().kind()));
+        let type_ok = kind.is_none_or(|want| want == Some(e.kind()));
         let name_ok = pattern.as_ref().is_none_or(|p| glob_match(p, k, false));
         if type_ok && name_ok {
             found.push(Frame::Bulk(Bytes::copy_from_slice(k)));

@@ -408,7 +408,7 @@ pub(crate) fn wake_key(ctx: &Ctx<'_>, db: usize, key: &[u8]) {
         let mut ks = ctx.store().lock_key(key);
         ks.shard(key)
             .lookup(db, key, ctx.now, Access::Peek)
-            .map(|e| e.value().kind())
+            .map(|e| e.kind())
     };
     if let Some(kind @ (ValueKind::List | ValueKind::ZSet)) = kind {
         ctx.shared.blocking.wake(db, key, kind);
