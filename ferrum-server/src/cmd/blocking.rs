@@ -128,8 +128,32 @@ fn end_arg(b: &[u8]) -> Result<End, CmdError> {
 /// `WRONGTYPE` when the first key with a value (or BLMOVE's destination)
 /// holds another type.
 fn try_pop(ctx: &Ctx<'_>, keys: &[Bytes], op: &BlockOp) -> Result<Option<Frame>, CmdError> {
+    try_keys(ctx, keys, op, None)
+}
+
+/// [`try_pop`]; with `serving` set to the kind the client pops, a key that
+/// now holds another type is passed over instead of failing: a blocked
+/// client is served only by a value of its type, and otherwise stays
+/// blocked, as in Redis (`MULTI; LPUSH k a; DEL k; SET k x; EXEC` leaves
+/// a BLPOP on `k` waiting).
+fn try_keys(
+    ctx: &Ctx<'_>,
+    keys: &[Bytes],
+    op: &BlockOp,
+    serving: Option<ValueKind>,
+) -> Result<Option<Frame>, CmdError> {
     let (db, now) = (ctx.db(), ctx.now);
     for key in keys {
+        if let Some(kind) = serving {
+            let mut ks = ctx.store().lock_key(key);
+            let held = ks
+                .shard(key)
+                .lookup(db, key, now, ferrum_store::Access::Peek)
+                .map(|e| e.value().kind());
+            if held.is_some_and(|k| k != kind) {
+                continue;
+            }
+        }
         let reply = match op {
             BlockOp::Pop(end) => {
                 let mut ks = ctx.store().lock_key(key);
@@ -207,7 +231,7 @@ pub(crate) fn retry(shared: &Shared, conn: &mut ConnState, spec: &BlockSpec) -> 
     let now = shared.clock.now();
     let _gate = shared.tx_gate.read().unwrap_or_else(|p| p.into_inner());
     let ctx = Ctx::new(shared, conn, now);
-    let reply = match try_pop(&ctx, &spec.keys, &spec.op) {
+    let reply = match try_keys(&ctx, &spec.keys, &spec.op, Some(spec.kind())) {
         Ok(None) => return None,
         Ok(Some(reply)) => reply,
         Err(e) => e.into_frame(),
