@@ -17,6 +17,7 @@ mod bitops;
 mod blocking;
 mod coll;
 mod connection;
+mod dump;
 mod error;
 mod expire;
 mod geo;

@@ -8,8 +8,8 @@ use super::flag::{
     STALE, SUBSCRIBED_OK, WRITE,
 };
 use super::{
-    bitops, blocking, connection, expire, geo, hash, info, keys, list, memory, pubsub, server, set,
-    slowlog, sort, stream, string, tx, zrange, zset, zstore, CommandSpec,
+    bitops, blocking, connection, dump, expire, geo, hash, info, keys, list, memory, pubsub,
+    server, set, slowlog, sort, stream, string, tx, zrange, zset, zstore, CommandSpec,
 };
 
 macro_rules! row {
@@ -199,6 +199,8 @@ pub(crate) static COMMANDS: &[CommandSpec] = &[
     row!("object", -2, READONLY | CONTAINER, (2, 2, 1), "generic", keys::object, "A container for object introspection commands."),
     row!("sort", -2, WRITE | DENYOOM, KEY1, "generic", sort::sort_cmd, "Sorts the elements in a list, a set, or a sorted set, optionally storing the result."),
     row!("sort_ro", -2, READONLY, KEY1, "generic", sort::sort_ro, "Returns the sorted elements of a list, a set, or a sorted set."),
+    row!("dump", 2, READONLY, KEY1, "generic", dump::dump, "Returns a serialized representation of the value stored at a key."),
+    row!("restore", -4, WRITE | DENYOOM, KEY1, "generic", dump::restore, "Creates a key from the serialized representation of a value."),
     row!("memory", -2, CONTAINER, NONE, "server", memory::memory, "A container for memory diagnostics commands."),
     row!("expire", -3, WRITE | FAST, KEY1, "generic", expire::expire, "Sets the expiration time of a key in seconds."),
     row!("pexpire", -3, WRITE | FAST, KEY1, "generic", expire::pexpire, "Sets the expiration time of a key in milliseconds."),

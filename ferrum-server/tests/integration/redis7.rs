@@ -1,7 +1,7 @@
 //! Redis 7.0 commands the suite's data-type files need: MEMORY, the sorted
 //! set algebra (ZUNION, ZINTER, ZDIFF, ZDIFFSTORE, ZINTERCARD,
 //! ZRANGESTORE), the multi-key pops (LMPOP, BLMPOP, ZMPOP, BZMPOP) and
-//! SORT / SORT_RO. Replies and error texts as redis-server 7.0.15 gives
+//! SORT / SORT_RO, DUMP / RESTORE. Replies and error texts as redis-server 7.0.15 gives
 //! them.
 
 use crate::blocking::wait_blocked;
@@ -317,4 +317,76 @@ fn sort_store_wakes_a_blocked_pop() {
     );
     let want = b"*2\r\n$3\r\ndst\r\n$1\r\na\r\n";
     assert_eq!(b.read_exact_len(want.len()), want);
+}
+
+#[test]
+fn dump_and_restore_round_trip_every_type_with_options() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    run::<()>(&mut c, &["SET", "s", "hello"]).unwrap();
+    run::<i64>(&mut c, &["RPUSH", "l", "a", "1", "b"]).unwrap();
+    run::<i64>(&mut c, &["SADD", "st", "1", "2", "x"]).unwrap();
+    run::<i64>(&mut c, &["ZADD", "z", "1.5", "a", "-inf", "b"]).unwrap();
+    run::<i64>(&mut c, &["HSET", "h", "f", "v", "n", "123"]).unwrap();
+    for key in ["s", "l", "st", "z", "h"] {
+        let payload: Vec<u8> = run(&mut c, &["DUMP", key]).unwrap();
+        let mut cmd = redis::cmd("RESTORE");
+        cmd.arg(format!("{key}-copy")).arg(0).arg(&payload[..]);
+        let ok: String = cmd.query(&mut c).unwrap();
+        assert_eq!(ok, "OK");
+        let again: Vec<u8> = run(&mut c, &["DUMP", &format!("{key}-copy")]).unwrap();
+        assert_eq!(again, payload, "{key}");
+        // Without REPLACE an existing key is refused; with it, replaced.
+        let mut cmd = redis::cmd("RESTORE");
+        cmd.arg(key).arg(0).arg(&payload[..]);
+        let e = cmd.query::<String>(&mut c).unwrap_err();
+        assert_eq!(e.code(), Some("BUSYKEY"));
+        let mut cmd = redis::cmd("RESTORE");
+        cmd.arg(key)
+            .arg(5000)
+            .arg(&payload[..])
+            .arg("REPLACE")
+            .arg("IDLETIME")
+            .arg(1000);
+        assert_eq!(cmd.query::<String>(&mut c).unwrap(), "OK");
+        let ttl: i64 = run(&mut c, &["PTTL", key]).unwrap();
+        assert!(ttl > 0 && ttl <= 5000, "{ttl}");
+        let idle: i64 = run(&mut c, &["OBJECT", "IDLETIME", key]).unwrap();
+        assert!(idle >= 1000, "{idle}");
+    }
+    assert_eq!(
+        run::<Vec<String>>(&mut c, &["LRANGE", "l-copy", "0", "-1"]).unwrap(),
+        ["a", "1", "b"]
+    );
+    assert_eq!(
+        run::<Vec<String>>(&mut c, &["ZRANGE", "z-copy", "0", "-1", "WITHSCORES"]).unwrap(),
+        ["b", "-inf", "a", "1.5"]
+    );
+    assert_eq!(
+        run::<Option<Vec<u8>>>(&mut c, &["DUMP", "missing"]).unwrap(),
+        None
+    );
+    assert_eq!(
+        err(&mut c, &["RESTORE", "k", "0", "garbage"]),
+        "ERR DUMP payload version or checksum are wrong"
+    );
+    assert_eq!(
+        err(&mut c, &["RESTORE", "k", "-1", "garbage"]),
+        "ERR Invalid TTL value, must be >= 0"
+    );
+    assert_eq!(
+        err(&mut c, &["RESTORE", "k", "0", "x", "FOO"]),
+        "ERR syntax error"
+    );
+    // A Redis 7.0.15 dump (SET foo bar) restores, and an absolute TTL in
+    // the past leaves no key.
+    let redis_dump = b"\x00\x03bar\n\x00\xe6\xbeI`\xeef\xfd\x17";
+    let mut cmd = redis::cmd("RESTORE");
+    cmd.arg("foo").arg(0).arg(&redis_dump[..]);
+    assert_eq!(cmd.query::<String>(&mut c).unwrap(), "OK");
+    assert_eq!(run::<String>(&mut c, &["GET", "foo"]).unwrap(), "bar");
+    let mut cmd = redis::cmd("RESTORE");
+    cmd.arg("past").arg(1000).arg(&redis_dump[..]).arg("ABSTTL");
+    assert_eq!(cmd.query::<String>(&mut c).unwrap(), "OK");
+    assert_eq!(run::<i64>(&mut c, &["EXISTS", "past"]).unwrap(), 0);
 }
