@@ -390,3 +390,29 @@ fn dump_and_restore_round_trip_every_type_with_options() {
     assert_eq!(cmd.query::<String>(&mut c).unwrap(), "OK");
     assert_eq!(run::<i64>(&mut c, &["EXISTS", "past"]).unwrap(), 0);
 }
+
+#[test]
+fn a_blocked_pop_stays_blocked_when_its_key_turns_into_another_type() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let mut b = s.raw();
+    b.send(&resp(&[b"BLPOP", b"k", b"0"]));
+    wait_blocked(&mut c, 1);
+    let mut tx = redis::pipe();
+    tx.atomic()
+        .cmd("LPUSH")
+        .arg("k")
+        .arg("a")
+        .cmd("DEL")
+        .arg("k")
+        .cmd("SET")
+        .arg("k")
+        .arg("foo");
+    let _: redis::Value = tx.query(&mut c).unwrap();
+    // Still blocked: a string does not serve a list pop.
+    wait_blocked(&mut c, 1);
+    run::<i64>(&mut c, &["DEL", "k"]).unwrap();
+    run::<i64>(&mut c, &["LPUSH", "k", "b"]).unwrap();
+    let want = b"*2\r\n$1\r\nk\r\n$1\r\nb\r\n";
+    assert_eq!(b.read_exact_len(want.len()), want);
+}
