@@ -416,3 +416,26 @@ fn a_blocked_pop_stays_blocked_when_its_key_turns_into_another_type() {
     let want = b"*2\r\n$1\r\nk\r\n$1\r\nb\r\n";
     assert_eq!(b.read_exact_len(want.len()), want);
 }
+
+#[test]
+fn smove_of_a_member_the_destination_has_keeps_a_watch() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let mut other = s.client();
+    run::<i64>(&mut c, &["SADD", "src", "a", "b"]).unwrap();
+    run::<i64>(&mut c, &["SADD", "dst", "a"]).unwrap();
+    run::<()>(&mut c, &["WATCH", "dst"]).unwrap();
+    assert_eq!(
+        run::<i64>(&mut other, &["SMOVE", "src", "dst", "a"]).unwrap(),
+        1
+    );
+    run::<()>(&mut c, &["MULTI"]).unwrap();
+    run::<String>(&mut c, &["SADD", "dst", "c"]).unwrap();
+    let exec: Option<Vec<i64>> = run(&mut c, &["EXEC"]).unwrap();
+    assert_eq!(exec, Some(vec![1]));
+    assert_eq!(run::<i64>(&mut c, &["SCARD", "dst"]).unwrap(), 2);
+    assert_eq!(
+        err(&mut c, &["SINTERCARD", "x", "dst"]),
+        "ERR numkeys should be greater than 0"
+    );
+}
