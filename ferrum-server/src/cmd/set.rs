@@ -274,10 +274,10 @@ pub(crate) fn sintercard(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let (keys, opts) = numkeys(args, 1)?;
     let limit = match opts {
         [] => 0,
+        // Not a number and negative get the same text, as in Redis.
         [l, n] if is(l, "limit") => match parse_i64(n) {
             Some(v) if v >= 0 => v as usize,
-            Some(_) => return Err(CmdError::msg(LIMIT_NEGATIVE)),
-            None => return Err(CmdError::msg(super::error::NOT_INTEGER)),
+            _ => return Err(CmdError::msg(LIMIT_NEGATIVE)),
         },
         _ => return Err(CmdError::syntax()),
     };

@@ -438,4 +438,8 @@ fn smove_of_a_member_the_destination_has_keeps_a_watch() {
         err(&mut c, &["SINTERCARD", "x", "dst"]),
         "ERR numkeys should be greater than 0"
     );
+    assert_eq!(
+        err(&mut c, &["SINTERCARD", "1", "dst", "LIMIT", "x"]),
+        "ERR LIMIT can't be negative"
+    );
 }
