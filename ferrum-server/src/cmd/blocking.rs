@@ -1,4 +1,6 @@
-//! Blocking pops: BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BZPOPMIN, BZPOPMAX.
+//! Blocking pops: BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BZPOPMIN, BZPOPMAX,
+//! BLMPOP, BZMPOP (and the non-blocking LMPOP and ZMPOP, which share their
+//! argument parsing and pop).
 //!
 //! A handler parses its arguments and tries the pop at once, exactly like
 //! the non-blocking command (the first non-empty key in argument order
@@ -15,8 +17,10 @@ use ferrum_proto::Frame;
 use ferrum_store::types::End;
 use ferrum_store::ValueKind;
 
-use super::error::{TIMEOUT_NEGATIVE, TIMEOUT_NOT_FLOAT, TIMEOUT_RANGE};
-use super::parse::{is, parse_f64};
+use super::error::{
+    COUNT_POSITIVE, NUMKEYS_POSITIVE, TIMEOUT_NEGATIVE, TIMEOUT_NOT_FLOAT, TIMEOUT_RANGE,
+};
+use super::parse::{is, parse_f64, parse_i64};
 use super::{list, zset, CmdError, CmdResult, Ctx};
 use crate::client::ConnState;
 use crate::shared::Shared;
@@ -40,6 +44,22 @@ pub(crate) enum BlockOp {
         /// Pop the highest score instead of the lowest.
         max: bool,
     },
+    /// BLMPOP (and LMPOP): up to `count` elements from one end of the
+    /// first non-empty list; replies `[key, [element, ...]]`.
+    LMPop {
+        /// The end to pop from.
+        end: End,
+        /// At most this many elements.
+        count: usize,
+    },
+    /// BZMPOP (and ZMPOP): up to `count` members of the first non-empty
+    /// sorted set; replies `[key, [[member, score], ...]]`.
+    ZMPop {
+        /// Pop the highest scores instead of the lowest.
+        max: bool,
+        /// At most this many members.
+        count: usize,
+    },
 }
 
 /// A client to block: on which keys, for what, and for how long.
@@ -59,7 +79,7 @@ impl BlockSpec {
     /// The type of value the client pops.
     pub(crate) fn kind(&self) -> ValueKind {
         match self.op {
-            BlockOp::ZPop { .. } => ValueKind::ZSet,
+            BlockOp::ZPop { .. } | BlockOp::ZMPop { .. } => ValueKind::ZSet,
             _ => ValueKind::List,
         }
     }
@@ -108,8 +128,32 @@ fn end_arg(b: &[u8]) -> Result<End, CmdError> {
 /// `WRONGTYPE` when the first key with a value (or BLMOVE's destination)
 /// holds another type.
 fn try_pop(ctx: &Ctx<'_>, keys: &[Bytes], op: &BlockOp) -> Result<Option<Frame>, CmdError> {
+    try_keys(ctx, keys, op, None)
+}
+
+/// [`try_pop`]; with `serving` set to the kind the client pops, a key that
+/// now holds another type is passed over instead of failing: a blocked
+/// client is served only by a value of its type, and otherwise stays
+/// blocked, as in Redis (`MULTI; LPUSH k a; DEL k; SET k x; EXEC` leaves
+/// a BLPOP on `k` waiting).
+fn try_keys(
+    ctx: &Ctx<'_>,
+    keys: &[Bytes],
+    op: &BlockOp,
+    serving: Option<ValueKind>,
+) -> Result<Option<Frame>, CmdError> {
     let (db, now) = (ctx.db(), ctx.now);
     for key in keys {
+        if let Some(kind) = serving {
+            let mut ks = ctx.store().lock_key(key);
+            let held = ks
+                .shard(key)
+                .lookup(db, key, now, ferrum_store::Access::Peek)
+                .map(|e| e.value().kind());
+            if held.is_some_and(|k| k != kind) {
+                continue;
+            }
+        }
         let reply = match op {
             BlockOp::Pop(end) => {
                 let mut ks = ctx.store().lock_key(key);
@@ -131,6 +175,24 @@ fn try_pop(ctx: &Ctx<'_>, keys: &[Bytes], op: &BlockOp) -> Result<Option<Frame>,
                             Frame::Bulk(m),
                             Frame::Double(s),
                         ])
+                    })
+            }
+            BlockOp::LMPop { end, count } => {
+                let mut ks = ctx.store().lock_key(key);
+                list::pop_in(ks.shard(key), db, key, *end, *count, now)?
+                    .filter(|v| !v.is_empty())
+                    .map(|v| {
+                        let items = v.into_iter().map(Frame::Bulk).collect();
+                        Frame::Array(vec![Frame::Bulk(key.clone()), Frame::Array(items)])
+                    })
+            }
+            BlockOp::ZMPop { max, count } => {
+                let mut ks = ctx.store().lock_key(key);
+                zset::pop_in(ks.shard(key), db, key, *count, *max, now)?
+                    .filter(|v| !v.is_empty())
+                    .map(|v| {
+                        let items = zset::scored_reply(v, true, true);
+                        Frame::Array(vec![Frame::Bulk(key.clone()), items])
                     })
             }
         };
@@ -169,7 +231,7 @@ pub(crate) fn retry(shared: &Shared, conn: &mut ConnState, spec: &BlockSpec) -> 
     let now = shared.clock.now();
     let _gate = shared.tx_gate.read().unwrap_or_else(|p| p.into_inner());
     let ctx = Ctx::new(shared, conn, now);
-    let reply = match try_pop(&ctx, &spec.keys, &spec.op) {
+    let reply = match try_keys(&ctx, &spec.keys, &spec.op, Some(spec.kind())) {
         Ok(None) => return None,
         Ok(Some(reply)) => reply,
         Err(e) => e.into_frame(),
@@ -178,6 +240,67 @@ pub(crate) fn retry(shared: &Shared, conn: &mut ConnState, spec: &BlockSpec) -> 
         ctx.store().enforce_maxmemory(now);
     }
     Some(reply)
+}
+
+/// Parses the `numkeys key [key ...] WHERE [COUNT count]` of LMPOP, BLMPOP,
+/// ZMPOP and BZMPOP, starting at `args[at]`, with Redis's errors; `ends`
+/// names the two ends (`LEFT`/`RIGHT`, `MIN`/`MAX`). Returns the keys,
+/// whether the second end was named, and the count (1 by default).
+fn mpop_args<'a>(
+    args: &'a [Bytes],
+    at: usize,
+    ends: [&str; 2],
+) -> Result<(&'a [Bytes], bool, usize), CmdError> {
+    let n = match parse_i64(&args[at]) {
+        Some(n) if n >= 1 => n as u64,
+        _ => return Err(CmdError::msg(NUMKEYS_POSITIVE)),
+    };
+    let rest = &args[at + 1..];
+    if n >= rest.len() as u64 {
+        return Err(CmdError::syntax());
+    }
+    let (keys, rest) = rest.split_at(n as usize);
+    let second = match &rest[0] {
+        w if is(w, ends[0]) => false,
+        w if is(w, ends[1]) => true,
+        _ => return Err(CmdError::syntax()),
+    };
+    let count = match &rest[1..] {
+        [] => 1,
+        [c, v] if is(c, "count") => match parse_i64(v) {
+            Some(n) if n >= 1 => n as usize,
+            _ => return Err(CmdError::msg(COUNT_POSITIVE)),
+        },
+        _ => return Err(CmdError::syntax()),
+    };
+    Ok((keys, second, count))
+}
+
+/// `LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count]`: the
+/// non-blocking form, a null array when every list is empty.
+pub(crate) fn lmpop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let (keys, right, count) = mpop_args(args, 1, ["left", "right"])?;
+    let end = if right { End::Right } else { End::Left };
+    Ok(try_pop(ctx, keys, &BlockOp::LMPop { end, count })?.unwrap_or(Frame::NullArray))
+}
+
+/// `BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT count]`
+pub(crate) fn blmpop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let (keys, right, count) = mpop_args(args, 2, ["left", "right"])?;
+    let end = if right { End::Right } else { End::Left };
+    start(ctx, keys, BlockOp::LMPop { end, count }, &args[1])
+}
+
+/// `ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]`
+pub(crate) fn zmpop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let (keys, max, count) = mpop_args(args, 1, ["min", "max"])?;
+    Ok(try_pop(ctx, keys, &BlockOp::ZMPop { max, count })?.unwrap_or(Frame::NullArray))
+}
+
+/// `BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT count]`
+pub(crate) fn bzmpop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let (keys, max, count) = mpop_args(args, 2, ["min", "max"])?;
+    start(ctx, keys, BlockOp::ZMPop { max, count }, &args[1])
 }
 
 /// `BLPOP key [key ...] timeout`

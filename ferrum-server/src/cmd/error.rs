@@ -59,6 +59,8 @@ pub(crate) const NUMKEYS_ZERO: &str = "ERR at least 1 input key is needed for";
 pub(crate) const NUMKEYS_POSITIVE: &str = "ERR numkeys should be greater than 0";
 /// `-ERR Number of keys can't be greater than number of args`
 pub(crate) const NUMKEYS_TOO_MANY: &str = "ERR Number of keys can't be greater than number of args";
+/// `-ERR count should be greater than 0` (`LMPOP`/`ZMPOP`'s count)
+pub(crate) const COUNT_POSITIVE: &str = "ERR count should be greater than 0";
 /// `-ERR LIMIT can't be negative`
 pub(crate) const LIMIT_NEGATIVE: &str = "ERR LIMIT can't be negative";
 /// `-ERR weight value is not a float`

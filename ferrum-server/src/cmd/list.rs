@@ -72,7 +72,8 @@ pub(crate) fn pop_in(
 /// one bulk (or nil); with one it is an array, a nil array for a missing key.
 fn pop(ctx: &mut Ctx<'_>, args: &[Bytes], end: End) -> CmdResult {
     if args.len() > 3 {
-        return Err(CmdError::syntax());
+        let name = if end == End::Left { "lpop" } else { "rpop" };
+        return Err(CmdError::Arity(name.to_owned()));
     }
     let count = args.get(2).map(|c| positive_count(c)).transpose()?;
     let (key, db, now) = (&args[1], ctx.db(), ctx.now);

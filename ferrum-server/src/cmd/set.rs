@@ -10,7 +10,7 @@ use super::coll::{
     read, read_in, scan_opts, scan_reply, store_in, write_count, write_in, Picker,
 };
 use super::error::{LIMIT_NEGATIVE, NUMKEYS_POSITIVE, NUMKEYS_TOO_MANY};
-use super::parse::{int_arg, is, parse_i64};
+use super::parse::{is, parse_i64};
 use super::{CmdError, CmdResult, Ctx};
 
 pub(crate) fn sadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -120,7 +120,16 @@ pub(crate) fn smove(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if moved != Some(true) {
         return Ok(Frame::Integer(0));
     }
-    write_in(ks.shard(dst), db, dst, now, true, |s: &mut Set| s.insert(m))?;
+    // A member the destination already holds leaves it unchanged, so a
+    // WATCH on it holds, as in Redis.
+    ks.shard(dst).update(
+        db,
+        dst,
+        now,
+        true,
+        |s: &mut Set| s.insert(m),
+        |added| *added,
+    )?;
     Ok(Frame::Integer(1))
 }
 
@@ -248,10 +257,11 @@ pub(crate) fn sdiffstore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 /// Parses a `numkeys key [key ...]` prefix starting at `args[at]`; returns
 /// the keys and the arguments after them.
 pub(crate) fn numkeys(args: &[Bytes], at: usize) -> Result<(&[Bytes], &[Bytes]), CmdError> {
-    let n = int_arg(&args[at])?;
-    if n <= 0 {
-        return Err(CmdError::msg(NUMKEYS_POSITIVE));
-    }
+    // Not a number and not positive get the same text, as in Redis.
+    let n = match parse_i64(&args[at]) {
+        Some(n) if n > 0 => n,
+        _ => return Err(CmdError::msg(NUMKEYS_POSITIVE)),
+    };
     let rest = &args[at + 1..];
     if n as u64 > rest.len() as u64 {
         return Err(CmdError::msg(NUMKEYS_TOO_MANY));
@@ -264,10 +274,10 @@ pub(crate) fn sintercard(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let (keys, opts) = numkeys(args, 1)?;
     let limit = match opts {
         [] => 0,
+        // Not a number and negative get the same text, as in Redis.
         [l, n] if is(l, "limit") => match parse_i64(n) {
             Some(v) if v >= 0 => v as usize,
-            Some(_) => return Err(CmdError::msg(LIMIT_NEGATIVE)),
-            None => return Err(CmdError::msg(super::error::NOT_INTEGER)),
+            _ => return Err(CmdError::msg(LIMIT_NEGATIVE)),
         },
         _ => return Err(CmdError::syntax()),
     };

@@ -8,8 +8,8 @@ use super::flag::{
     STALE, SUBSCRIBED_OK, WRITE,
 };
 use super::{
-    bitops, blocking, connection, expire, geo, hash, info, keys, list, pubsub, server, set,
-    slowlog, stream, string, tx, zrange, zset, zstore, CommandSpec,
+    bitops, blocking, connection, dump, expire, geo, hash, info, keys, list, memory, pubsub,
+    server, set, slowlog, sort, stream, string, tx, zrange, zset, zstore, CommandSpec,
 };
 
 macro_rules! row {
@@ -98,6 +98,8 @@ pub(crate) static COMMANDS: &[CommandSpec] = &[
     row!("brpop", -3, WRITE | BLOCKING, KEYS_BUT_LAST, "list", blocking::brpop, "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped."),
     row!("blmove", 6, WRITE | DENYOOM | BLOCKING, KEY1_2, "list", blocking::blmove, "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is available otherwise. Deletes the list if the last element was moved."),
     row!("brpoplpush", 4, WRITE | DENYOOM | BLOCKING, KEY1_2, "list", blocking::brpoplpush, "Pops an element from a list, pushes it to another list and returns it. Block until an element is available otherwise. Deletes the list if the last element was popped."),
+    row!("lmpop", -4, WRITE, NONE, "list", blocking::lmpop, "Returns multiple elements from a list after removing them. Deletes the list if the last element was popped."),
+    row!("blmpop", -5, WRITE | BLOCKING, NONE, "list", blocking::blmpop, "Pops the first element from one of multiple lists. Blocks until an element is available otherwise. Deletes the list if the last element was popped."),
     // hashes
     row!("hset", -4, WRITE | DENYOOM | FAST, KEY1, "hash", hash::hset, "Creates or modifies the value of a field in a hash."),
     row!("hmset", -4, WRITE | DENYOOM | FAST, KEY1, "hash", hash::hmset, "Sets the values of multiple fields."),
@@ -148,6 +150,8 @@ pub(crate) static COMMANDS: &[CommandSpec] = &[
     row!("zpopmax", -2, WRITE | FAST, KEY1, "sorted-set", zset::zpopmax, "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped."),
     row!("bzpopmin", -3, WRITE | FAST | BLOCKING, KEYS_BUT_LAST, "sorted-set", blocking::bzpopmin, "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped."),
     row!("bzpopmax", -3, WRITE | FAST | BLOCKING, KEYS_BUT_LAST, "sorted-set", blocking::bzpopmax, "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise. Deletes the sorted set if the last element was popped."),
+    row!("zmpop", -4, WRITE, NONE, "sorted-set", blocking::zmpop, "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. Deletes the sorted set if the last member was popped."),
+    row!("bzmpop", -5, WRITE | BLOCKING, NONE, "sorted-set", blocking::bzmpop, "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped."),
     row!("zrandmember", -2, READONLY, KEY1, "sorted-set", zset::zrandmember, "Returns one or more random members from a sorted set."),
     row!("zscan", -3, READONLY, KEY1, "sorted-set", zset::zscan, "Iterates over members and scores of a sorted set."),
     row!("zrange", -4, READONLY, KEY1, "sorted-set", zrange::zrange, "Returns members in a sorted set within a range of indexes."),
@@ -161,6 +165,12 @@ pub(crate) static COMMANDS: &[CommandSpec] = &[
     row!("zremrangebylex", 4, WRITE, KEY1, "sorted-set", zrange::zremrangebylex, "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were removed."),
     row!("zunionstore", -4, WRITE | DENYOOM, (1, 1, 1), "sorted-set", zstore::zunionstore, "Stores the union of multiple sorted sets in a key."),
     row!("zinterstore", -4, WRITE | DENYOOM, (1, 1, 1), "sorted-set", zstore::zinterstore, "Stores the intersect of multiple sorted sets in a key."),
+    row!("zdiffstore", -4, WRITE | DENYOOM, KEY1, "sorted-set", zstore::zdiffstore, "Stores the difference of multiple sorted sets in a key."),
+    row!("zunion", -3, READONLY, NONE, "sorted-set", zstore::zunion, "Returns the union of multiple sorted sets."),
+    row!("zinter", -3, READONLY, NONE, "sorted-set", zstore::zinter, "Returns the intersect of multiple sorted sets."),
+    row!("zdiff", -3, READONLY, NONE, "sorted-set", zstore::zdiff, "Returns the difference between multiple sorted sets."),
+    row!("zintercard", -3, READONLY, NONE, "sorted-set", zstore::zintercard, "Returns the number of members of the intersect of multiple sorted sets."),
+    row!("zrangestore", -5, WRITE | DENYOOM, KEY1_2, "sorted-set", zrange::zrangestore, "Stores a range of members from sorted set in a key."),
     // geospatial
     row!("geoadd", -5, WRITE | DENYOOM, KEY1, "geo", geo::geoadd, "Adds one or more members to a geospatial index. The key is created if it doesn't exist."),
     row!("geopos", -2, READONLY, KEY1, "geo", geo::geopos, "Returns the longitude and latitude of members from a geospatial index."),
@@ -187,6 +197,11 @@ pub(crate) static COMMANDS: &[CommandSpec] = &[
     row!("scan", -2, READONLY, NONE, "generic", keys::scan, "Iterates over the key names in the database."),
     row!("randomkey", 1, READONLY, NONE, "generic", keys::randomkey, "Returns a random key name from the database."),
     row!("object", -2, READONLY | CONTAINER, (2, 2, 1), "generic", keys::object, "A container for object introspection commands."),
+    row!("sort", -2, WRITE | DENYOOM, KEY1, "generic", sort::sort_cmd, "Sorts the elements in a list, a set, or a sorted set, optionally storing the result."),
+    row!("sort_ro", -2, READONLY, KEY1, "generic", sort::sort_ro, "Returns the sorted elements of a list, a set, or a sorted set."),
+    row!("dump", 2, READONLY, KEY1, "generic", dump::dump, "Returns a serialized representation of the value stored at a key."),
+    row!("restore", -4, WRITE | DENYOOM, KEY1, "generic", dump::restore, "Creates a key from the serialized representation of a value."),
+    row!("memory", -2, CONTAINER, NONE, "server", memory::memory, "A container for memory diagnostics commands."),
     row!("expire", -3, WRITE | FAST, KEY1, "generic", expire::expire, "Sets the expiration time of a key in seconds."),
     row!("pexpire", -3, WRITE | FAST, KEY1, "generic", expire::pexpire, "Sets the expiration time of a key in milliseconds."),
     row!("expireat", -3, WRITE | FAST, KEY1, "generic", expire::expireat, "Sets the expiration time of a key to a Unix timestamp."),

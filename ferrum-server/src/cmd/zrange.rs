@@ -1,6 +1,6 @@
 //! Sorted-set ranges: ZRANGE (BYSCORE, BYLEX, REV, LIMIT, WITHSCORES), the
 //! older ZRANGEBYSCORE / ZREVRANGE / ZREVRANGEBYSCORE / ZRANGEBYLEX /
-//! ZREVRANGEBYLEX forms, and ZREMRANGEBYRANK / BYSCORE / BYLEX.
+//! ZREVRANGEBYLEX forms, ZRANGESTORE, and ZREMRANGEBYRANK / BYSCORE / BYLEX.
 //!
 //! Every range first becomes a rank interval in O(log n) (see
 //! `ZSet::score_ranks`), then only the members in it are visited.
@@ -9,7 +9,7 @@ use bytes::Bytes;
 use ferrum_proto::Frame;
 use ferrum_store::types::{LexBound, ScoreBound, ZSet};
 
-use super::coll::{read, resp3, write_count};
+use super::coll::{read, read_in, resp3, store_in, write_count};
 use super::error::{MIN_MAX_FLOAT, MIN_MAX_LEX};
 use super::parse::{int_arg, is, parse_f64};
 use super::zset::scored_reply;
@@ -206,6 +206,26 @@ pub(crate) fn zrangebylex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 pub(crate) fn zrevrangebylex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let range = parse_range(&args[2], &args[3], &args[4..], false, b'l', true)?;
     reply(ctx, &args[1], range)
+}
+
+/// `ZRANGESTORE dst src min max [BYSCORE|BYLEX] [REV] [LIMIT offset count]`:
+/// stores the range as a new sorted set (deleting `dst` when it is empty)
+/// and replies with its size. `WITHSCORES` is a syntax error here.
+pub(crate) fn zrangestore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    if args[5..].iter().any(|a| is(a, "withscores")) {
+        return Err(CmdError::syntax());
+    }
+    let range = parse_range(&args[3], &args[4], &args[5..], true, b'r', false)?;
+    let (dst, src, db, now) = (&args[1], &args[2], ctx.db(), ctx.now);
+    let mut ks = ctx.store().lock_keys([&dst[..], &src[..]]);
+    let items =
+        read_in(ks.shard(src), db, src, now, |z: &ZSet| range.collect(z))?.unwrap_or_default();
+    let mut out = ZSet::new();
+    for (m, s) in &items {
+        out.insert(m, *s);
+    }
+    store_in(ks.shard(dst), db, dst, now, out);
+    Ok(Frame::Integer(items.len() as i64))
 }
 
 fn remove_range(ctx: &mut Ctx<'_>, key: &Bytes, by: By) -> CmdResult {

@@ -18,6 +18,7 @@ mod metrics;
 mod process;
 mod protocol;
 mod pubsub;
+mod redis7;
 mod server;
 mod sets;
 mod streams;
