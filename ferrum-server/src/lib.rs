@@ -27,6 +27,7 @@ mod cmd;
 pub mod config;
 mod connection;
 mod metrics;
+mod notify;
 mod pubsub;
 mod server;
 mod shared;

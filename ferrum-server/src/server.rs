@@ -66,6 +66,8 @@ impl Server {
         };
         let slowlog =
             crate::cmd::SlowLog::new(config.slowlog_log_slower_than, config.slowlog_max_len);
+        let notify = crate::notify::Notifier::default();
+        notify.install(config.stored_value("notify-keyspace-events"));
         let shared = Arc::new(Shared {
             store,
             auth_required: AtomicBool::new(config.requirepass.is_some()),
@@ -79,6 +81,7 @@ impl Server {
             blocking: Arc::default(),
             pubsub: crate::pubsub::PubSub::default(),
             slowlog,
+            notify,
             active_expire: AtomicBool::new(true),
             shutdown_request: CancellationToken::new(),
         });
@@ -190,6 +193,7 @@ async fn reject(mut socket: TcpStream) {
 /// Redis's active expiry: `hz` times a second, sample keys with a TTL and
 /// remove the expired ones, within a quarter of the tick's time.
 async fn expire_loop(shared: Arc<Shared>, shutdown: CancellationToken) {
+    let mut sweep_cursor = 0;
     loop {
         let hz = u64::from(shared.config().hz.clamp(1, 500));
         let tick = Duration::from_millis(1000 / hz);
@@ -205,6 +209,12 @@ async fn expire_loop(shared: Arc<Shared>, shutdown: CancellationToken) {
         }
         let budget = tick / 4;
         let started = tokio::time::Instant::now();
+        if shared.notify.flags() & crate::notify::class::EXPIRED != 0 {
+            // The store's sampling would remove keys without naming them.
+            let _gate = shared.tx_gate.read().unwrap_or_else(|p| p.into_inner());
+            crate::notify::sweep_expired(&shared, &mut sweep_cursor, 1024);
+            continue;
+        }
         loop {
             let expired = {
                 let _gate = shared.tx_gate.read().unwrap_or_else(|p| p.into_inner());

@@ -47,6 +47,8 @@ pub(crate) struct Shared {
     pub(crate) shutdown_request: tokio_util::sync::CancellationToken,
     /// `SLOWLOG`'s entries and parameters.
     pub(crate) slowlog: crate::cmd::SlowLog,
+    /// Which keyspace notifications are sent (`notify-keyspace-events`).
+    pub(crate) notify: crate::notify::Notifier,
 }
 
 impl Shared {

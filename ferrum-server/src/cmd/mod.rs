@@ -349,7 +349,16 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
         }
     }
     ctx.dirty = None;
+    // One relaxed load when notifications are off (the default).
+    let notify = ctx.shared.notify.flags();
+    let watch = (notify != 0
+        && spec.first_key != 0
+        && (spec.has(flag::WRITE) || notify & crate::notify::class::EXPIRED != 0))
+        .then(|| crate::notify::Watch::before(ctx, spec, args));
     let reply = (spec.handler)(ctx, args).unwrap_or_else(CmdError::into_frame);
+    if let Some(watch) = watch {
+        watch.after(ctx, spec, args, &reply);
+    }
     if spec.has(flag::WRITE) {
         let changes = match (&reply, ctx.dirty) {
             (_, Some(n)) => n,

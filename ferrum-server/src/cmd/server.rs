@@ -170,6 +170,9 @@ fn config_set(ctx: &mut Ctx<'_>, pairs: &[Bytes]) -> CmdResult {
     shared
         .auth_required
         .store(config.requirepass.is_some(), Ordering::Relaxed);
+    shared
+        .notify
+        .install(config.stored_value("notify-keyspace-events"));
     drop(config);
     if policy_changed {
         let (kind, pc) = policy;

@@ -649,7 +649,17 @@ static PARAMS: &[Spec] = &[
     stored_text!("pidfile", "", false),
     stored_text!("unixsocket", "", false),
     stored_int!("unixsocketperm", 0, 0o777, "0", false),
-    stored_text!("notify-keyspace-events", "", true),
+    // Validated and kept in its canonical form (`KA` reads back as `AK`);
+    // `crate::notify` sends the events.
+    Spec { name: "notify-keyspace-events", param: Param::Stored, mutable: true, default: "",
+        kind: Kind::Text { get: |c| c.stored_value("notify-keyspace-events").to_owned(),
+            set: |c, v| {
+                let flags = crate::notify::parse_flags(v.as_bytes()).ok_or_else(|| {
+                    "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.".to_owned()
+                })?;
+                c.stored.insert("notify-keyspace-events", crate::notify::flags_to_string(flags));
+                Ok(())
+            } } },
     stored_int!("latency-monitor-threshold", 0, LONG_MAX, "0", true),
     stored_bool!("latency-tracking", "yes", true),
     stored_words!("latency-tracking-info-percentiles", "50 99 99.9", true),

@@ -15,6 +15,7 @@ mod hashes;
 mod keys;
 mod lists;
 mod metrics;
+mod notifications;
 mod process;
 mod protocol;
 mod pubsub;
