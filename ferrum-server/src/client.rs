@@ -39,11 +39,19 @@ pub(crate) struct ConnState {
     /// Replies still to drop after `CLIENT REPLY SKIP` (its own and the
     /// next command's).
     pub(crate) reply_skip: u8,
+    /// Whether `CLIENT TRACKING` is on (the settings are in
+    /// `Shared::tracking`).
+    pub(crate) tracking: bool,
 }
 
 impl ConnState {
     /// A fresh connection's state.
     pub(crate) fn new(handle: Arc<ClientHandle>, authenticated: bool) -> ConnState {
+        // Every connection has its message queue from the start, so that
+        // `CLIENT TRACKING ... REDIRECT id` can reach any client.
+        let mut subs = Subscriptions::default();
+        let inbox = subs.subscriber(&handle);
+        *handle.inbox.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::downgrade(&inbox));
         ConnState {
             handle,
             db: 0,
@@ -53,9 +61,10 @@ impl ConnState {
             multi_failed: false,
             watched: Vec::new(),
             closing: false,
-            subs: Subscriptions::default(),
+            subs,
             reply_off: false,
             reply_skip: 0,
+            tracking: false,
         }
     }
 }
@@ -96,6 +105,9 @@ pub(crate) struct ClientHandle {
     pub(crate) psubs: AtomicUsize,
     /// Whether the client is blocked in a blocking command.
     pub(crate) blocked: AtomicBool,
+    /// The connection's message queue (Pub/Sub and client-side caching),
+    /// for other connections to send to by client id.
+    pub(crate) inbox: Mutex<Option<std::sync::Weak<crate::pubsub::Subscriber>>>,
 }
 
 impl ClientHandle {
@@ -205,6 +217,7 @@ impl ClientRegistry {
             subs: AtomicUsize::new(0),
             psubs: AtomicUsize::new(0),
             blocked: AtomicBool::new(false),
+            inbox: Mutex::new(None),
         });
         self.lock().insert(id, handle.clone());
         handle
@@ -218,6 +231,11 @@ impl ClientRegistry {
     /// How many clients are connected.
     pub(crate) fn len(&self) -> usize {
         self.lock().len()
+    }
+
+    /// The client with this id, if connected.
+    pub(crate) fn get(&self, id: u64) -> Option<Arc<ClientHandle>> {
+        self.lock().get(&id).cloned()
     }
 
     /// A snapshot of every client, by id.

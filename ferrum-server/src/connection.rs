@@ -89,6 +89,7 @@ pub(crate) async fn serve(
     let closed = c.run().await;
     let id = c.handle.id;
     c.state.subs.clear(&c.shared.pubsub, id);
+    c.shared.tracking.disable(id);
     closed
 }
 
@@ -186,12 +187,17 @@ impl Connection {
     /// Encodes `first` and whatever other messages are queued already, up
     /// to one write batch.
     fn encode_messages(&mut self, first: crate::pubsub::Message) {
-        self.encode(&first.into_frame());
+        let subscribed = self.state.subs.count() > 0;
+        if let Some(f) = first.into_frame(self.state.protocol, subscribed) {
+            self.encode(&f);
+        }
         while self.wbuf.len() < FLUSH_THRESHOLD {
             let Some(msg) = self.state.subs.try_recv() else {
                 break;
             };
-            self.encode(&msg.into_frame());
+            if let Some(f) = msg.into_frame(self.state.protocol, subscribed) {
+                self.encode(&f);
+            }
         }
     }
 
@@ -302,6 +308,13 @@ impl Connection {
             if let Some(reply) = cmd::retry_blocked(&self.shared, &mut self.state, &spec) {
                 if let cmd::BlockOp::Move { dst, .. } = &spec.op {
                     reg.wrote(dst.clone());
+                    // Client-side caching: the push changed `dst` (after
+                    // this reply, as in Redis).
+                    let t = &self.shared.tracking;
+                    if t.active() {
+                        t.invalidate(&self.shared, dst, self.handle.id);
+                        t.flush(&self.shared);
+                    }
                 }
                 break Ok(reply);
             }

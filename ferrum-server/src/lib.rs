@@ -31,6 +31,7 @@ mod notify;
 mod pubsub;
 mod server;
 mod shared;
+mod tracking;
 
 pub use config::Config;
 pub use server::Server;

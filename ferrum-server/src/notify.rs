@@ -210,6 +210,7 @@ impl Watch {
                     Some(Some(d)) if d <= ctx.now => {
                         drop(ks);
                         emit(ctx.shared, class::EXPIRED, "expired", db, key);
+                        ctx.shared.tracking.invalidate(ctx.shared, key, 0);
                         false
                     }
                     Some(_) => true,
@@ -223,7 +224,10 @@ impl Watch {
 
     /// Publishes the events of a command that ran and replied `reply`.
     pub(crate) fn after(self, ctx: &Ctx<'_>, spec: &CommandSpec, args: &[Bytes], reply: &Frame) {
-        if matches!(reply, Frame::Error(_)) || !spec.has(crate::cmd::flag::WRITE) {
+        if matches!(reply, Frame::Error(_))
+            || !spec.has(crate::cmd::flag::WRITE)
+            || ctx.shared.notify.flags() == 0
+        {
             return;
         }
         let exists_now = |key: &[u8], db: usize| {
@@ -524,8 +528,10 @@ pub(crate) fn sweep_expired(shared: &Shared, cursor: &mut usize, limit: usize) -
         };
         if gone {
             emit(shared, class::EXPIRED, "expired", *db, key);
+            shared.tracking.invalidate(shared, key, 0);
         }
     }
+    shared.tracking.flush(shared);
     found.len()
 }
 

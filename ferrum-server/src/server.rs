@@ -68,6 +68,10 @@ impl Server {
             crate::cmd::SlowLog::new(config.slowlog_log_slower_than, config.slowlog_max_len);
         let notify = crate::notify::Notifier::default();
         notify.install(config.stored_value("notify-keyspace-events"));
+        let tracking_max = config
+            .stored_value("tracking-table-max-keys")
+            .parse()
+            .unwrap_or(1_000_000);
         let shared = Arc::new(Shared {
             store,
             auth_required: AtomicBool::new(config.requirepass.is_some()),
@@ -82,6 +86,7 @@ impl Server {
             pubsub: crate::pubsub::PubSub::default(),
             slowlog,
             notify,
+            tracking: crate::tracking::Tracking::new(tracking_max),
             active_expire: AtomicBool::new(true),
             shutdown_request: CancellationToken::new(),
         });
@@ -209,7 +214,7 @@ async fn expire_loop(shared: Arc<Shared>, shutdown: CancellationToken) {
         }
         let budget = tick / 4;
         let started = tokio::time::Instant::now();
-        if shared.notify.flags() & crate::notify::class::EXPIRED != 0 {
+        if shared.notify.flags() & crate::notify::class::EXPIRED != 0 || shared.tracking.active() {
             // The store's sampling would remove keys without naming them.
             let _gate = shared.tx_gate.read().unwrap_or_else(|p| p.into_inner());
             crate::notify::sweep_expired(&shared, &mut sweep_cursor, 1024);

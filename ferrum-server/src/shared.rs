@@ -49,6 +49,8 @@ pub(crate) struct Shared {
     pub(crate) slowlog: crate::cmd::SlowLog,
     /// Which keyspace notifications are sent (`notify-keyspace-events`).
     pub(crate) notify: crate::notify::Notifier,
+    /// Client-side caching (`CLIENT TRACKING`).
+    pub(crate) tracking: crate::tracking::Tracking,
 }
 
 impl Shared {

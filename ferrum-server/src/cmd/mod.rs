@@ -278,6 +278,8 @@ pub(crate) fn execute(shared: &Shared, conn: &mut ConnState, args: Vec<Bytes>) -
             frame
         }
     };
+    // BCAST invalidations go out once per top-level command (EXEC included).
+    shared.tracking.flush(shared);
     if let Some(spec) = ctx.block.take() {
         return Reply::Block(spec);
     }
@@ -351,13 +353,17 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
     ctx.dirty = None;
     // One relaxed load when notifications are off (the default).
     let notify = ctx.shared.notify.flags();
-    let watch = (notify != 0
+    let tracking = ctx.shared.tracking.active();
+    let watch = ((notify != 0 || tracking)
         && spec.first_key != 0
-        && (spec.has(flag::WRITE) || notify & crate::notify::class::EXPIRED != 0))
+        && (spec.has(flag::WRITE) || tracking || notify & crate::notify::class::EXPIRED != 0))
         .then(|| crate::notify::Watch::before(ctx, spec, args));
     let reply = (spec.handler)(ctx, args).unwrap_or_else(CmdError::into_frame);
     if let Some(watch) = watch {
         watch.after(ctx, spec, args, &reply);
+    }
+    if tracking {
+        track(ctx, spec, args, &reply);
     }
     if spec.has(flag::WRITE) {
         let changes = match (&reply, ctx.dirty) {
@@ -388,6 +394,31 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
         ctx.shared.slowlog.record(ctx, args, usec);
     }
     reply
+}
+
+/// Client-side caching around one command: a tracking client's reads are
+/// remembered, any client's writes invalidate.
+fn track(ctx: &Ctx<'_>, spec: &CommandSpec, args: &[Bytes], reply: &Frame) {
+    let t = &ctx.shared.tracking;
+    let id = ctx.conn.handle.id;
+    // A command that blocked wrote nothing (yet): the connection invalidates
+    // what it writes when it is served.
+    if !matches!(reply, Frame::Error(_)) && ctx.block.is_none() {
+        if spec.has(flag::WRITE) {
+            if matches!(spec.name, "flushall" | "flushdb") {
+                t.invalidate_all(ctx.shared);
+            }
+            for key in spec.keys(args) {
+                t.invalidate(ctx.shared, key, id);
+            }
+        } else if ctx.conn.tracking && spec.has(flag::READONLY) {
+            t.remember(ctx.shared, id, spec.keys(args));
+        }
+    }
+    let caching_cmd = spec.name == "client" && args.get(1).is_some_and(|a| parse::is(a, "caching"));
+    if ctx.conn.tracking && !caching_cmd {
+        t.command_done(id);
+    }
 }
 
 /// Wakes clients blocked on the keys a write command touched. List and

@@ -173,7 +173,12 @@ fn config_set(ctx: &mut Ctx<'_>, pairs: &[Bytes]) -> CmdResult {
     shared
         .notify
         .install(config.stored_value("notify-keyspace-events"));
+    let tracking_max = config
+        .stored_value("tracking-table-max-keys")
+        .parse()
+        .unwrap_or(1_000_000);
     drop(config);
+    shared.tracking.set_max_keys(shared, tracking_max);
     if policy_changed {
         let (kind, pc) = policy;
         shared.store.set_policy(kind, pc);

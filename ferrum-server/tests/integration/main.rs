@@ -23,5 +23,6 @@ mod server;
 mod sets;
 mod streams;
 mod strings;
+mod tracking;
 mod transactions;
 mod zsets;
