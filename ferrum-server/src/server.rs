@@ -68,6 +68,14 @@ impl Server {
             crate::cmd::SlowLog::new(config.slowlog_log_slower_than, config.slowlog_max_len);
         let notify = crate::notify::Notifier::default();
         notify.install(config.stored_value("notify-keyspace-events"));
+        let latency = crate::cmd::Latency::default();
+        latency.threshold_ms.store(
+            config
+                .stored_value("latency-monitor-threshold")
+                .parse()
+                .unwrap_or(0),
+            Ordering::Relaxed,
+        );
         let tracking_max = config
             .stored_value("tracking-table-max-keys")
             .parse()
@@ -87,6 +95,7 @@ impl Server {
             slowlog,
             notify,
             tracking: crate::tracking::Tracking::new(tracking_max),
+            latency,
             active_expire: AtomicBool::new(true),
             shutdown_request: CancellationToken::new(),
         });
@@ -195,6 +204,19 @@ async fn reject(mut socket: TcpStream) {
         .await;
 }
 
+/// Logs the expiry cycle's duration as the `expire-cycle` latency event
+/// when it ends (however the cycle's loop is left).
+struct ExpireCycleSample<'a>(&'a Shared, tokio::time::Instant);
+
+impl Drop for ExpireCycleSample<'_> {
+    fn drop(&mut self) {
+        let ms = self.1.elapsed().as_millis() as u64;
+        self.0
+            .latency
+            .sample("expire-cycle", ms, self.0.clock.now_micros() / 1_000_000);
+    }
+}
+
 /// Redis's active expiry: `hz` times a second, sample keys with a TTL and
 /// remove the expired ones, within a quarter of the tick's time.
 async fn expire_loop(shared: Arc<Shared>, shutdown: CancellationToken) {
@@ -214,6 +236,7 @@ async fn expire_loop(shared: Arc<Shared>, shutdown: CancellationToken) {
         }
         let budget = tick / 4;
         let started = tokio::time::Instant::now();
+        let _sample = ExpireCycleSample(&shared, started);
         if shared.notify.flags() & crate::notify::class::EXPIRED != 0 || shared.tracking.active() {
             // The store's sampling would remove keys without naming them.
             let _gate = shared.tx_gate.read().unwrap_or_else(|p| p.into_inner());

@@ -49,6 +49,8 @@ pub(crate) struct Shared {
     pub(crate) slowlog: crate::cmd::SlowLog,
     /// Which keyspace notifications are sent (`notify-keyspace-events`).
     pub(crate) notify: crate::notify::Notifier,
+    /// `LATENCY`'s events and the subcommands' histograms.
+    pub(crate) latency: crate::cmd::Latency,
     /// Client-side caching (`CLIENT TRACKING`).
     pub(crate) tracking: crate::tracking::Tracking,
 }
@@ -88,6 +90,8 @@ pub(crate) struct ServerStats {
     errors: std::sync::Mutex<std::collections::BTreeMap<String, u64>>,
     /// Calls and microseconds per command, indexed like `COMMANDS`.
     per_command: Box<[CommandCounters]>,
+    /// Per-command latency histograms (`LATENCY HISTOGRAM`).
+    pub(crate) histogram: crate::cmd::Histograms,
 }
 
 #[derive(Default)]
@@ -126,6 +130,7 @@ impl Default for ServerStats {
                 .iter()
                 .map(|_| CommandCounters::default())
                 .collect(),
+            histogram: crate::cmd::Histograms::default(),
         }
     }
 }
@@ -137,6 +142,7 @@ impl ServerStats {
         let c = &self.per_command[spec.index()];
         c.calls.fetch_add(1, Ordering::Relaxed);
         c.usec.fetch_add(usec, Ordering::Relaxed);
+        self.histogram.record(spec.index(), usec);
     }
 
     /// Counts an error reply with this text (its first word is the code).
@@ -216,5 +222,6 @@ impl ServerStats {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clear();
+        self.histogram.reset();
     }
 }

@@ -23,6 +23,7 @@ mod geo;
 mod hash;
 mod info;
 mod keys;
+mod latency;
 mod list;
 mod parse;
 mod pubsub;
@@ -51,6 +52,7 @@ use crate::shared::Shared;
 
 pub(crate) use blocking::{retry as retry_blocked, BlockOp, BlockSpec};
 pub(crate) use error::{CmdError, CmdResult, UNBLOCKED};
+pub(crate) use latency::{Histograms, Latency};
 pub(crate) use server::policy_of;
 pub(crate) use slowlog::SlowLog;
 pub(crate) use table::COMMANDS;
@@ -385,6 +387,21 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
     let usec = ended.duration_since(ctx.started).as_micros() as u64;
     ctx.started = ended;
     ctx.shared.stats.record_call(spec, usec);
+    if let Some(sub) = sub {
+        let name = format!(
+            "{}|{}",
+            spec.name,
+            String::from_utf8_lossy(sub).to_ascii_lowercase()
+        );
+        ctx.shared.latency.record_subcommand(name, usec);
+    }
+    let event = if spec.has(flag::FAST) {
+        "fast-command"
+    } else {
+        "command"
+    };
+    let now_s = ctx.now.0 / 1000;
+    ctx.shared.latency.sample(event, usec / 1000, now_s);
     if let Frame::Error(text) = &reply {
         ctx.shared.stats.record_failed(spec);
         ctx.shared.stats.record_error(text);

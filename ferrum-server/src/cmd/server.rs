@@ -108,6 +108,7 @@ pub(crate) fn config(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         sub_arity(args.len() == 2, "resetstat")?;
         ctx.store().reset_stats();
         ctx.shared.stats.reset();
+        ctx.shared.latency.reset_histograms();
         Ok(Frame::ok())
     } else if is(sub, "rewrite") {
         Err(CmdError::msg(
@@ -173,6 +174,13 @@ fn config_set(ctx: &mut Ctx<'_>, pairs: &[Bytes]) -> CmdResult {
     shared
         .notify
         .install(config.stored_value("notify-keyspace-events"));
+    ctx.shared.latency.threshold_ms.store(
+        config
+            .stored_value("latency-monitor-threshold")
+            .parse()
+            .unwrap_or(0),
+        Ordering::Relaxed,
+    );
     let tracking_max = config
         .stored_value("tracking-table-max-keys")
         .parse()

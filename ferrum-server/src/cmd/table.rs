@@ -8,8 +8,8 @@ use super::flag::{
     STALE, SUBSCRIBED_OK, WRITE,
 };
 use super::{
-    bitops, blocking, connection, expire, geo, hash, info, keys, list, pubsub, server, set,
-    slowlog, stream, string, tx, zrange, zset, zstore, CommandSpec,
+    bitops, blocking, connection, expire, geo, hash, info, keys, latency, list, pubsub, server,
+    set, slowlog, stream, string, tx, zrange, zset, zstore, CommandSpec,
 };
 
 macro_rules! row {
@@ -223,5 +223,6 @@ pub(crate) static COMMANDS: &[CommandSpec] = &[
     row!("role", 1, FAST | STALE, NONE, "server", server::role, "Returns the replication role."),
     row!("lolwut", -1, READONLY | FAST, NONE, "server", server::lolwut, "Displays computer art and the Redis version"),
     row!("slowlog", -2, ADMIN | CONTAINER, NONE, "server", slowlog::slowlog, "A container for slow log commands."),
+    row!("latency", -2, ADMIN | CONTAINER, NONE, "server", latency::latency, "A container for latency diagnostics commands."),
     row!("debug", -2, ADMIN | CONTAINER, NONE, "server", server::debug, "A container for debugging commands."),
 ];

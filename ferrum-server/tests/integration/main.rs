@@ -13,6 +13,7 @@ mod eviction;
 mod expiry;
 mod hashes;
 mod keys;
+mod latency;
 mod lists;
 mod metrics;
 mod notifications;

@@ -141,5 +141,5 @@ fn tracking_options_are_refused_as_redis_refuses_them() {
         "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled"
     );
     let info: redis::Value = run(&mut c, &["CLIENT", "TRACKINGINFO"]).unwrap();
-    assert_eq!(format!("{info:?}").contains("off"), true);
+    assert!(format!("{info:?}").contains("off"));
 }
