@@ -108,6 +108,9 @@ pub(crate) struct ClientHandle {
     /// The connection's message queue (Pub/Sub and client-side caching),
     /// for other connections to send to by client id.
     pub(crate) inbox: Mutex<Option<std::sync::Weak<crate::pubsub::Subscriber>>>,
+    /// Bytes in the query buffer while a command runs (the command itself
+    /// included, as Redis counts them); 0 between commands.
+    pub(crate) qbuf: AtomicUsize,
 }
 
 impl ClientHandle {
@@ -170,7 +173,7 @@ impl ClientHandle {
             flags.push('N');
         }
         format!(
-            "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db={} sub={} psub={} ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db={} sub={} psub={} ssub=0 multi=-1 qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
             self.id,
             self.addr,
             self.laddr,
@@ -181,6 +184,7 @@ impl ClientHandle {
             self.db.load(Ordering::Relaxed),
             subs,
             psubs,
+            self.qbuf.load(Ordering::Relaxed),
             self.last_command(),
             self.resp.load(Ordering::Relaxed),
             text(&self.lib_name),
@@ -218,6 +222,7 @@ impl ClientRegistry {
             psubs: AtomicUsize::new(0),
             blocked: AtomicBool::new(false),
             inbox: Mutex::new(None),
+            qbuf: AtomicUsize::new(0),
         });
         self.lock().insert(id, handle.clone());
         handle

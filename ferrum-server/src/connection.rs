@@ -142,6 +142,7 @@ impl Connection {
     /// blocks and returns what it waits for.
     async fn run_buffered(&mut self) -> Result<Option<BlockSpec>, Closed> {
         loop {
+            let pending = self.rbuf.len();
             let frame = match self.codec.decode(&mut self.rbuf) {
                 Ok(Some(frame)) => frame,
                 Ok(None) => return Ok(None),
@@ -158,7 +159,9 @@ impl Connection {
             // Subscription confirmations are sent even with replies off,
             // as Redis 7 sends them.
             let confirms = is_subscription(&args[0]);
+            self.handle.qbuf.store(pending, Ordering::Relaxed);
             let reply = cmd::execute(&self.shared, &mut self.state, args);
+            self.handle.qbuf.store(0, Ordering::Relaxed);
             let silenced = (self.state.reply_off || self.state.reply_skip > 0) && !confirms;
             self.state.reply_skip = self.state.reply_skip.saturating_sub(1);
             match reply {

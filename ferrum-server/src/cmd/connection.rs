@@ -325,6 +325,11 @@ type ClientFilter = Box<dyn Fn(&crate::client::ClientHandle) -> bool>;
 /// `CLIENT KILL ip:port` (old form, replies OK) or
 /// `CLIENT KILL <filter> <value> ...` (replies with the number killed).
 fn client_kill(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    if args.is_empty() {
+        return Err(CmdError::msg(
+            "ERR wrong number of arguments for 'client|kill' command",
+        ));
+    }
     let me = ctx.conn.handle.id;
     let clients = ctx.shared.clients.all();
     if let [addr] = args {

@@ -1017,9 +1017,13 @@ enum Refusal {
 }
 
 /// Whether `CONFIG GET pattern` lists the parameter called `name`.
+/// Parameters Redis marks hidden: `CONFIG GET` shows them only when asked
+/// for by name, never for a pattern.
+const HIDDEN: &[&str] = &["rdb-key-save-delay", "key-load-delay"];
+
 fn selects(pattern: &[u8], name: &str) -> bool {
     if pattern.iter().any(|b| matches!(b, b'*' | b'?' | b'[')) {
-        glob_match(pattern, name.as_bytes(), true)
+        !HIDDEN.contains(&name) && glob_match(pattern, name.as_bytes(), true)
     } else {
         name.as_bytes().eq_ignore_ascii_case(pattern)
     }
@@ -1900,7 +1904,13 @@ mod tests {
                 .map(|(n, _)| n)
                 .collect::<Vec<_>>()
         };
-        assert_eq!(names("*").len(), PARAMS.len() + ALIASES.len());
+        // Hidden parameters only by name, as in Redis.
+        assert_eq!(
+            names("*").len(),
+            PARAMS.len() + ALIASES.len() - HIDDEN.len()
+        );
+        assert_eq!(names("key-load-delay"), ["key-load-delay"]);
+        assert!(names("key-load-*").is_empty());
         assert_eq!(
             names("maxmemory*"),
             [
