@@ -28,6 +28,7 @@ pub mod config;
 mod connection;
 mod metrics;
 mod notify;
+mod pause;
 mod pubsub;
 mod server;
 mod shared;

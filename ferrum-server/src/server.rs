@@ -96,6 +96,7 @@ impl Server {
             notify,
             tracking: crate::tracking::Tracking::new(tracking_max),
             latency,
+            pause: crate::pause::Pause::default(),
             active_expire: AtomicBool::new(true),
             shutdown_request: CancellationToken::new(),
         });

@@ -261,6 +261,30 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     } else if is(sub, "trackinginfo") {
         arity(2)?;
         Ok(tracking_info(ctx))
+    } else if is(sub, "pause") {
+        if !(3..=4).contains(&args.len()) {
+            return Err(CmdError::msg(
+                "ERR wrong number of arguments for 'client|pause' command",
+            ));
+        }
+        let ms = super::parse::parse_i64(&args[2])
+            .ok_or_else(|| CmdError::msg("ERR timeout is not an integer or out of range"))?;
+        if ms < 0 {
+            return Err(CmdError::msg("ERR timeout is negative"));
+        }
+        let all = match args.get(3) {
+            None => true,
+            Some(m) if is(m, "all") => true,
+            Some(m) if is(m, "write") => false,
+            Some(_) => return Err(CmdError::msg("ERR CLIENT PAUSE mode must be WRITE or ALL")),
+        };
+        let until = tokio::time::Instant::now() + std::time::Duration::from_millis(ms as u64);
+        ctx.shared.pause.pause(until, all);
+        Ok(Frame::ok())
+    } else if is(sub, "unpause") {
+        arity(2)?;
+        ctx.shared.pause.unpause();
+        Ok(Frame::ok())
     } else if is(sub, "kill") {
         client_kill(ctx, &args[2..])
     } else if is(sub, "unblock") {

@@ -89,7 +89,7 @@ fn clients(ctx: &Ctx<'_>, out: &mut String) {
         "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:{}\r\ntracking_clients:{}\r\n",
         ctx.shared.clients.len(),
         ctx.shared.config().maxclients,
-        ctx.shared.blocking.blocked_clients(),
+        ctx.shared.blocking.blocked_clients() + ctx.shared.pause.waiting(),
         ctx.shared.tracking.counts().3,
     );
 }

@@ -251,6 +251,9 @@ pub(crate) enum Reply {
     /// Block the client until it can be served or times out; commands
     /// pipelined after this one wait too, as in Redis.
     Block(BlockSpec),
+    /// `CLIENT PAUSE` holds this command: run it again once the pause
+    /// ends; commands pipelined after it wait too.
+    Paused(Vec<Bytes>),
 }
 
 /// Runs one command and returns its reply. Errors become error frames here;
@@ -266,6 +269,7 @@ pub(crate) fn execute(shared: &Shared, conn: &mut ConnState, args: Vec<Bytes>) -
             run(&mut ctx, spec, &args)
         }
         Ok(Prepared::Reply(frame)) => frame,
+        Ok(Prepared::Paused) => return Reply::Paused(args),
         Err(e) => {
             if ctx.conn.multi.is_some() {
                 ctx.conn.multi_failed = true;
@@ -298,6 +302,7 @@ pub(crate) fn execute(shared: &Shared, conn: &mut ConnState, args: Vec<Bytes>) -
 enum Prepared {
     Run(&'static CommandSpec),
     Reply(Frame),
+    Paused,
 }
 
 /// Everything that happens before a command runs: lookup, arity, auth, and
@@ -334,7 +339,24 @@ fn prepare(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Result<Prepared, CmdError> {
             return Ok(Prepared::Reply(Frame::simple("QUEUED")));
         }
     }
+    if ctx.shared.pause.holds(pausable_write(ctx, spec)) {
+        return Ok(Prepared::Paused);
+    }
     Ok(Prepared::Run(spec))
+}
+
+/// Whether `CLIENT PAUSE WRITE` holds this command: a write, a command
+/// that may replicate, or an `EXEC` of a queue holding one.
+fn pausable_write(ctx: &Ctx<'_>, spec: &CommandSpec) -> bool {
+    if spec.has(flag::WRITE) || matches!(spec.name, "publish" | "spublish" | "pfcount") {
+        return true;
+    }
+    spec.name == "exec"
+        && ctx.conn.multi.as_ref().is_some_and(|queued| {
+            queued
+                .iter()
+                .any(|args| lookup(&args[0]).is_some_and(|s| s.has(flag::WRITE)))
+        })
 }
 
 /// Runs a command whose arguments passed [`prepare`]; `EXEC` calls this for

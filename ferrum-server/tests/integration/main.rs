@@ -17,6 +17,7 @@ mod latency;
 mod lists;
 mod metrics;
 mod notifications;
+mod pause;
 mod process;
 mod protocol;
 mod pubsub;
