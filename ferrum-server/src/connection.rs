@@ -98,6 +98,7 @@ pub(crate) async fn serve(
     let id = c.handle.id;
     c.state.subs.clear(&c.shared.pubsub, id);
     c.shared.tracking.disable(id);
+    c.shared.monitors.remove(id);
     closed
 }
 

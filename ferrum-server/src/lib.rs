@@ -27,6 +27,7 @@ mod cmd;
 pub mod config;
 mod connection;
 mod metrics;
+mod monitor;
 mod notify;
 mod pause;
 mod pubsub;

@@ -46,6 +46,9 @@ pub(crate) enum TrackingMsg {
     Invalidate(Option<Vec<Bytes>>),
     /// The client the tracking client redirects to is gone.
     RedirBroken(u64),
+    /// A `MONITOR` line (not tracking, but the same kind of server-made
+    /// message).
+    Monitor(Bytes),
 }
 
 impl Message {
@@ -67,6 +70,7 @@ impl Message {
         let pattern = self.pattern.as_ref().map_or(0, |p| p.len() + 16);
         let keys = match &self.tracking {
             Some(TrackingMsg::Invalidate(Some(keys))) => keys.iter().map(|k| k.len() + 16).sum(),
+            Some(TrackingMsg::Monitor(line)) => line.len(),
             _ => 0,
         };
         self.channel.len() + self.payload.len() + pattern + keys + 40
@@ -98,6 +102,7 @@ impl Message {
                         None
                     }
                 }
+                TrackingMsg::Monitor(line) => Some(Frame::Simple(line)),
                 TrackingMsg::RedirBroken(id) => resp3.then(|| {
                     Frame::Push(vec![
                         Frame::bulk("tracking-redir-broken"),

@@ -97,6 +97,7 @@ impl Server {
             tracking: crate::tracking::Tracking::new(tracking_max),
             latency,
             pause: crate::pause::Pause::default(),
+            monitors: crate::monitor::Monitors::default(),
             active_expire: AtomicBool::new(true),
             shutdown_request: CancellationToken::new(),
         });

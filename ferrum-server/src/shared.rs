@@ -51,6 +51,8 @@ pub(crate) struct Shared {
     pub(crate) notify: crate::notify::Notifier,
     /// `LATENCY`'s events and the subcommands' histograms.
     pub(crate) latency: crate::cmd::Latency,
+    /// `MONITOR` clients.
+    pub(crate) monitors: crate::monitor::Monitors,
     /// `CLIENT PAUSE`.
     pub(crate) pause: crate::pause::Pause,
     /// Client-side caching (`CLIENT TRACKING`).

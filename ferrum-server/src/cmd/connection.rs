@@ -388,7 +388,14 @@ fn client_kill(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         } else if is(k, "laddr") {
             filters.push(Box::new(move |c| c.laddr.to_string().as_bytes() == &v[..]));
         } else if is(k, "user") {
-            filters.push(Box::new(move |_| &v[..] == b"default"));
+            // Without ACLs the one user is `default`.
+            if &v[..] != b"default" {
+                return Err(CmdError::msg(format!(
+                    "ERR No such user '{}'",
+                    String::from_utf8_lossy(&v)
+                )));
+            }
+            filters.push(Box::new(|_| true));
         } else if is(k, "maxage") {
             let age = int_arg(&v)?;
             filters.push(Box::new(move |c| {
@@ -568,10 +575,25 @@ fn tracking_info(ctx: &Ctx<'_>) -> Frame {
     ])
 }
 
+/// `MONITOR`: this connection receives every command from now on.
+pub(crate) fn monitor(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    // Queued in MULTI and run by EXEC, it is refused as in Redis.
+    if !ctx.may_block {
+        return Err(CmdError::msg(
+            "ERR MONITOR isn't allowed for DENY BLOCKING client",
+        ));
+    }
+    let handle = ctx.conn.handle.clone();
+    let inbox = ctx.conn.subs.subscriber(&handle);
+    ctx.shared.monitors.add(handle.id, &inbox);
+    Ok(Frame::ok())
+}
+
 /// `RESET`: back to a fresh connection's state, subscriptions included.
 pub(crate) fn reset(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     super::pubsub::leave_all(ctx);
     ctx.shared.tracking.disable(ctx.conn.handle.id);
+    ctx.shared.monitors.remove(ctx.conn.handle.id);
     ctx.conn.tracking = false;
     ctx.conn.db = 0;
     ctx.conn.handle.db.store(0, Ordering::Relaxed);

@@ -389,6 +389,15 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
     if tracking {
         track(ctx, spec, args, &reply);
     }
+    // MONITOR shows what ran, but neither administrative commands nor
+    // credentials (as Redis).
+    if ctx.shared.monitors.active()
+        && !spec.has(flag::ADMIN)
+        && !matches!(spec.name, "auth" | "hello")
+    {
+        let addr = ctx.conn.handle.addr.to_string();
+        ctx.shared.monitors.feed(ctx.shared, ctx.db(), &addr, args);
+    }
     if spec.has(flag::WRITE) {
         let changes = match (&reply, ctx.dirty) {
             (_, Some(n)) => n,

@@ -45,6 +45,7 @@ pub(crate) static COMMANDS: &[CommandSpec] = &[
     row!("auth", -2, FAST | NO_AUTH | STALE, NONE, "connection", connection::auth, "Authenticates the connection."),
     row!("select", 2, FAST | STALE, NONE, "connection", connection::select, "Changes the selected database."),
     row!("client", -2, ADMIN | STALE | CONTAINER, NONE, "connection", connection::client, "A container for client connection commands."),
+    row!("monitor", 1, ADMIN | STALE, NONE, "server", connection::monitor, "Listens for all requests received by the server in real-time."),
     row!("reset", 1, FAST | NO_AUTH | NO_QUEUE | STALE | SUBSCRIBED_OK, NONE, "connection", connection::reset, "Resets the connection."),
     // strings
     row!("get", 2, READONLY | FAST, KEY1, "string", string::get, "Returns the string value of a key."),
