@@ -39,11 +39,19 @@ pub(crate) struct ConnState {
     /// Replies still to drop after `CLIENT REPLY SKIP` (its own and the
     /// next command's).
     pub(crate) reply_skip: u8,
+    /// Whether `CLIENT TRACKING` is on (the settings are in
+    /// `Shared::tracking`).
+    pub(crate) tracking: bool,
 }
 
 impl ConnState {
     /// A fresh connection's state.
     pub(crate) fn new(handle: Arc<ClientHandle>, authenticated: bool) -> ConnState {
+        // Every connection has its message queue from the start, so that
+        // `CLIENT TRACKING ... REDIRECT id` can reach any client.
+        let mut subs = Subscriptions::default();
+        let inbox = subs.subscriber(&handle);
+        *handle.inbox.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::downgrade(&inbox));
         ConnState {
             handle,
             db: 0,
@@ -53,9 +61,10 @@ impl ConnState {
             multi_failed: false,
             watched: Vec::new(),
             closing: false,
-            subs: Subscriptions::default(),
+            subs,
             reply_off: false,
             reply_skip: 0,
+            tracking: false,
         }
     }
 }
@@ -96,6 +105,12 @@ pub(crate) struct ClientHandle {
     pub(crate) psubs: AtomicUsize,
     /// Whether the client is blocked in a blocking command.
     pub(crate) blocked: AtomicBool,
+    /// The connection's message queue (Pub/Sub and client-side caching),
+    /// for other connections to send to by client id.
+    pub(crate) inbox: Mutex<Option<std::sync::Weak<crate::pubsub::Subscriber>>>,
+    /// Bytes in the query buffer while a command runs (the command itself
+    /// included, as Redis counts them); 0 between commands.
+    pub(crate) qbuf: AtomicUsize,
 }
 
 impl ClientHandle {
@@ -158,7 +173,7 @@ impl ClientHandle {
             flags.push('N');
         }
         format!(
-            "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db={} sub={} psub={} ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db={} sub={} psub={} ssub=0 multi=-1 qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
             self.id,
             self.addr,
             self.laddr,
@@ -169,6 +184,7 @@ impl ClientHandle {
             self.db.load(Ordering::Relaxed),
             subs,
             psubs,
+            self.qbuf.load(Ordering::Relaxed),
             self.last_command(),
             self.resp.load(Ordering::Relaxed),
             text(&self.lib_name),
@@ -205,6 +221,8 @@ impl ClientRegistry {
             subs: AtomicUsize::new(0),
             psubs: AtomicUsize::new(0),
             blocked: AtomicBool::new(false),
+            inbox: Mutex::new(None),
+            qbuf: AtomicUsize::new(0),
         });
         self.lock().insert(id, handle.clone());
         handle
@@ -218,6 +236,11 @@ impl ClientRegistry {
     /// How many clients are connected.
     pub(crate) fn len(&self) -> usize {
         self.lock().len()
+    }
+
+    /// The client with this id, if connected.
+    pub(crate) fn get(&self, id: u64) -> Option<Arc<ClientHandle>> {
+        self.lock().get(&id).cloned()
     }
 
     /// A snapshot of every client, by id.

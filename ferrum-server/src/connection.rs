@@ -40,6 +40,14 @@ const FLUSH_THRESHOLD: usize = 64 * 1024;
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
 
 /// Why a connection ended.
+/// Why a batch of pipelined commands stopped early.
+enum Stop {
+    /// A blocking command found nothing to serve.
+    Block(BlockSpec),
+    /// `CLIENT PAUSE` holds this command.
+    Paused(Vec<Bytes>),
+}
+
 #[derive(Debug)]
 pub(crate) enum Closed {
     /// The peer closed, sent QUIT, or was killed.
@@ -89,6 +97,8 @@ pub(crate) async fn serve(
     let closed = c.run().await;
     let id = c.handle.id;
     c.state.subs.clear(&c.shared.pubsub, id);
+    c.shared.tracking.disable(id);
+    c.shared.monitors.remove(id);
     closed
 }
 
@@ -116,12 +126,23 @@ impl Connection {
             }
             match outcome {
                 Err(closed) => return closed,
-                Ok(Some(spec)) => match self.wait_blocked(spec).await {
+                Ok(Some(Stop::Block(spec))) => match self.wait_blocked(spec).await {
                     Ok(reply) => {
                         self.encode(&reply);
                         // Run what was pipelined behind it before reading.
                         continue;
                     }
+                    Err(closed) => return closed,
+                },
+                Ok(Some(Stop::Paused(args))) => match self.wait_paused(args).await {
+                    Ok(None) | Ok(Some(Stop::Paused(_))) => continue,
+                    Ok(Some(Stop::Block(spec))) => match self.wait_blocked(spec).await {
+                        Ok(reply) => {
+                            self.encode(&reply);
+                            continue;
+                        }
+                        Err(closed) => return closed,
+                    },
                     Err(closed) => return closed,
                 },
                 Ok(None) if self.state.closing => return Closed::Normally,
@@ -139,8 +160,9 @@ impl Connection {
     /// Runs every complete command in the read buffer, encoding replies
     /// (flushing early past [`FLUSH_THRESHOLD`]). Stops at a command that
     /// blocks and returns what it waits for.
-    async fn run_buffered(&mut self) -> Result<Option<BlockSpec>, Closed> {
+    async fn run_buffered(&mut self) -> Result<Option<Stop>, Closed> {
         loop {
+            let pending = self.rbuf.len();
             let frame = match self.codec.decode(&mut self.rbuf) {
                 Ok(Some(frame)) => frame,
                 Ok(None) => return Ok(None),
@@ -154,23 +176,57 @@ impl Connection {
             let Some(args) = into_args(frame) else {
                 continue;
             };
-            // Subscription confirmations are sent even with replies off,
-            // as Redis 7 sends them.
-            let confirms = is_subscription(&args[0]);
-            let reply = cmd::execute(&self.shared, &mut self.state, args);
-            let silenced = (self.state.reply_off || self.state.reply_skip > 0) && !confirms;
-            self.state.reply_skip = self.state.reply_skip.saturating_sub(1);
-            match reply {
-                _ if silenced && !matches!(reply, Reply::Block(_)) => {}
-                Reply::One(frame) => self.encode(&frame),
-                Reply::Many(frames) => frames.iter().for_each(|f| self.encode(f)),
-                Reply::Block(spec) => return Ok(Some(spec)),
+            self.handle.qbuf.store(pending, Ordering::Relaxed);
+            let stop = self.run_command(args);
+            self.handle.qbuf.store(0, Ordering::Relaxed);
+            if let Some(stop) = stop {
+                return Ok(Some(stop));
             }
             if self.state.closing {
                 return Ok(None);
             }
             if self.wbuf.len() >= FLUSH_THRESHOLD {
                 self.flush().await?;
+            }
+        }
+    }
+
+    /// Runs one command and encodes its replies, unless it must wait.
+    fn run_command(&mut self, args: Vec<Bytes>) -> Option<Stop> {
+        // Subscription confirmations are sent even with replies off,
+        // as Redis 7 sends them.
+        let confirms = is_subscription(&args[0]);
+        let reply = cmd::execute(&self.shared, &mut self.state, args);
+        if let Reply::Paused(args) = reply {
+            return Some(Stop::Paused(args));
+        }
+        let silenced = (self.state.reply_off || self.state.reply_skip > 0) && !confirms;
+        self.state.reply_skip = self.state.reply_skip.saturating_sub(1);
+        match reply {
+            Reply::Block(spec) => return Some(Stop::Block(spec)),
+            _ if silenced => {}
+            Reply::One(frame) => self.encode(&frame),
+            Reply::Many(frames) => frames.iter().for_each(|f| self.encode(f)),
+            Reply::Paused(_) => {}
+        }
+        None
+    }
+
+    /// Holds a command `CLIENT PAUSE` covers until the pause ends, then
+    /// runs it; what it then says to do next (it may block).
+    async fn wait_paused(&mut self, args: Vec<Bytes>) -> Result<Option<Stop>, Closed> {
+        let shared = self.shared.clone();
+        let _held = shared.pause.hold();
+        let mut args = args;
+        loop {
+            tokio::select! {
+                () = shared.pause.wait() => {}
+                () = self.handle.kill.notified() => return Err(self.killed()),
+                () = self.shutdown.cancelled() => return Err(Closed::Normally),
+            }
+            match self.run_command(args) {
+                Some(Stop::Paused(again)) => args = again,
+                other => return Ok(other),
             }
         }
     }
@@ -186,12 +242,17 @@ impl Connection {
     /// Encodes `first` and whatever other messages are queued already, up
     /// to one write batch.
     fn encode_messages(&mut self, first: crate::pubsub::Message) {
-        self.encode(&first.into_frame());
+        let subscribed = self.state.subs.count() > 0;
+        if let Some(f) = first.into_frame(self.state.protocol, subscribed) {
+            self.encode(&f);
+        }
         while self.wbuf.len() < FLUSH_THRESHOLD {
             let Some(msg) = self.state.subs.try_recv() else {
                 break;
             };
-            self.encode(&msg.into_frame());
+            if let Some(f) = msg.into_frame(self.state.protocol, subscribed) {
+                self.encode(&f);
+            }
         }
     }
 
@@ -302,6 +363,13 @@ impl Connection {
             if let Some(reply) = cmd::retry_blocked(&self.shared, &mut self.state, &spec) {
                 if let cmd::BlockOp::Move { dst, .. } = &spec.op {
                     reg.wrote(dst.clone());
+                    // Client-side caching: the push changed `dst` (after
+                    // this reply, as in Redis).
+                    let t = &self.shared.tracking;
+                    if t.active() {
+                        t.invalidate(&self.shared, dst, self.handle.id);
+                        t.flush(&self.shared);
+                    }
                 }
                 break Ok(reply);
             }

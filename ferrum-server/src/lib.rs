@@ -27,9 +27,13 @@ mod cmd;
 pub mod config;
 mod connection;
 mod metrics;
+mod monitor;
+mod notify;
+mod pause;
 mod pubsub;
 mod server;
 mod shared;
+mod tracking;
 
 pub use config::Config;
 pub use server::Server;

@@ -35,6 +35,32 @@ pub(crate) struct Message {
     pub(crate) channel: Bytes,
     /// The payload.
     pub(crate) payload: Bytes,
+    /// A client-side-caching message instead of a published one.
+    pub(crate) tracking: Option<TrackingMsg>,
+}
+
+/// What `CLIENT TRACKING` sends a connection.
+#[derive(Clone, Debug)]
+pub(crate) enum TrackingMsg {
+    /// These keys changed; `None`: every key (`FLUSHALL`, `FLUSHDB`).
+    Invalidate(Option<Vec<Bytes>>),
+    /// The client the tracking client redirects to is gone.
+    RedirBroken(u64),
+    /// A `MONITOR` line (not tracking, but the same kind of server-made
+    /// message).
+    Monitor(Bytes),
+}
+
+impl Message {
+    /// A client-side-caching message.
+    pub(crate) fn tracking(msg: TrackingMsg) -> Message {
+        Message {
+            pattern: None,
+            channel: Bytes::new(),
+            payload: Bytes::new(),
+            tracking: Some(msg),
+        }
+    }
 }
 
 impl Message {
@@ -42,19 +68,56 @@ impl Message {
     /// near enough (the RESP framing is at most a few dozen bytes).
     pub(crate) fn cost(&self) -> usize {
         let pattern = self.pattern.as_ref().map_or(0, |p| p.len() + 16);
-        self.channel.len() + self.payload.len() + pattern + 40
+        let keys = match &self.tracking {
+            Some(TrackingMsg::Invalidate(Some(keys))) => keys.iter().map(|k| k.len() + 16).sum(),
+            Some(TrackingMsg::Monitor(line)) => line.len(),
+            _ => 0,
+        };
+        self.channel.len() + self.payload.len() + pattern + keys + 40
     }
 
     /// The frame a subscriber receives: a push (an array in RESP2) of
     /// `message, channel, payload` or `pmessage, pattern, channel, payload`.
-    pub(crate) fn into_frame(self) -> Frame {
+    ///
+    /// A tracking message becomes Redis's `invalidate` push in RESP3, a
+    /// `message` on `__redis__:invalidate` for a RESP2 connection in
+    /// subscribed mode, and nothing otherwise (RESP2 has no pushes).
+    pub(crate) fn into_frame(self, protocol: Protocol, subscribed: bool) -> Option<Frame> {
+        if let Some(t) = self.tracking {
+            let resp3 = protocol == Protocol::Resp3;
+            return match t {
+                TrackingMsg::Invalidate(keys) => {
+                    let keys = keys.map_or(Frame::Null, |k| {
+                        Frame::Array(k.into_iter().map(Frame::Bulk).collect())
+                    });
+                    if resp3 {
+                        Some(Frame::Push(vec![Frame::bulk("invalidate"), keys]))
+                    } else if subscribed {
+                        Some(Frame::Push(vec![
+                            Frame::bulk("message"),
+                            Frame::bulk("__redis__:invalidate"),
+                            keys,
+                        ]))
+                    } else {
+                        None
+                    }
+                }
+                TrackingMsg::Monitor(line) => Some(Frame::Simple(line)),
+                TrackingMsg::RedirBroken(id) => resp3.then(|| {
+                    Frame::Push(vec![
+                        Frame::bulk("tracking-redir-broken"),
+                        Frame::Integer(id as i64),
+                    ])
+                }),
+            };
+        }
         let mut items = Vec::with_capacity(4);
         match self.pattern {
             Some(p) => items.extend([Frame::bulk("pmessage"), Frame::Bulk(p)]),
             None => items.push(Frame::bulk("message")),
         }
         items.extend([Frame::Bulk(self.channel), Frame::Bulk(self.payload)]);
-        Frame::Push(items)
+        Some(Frame::Push(items))
     }
 }
 
@@ -117,6 +180,11 @@ impl Subscriber {
             self.client.kill.notify_one();
         }
         false
+    }
+
+    /// Queues a client-side-caching message for this connection.
+    pub(crate) fn send_tracking(&self, msg: TrackingMsg, limit: OutputBufferLimit) -> bool {
+        self.deliver(Message::tracking(msg), limit)
     }
 
     /// Whether the subscriber broke its output limit and is being closed.
@@ -189,6 +257,7 @@ impl PubSub {
                     pattern: None,
                     channel: channel.clone(),
                     payload: payload.clone(),
+                    tracking: None,
                 };
                 receivers += usize::from(sub.deliver(msg, limit));
             }
@@ -202,6 +271,7 @@ impl PubSub {
                     pattern: Some(pattern.clone()),
                     channel: channel.clone(),
                     payload: payload.clone(),
+                    tracking: None,
                 };
                 receivers += usize::from(sub.deliver(msg, limit));
             }

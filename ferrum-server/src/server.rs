@@ -66,6 +66,20 @@ impl Server {
         };
         let slowlog =
             crate::cmd::SlowLog::new(config.slowlog_log_slower_than, config.slowlog_max_len);
+        let notify = crate::notify::Notifier::default();
+        notify.install(config.stored_value("notify-keyspace-events"));
+        let latency = crate::cmd::Latency::default();
+        latency.threshold_ms.store(
+            config
+                .stored_value("latency-monitor-threshold")
+                .parse()
+                .unwrap_or(0),
+            Ordering::Relaxed,
+        );
+        let tracking_max = config
+            .stored_value("tracking-table-max-keys")
+            .parse()
+            .unwrap_or(1_000_000);
         let shared = Arc::new(Shared {
             store,
             auth_required: AtomicBool::new(config.requirepass.is_some()),
@@ -79,6 +93,11 @@ impl Server {
             blocking: Arc::default(),
             pubsub: crate::pubsub::PubSub::default(),
             slowlog,
+            notify,
+            tracking: crate::tracking::Tracking::new(tracking_max),
+            latency,
+            pause: crate::pause::Pause::default(),
+            monitors: crate::monitor::Monitors::default(),
             active_expire: AtomicBool::new(true),
             shutdown_request: CancellationToken::new(),
         });
@@ -187,9 +206,23 @@ async fn reject(mut socket: TcpStream) {
         .await;
 }
 
+/// Logs the expiry cycle's duration as the `expire-cycle` latency event
+/// when it ends (however the cycle's loop is left).
+struct ExpireCycleSample<'a>(&'a Shared, tokio::time::Instant);
+
+impl Drop for ExpireCycleSample<'_> {
+    fn drop(&mut self) {
+        let ms = self.1.elapsed().as_millis() as u64;
+        self.0
+            .latency
+            .sample("expire-cycle", ms, self.0.clock.now_micros() / 1_000_000);
+    }
+}
+
 /// Redis's active expiry: `hz` times a second, sample keys with a TTL and
 /// remove the expired ones, within a quarter of the tick's time.
 async fn expire_loop(shared: Arc<Shared>, shutdown: CancellationToken) {
+    let mut sweep_cursor = 0;
     loop {
         let hz = u64::from(shared.config().hz.clamp(1, 500));
         let tick = Duration::from_millis(1000 / hz);
@@ -205,6 +238,13 @@ async fn expire_loop(shared: Arc<Shared>, shutdown: CancellationToken) {
         }
         let budget = tick / 4;
         let started = tokio::time::Instant::now();
+        let _sample = ExpireCycleSample(&shared, started);
+        if shared.notify.flags() & crate::notify::class::EXPIRED != 0 || shared.tracking.active() {
+            // The store's sampling would remove keys without naming them.
+            let _gate = shared.tx_gate.read().unwrap_or_else(|p| p.into_inner());
+            crate::notify::sweep_expired(&shared, &mut sweep_cursor, 1024);
+            continue;
+        }
         loop {
             let expired = {
                 let _gate = shared.tx_gate.read().unwrap_or_else(|p| p.into_inner());

@@ -47,6 +47,16 @@ pub(crate) struct Shared {
     pub(crate) shutdown_request: tokio_util::sync::CancellationToken,
     /// `SLOWLOG`'s entries and parameters.
     pub(crate) slowlog: crate::cmd::SlowLog,
+    /// Which keyspace notifications are sent (`notify-keyspace-events`).
+    pub(crate) notify: crate::notify::Notifier,
+    /// `LATENCY`'s events and the subcommands' histograms.
+    pub(crate) latency: crate::cmd::Latency,
+    /// `MONITOR` clients.
+    pub(crate) monitors: crate::monitor::Monitors,
+    /// `CLIENT PAUSE`.
+    pub(crate) pause: crate::pause::Pause,
+    /// Client-side caching (`CLIENT TRACKING`).
+    pub(crate) tracking: crate::tracking::Tracking,
 }
 
 impl Shared {
@@ -84,6 +94,8 @@ pub(crate) struct ServerStats {
     errors: std::sync::Mutex<std::collections::BTreeMap<String, u64>>,
     /// Calls and microseconds per command, indexed like `COMMANDS`.
     per_command: Box<[CommandCounters]>,
+    /// Per-command latency histograms (`LATENCY HISTOGRAM`).
+    pub(crate) histogram: crate::cmd::Histograms,
 }
 
 #[derive(Default)]
@@ -122,6 +134,7 @@ impl Default for ServerStats {
                 .iter()
                 .map(|_| CommandCounters::default())
                 .collect(),
+            histogram: crate::cmd::Histograms::default(),
         }
     }
 }
@@ -133,6 +146,7 @@ impl ServerStats {
         let c = &self.per_command[spec.index()];
         c.calls.fetch_add(1, Ordering::Relaxed);
         c.usec.fetch_add(usec, Ordering::Relaxed);
+        self.histogram.record(spec.index(), usec);
     }
 
     /// Counts an error reply with this text (its first word is the code).
@@ -212,5 +226,6 @@ impl ServerStats {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clear();
+        self.histogram.reset();
     }
 }

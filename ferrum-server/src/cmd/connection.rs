@@ -31,6 +31,14 @@ pub(crate) fn echo(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 pub(crate) fn quit(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     ctx.conn.closing = true;
+    // Gone for client-side caching from now on: a client redirecting here
+    // learns it at once (`tracking-redir-broken`), not after the socket
+    // closes.
+    *ctx.conn
+        .handle
+        .inbox
+        .lock()
+        .unwrap_or_else(|p| p.into_inner()) = None;
     Ok(Frame::ok())
 }
 
@@ -232,6 +240,51 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             return Err(CmdError::syntax());
         }
         Ok(Frame::ok())
+    } else if is(sub, "tracking") {
+        if args.len() < 3 {
+            return Err(CmdError::msg(
+                "ERR wrong number of arguments for 'client|tracking' command",
+            ));
+        }
+        client_tracking(ctx, &args[2..])
+    } else if is(sub, "caching") {
+        arity(3)?;
+        client_caching(ctx, &args[2])
+    } else if is(sub, "getredir") {
+        arity(2)?;
+        let redirect = ctx
+            .shared
+            .tracking
+            .mode(handle.id)
+            .map_or(-1, |m| m.redirect as i64);
+        Ok(Frame::Integer(redirect))
+    } else if is(sub, "trackinginfo") {
+        arity(2)?;
+        Ok(tracking_info(ctx))
+    } else if is(sub, "pause") {
+        if !(3..=4).contains(&args.len()) {
+            return Err(CmdError::msg(
+                "ERR wrong number of arguments for 'client|pause' command",
+            ));
+        }
+        let ms = super::parse::parse_i64(&args[2])
+            .ok_or_else(|| CmdError::msg("ERR timeout is not an integer or out of range"))?;
+        if ms < 0 {
+            return Err(CmdError::msg("ERR timeout is negative"));
+        }
+        let all = match args.get(3) {
+            None => true,
+            Some(m) if is(m, "all") => true,
+            Some(m) if is(m, "write") => false,
+            Some(_) => return Err(CmdError::msg("ERR CLIENT PAUSE mode must be WRITE or ALL")),
+        };
+        let until = tokio::time::Instant::now() + std::time::Duration::from_millis(ms as u64);
+        ctx.shared.pause.pause(until, all);
+        Ok(Frame::ok())
+    } else if is(sub, "unpause") {
+        arity(2)?;
+        ctx.shared.pause.unpause();
+        Ok(Frame::ok())
     } else if is(sub, "kill") {
         client_kill(ctx, &args[2..])
     } else if is(sub, "unblock") {
@@ -296,6 +349,11 @@ type ClientFilter = Box<dyn Fn(&crate::client::ClientHandle) -> bool>;
 /// `CLIENT KILL ip:port` (old form, replies OK) or
 /// `CLIENT KILL <filter> <value> ...` (replies with the number killed).
 fn client_kill(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    if args.is_empty() {
+        return Err(CmdError::msg(
+            "ERR wrong number of arguments for 'client|kill' command",
+        ));
+    }
     let me = ctx.conn.handle.id;
     let clients = ctx.shared.clients.all();
     if let [addr] = args {
@@ -330,7 +388,14 @@ fn client_kill(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         } else if is(k, "laddr") {
             filters.push(Box::new(move |c| c.laddr.to_string().as_bytes() == &v[..]));
         } else if is(k, "user") {
-            filters.push(Box::new(move |_| &v[..] == b"default"));
+            // Without ACLs the one user is `default`.
+            if &v[..] != b"default" {
+                return Err(CmdError::msg(format!(
+                    "ERR No such user '{}'",
+                    String::from_utf8_lossy(&v)
+                )));
+            }
+            filters.push(Box::new(|_| true));
         } else if is(k, "maxage") {
             let age = int_arg(&v)?;
             filters.push(Box::new(move |c| {
@@ -398,9 +463,138 @@ fn client_unblock(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     Ok(Frame::Integer(i64::from(unblocked)))
 }
 
+/// `CLIENT TRACKING on|off [REDIRECT id] [PREFIX p]... [BCAST] [OPTIN]
+/// [OPTOUT] [NOLOOP]`.
+fn client_tracking(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let mut mode = crate::tracking::Mode::default();
+    let mut i = 1;
+    while i < args.len() {
+        let more = i + 1 < args.len();
+        let a = &args[i];
+        if is(a, "redirect") && more {
+            i += 1;
+            if mode.redirect != 0 {
+                return Err(CmdError::msg(
+                    "ERR A client can only redirect to a single other client",
+                ));
+            }
+            let id = int_arg(&args[i])?;
+            let found = u64::try_from(id)
+                .ok()
+                .and_then(|id| ctx.shared.clients.get(id));
+            match found {
+                Some(c) => mode.redirect = c.id,
+                None => {
+                    return Err(CmdError::msg(
+                        "ERR The client ID you want redirect to does not exist",
+                    ))
+                }
+            }
+        } else if is(a, "bcast") {
+            mode.bcast = true;
+        } else if is(a, "optin") {
+            mode.optin = true;
+        } else if is(a, "optout") {
+            mode.optout = true;
+        } else if is(a, "noloop") {
+            mode.noloop = true;
+        } else if is(a, "prefix") && more {
+            i += 1;
+            mode.prefixes.push(args[i].clone());
+        } else {
+            return Err(CmdError::syntax());
+        }
+        i += 1;
+    }
+    let id = ctx.conn.handle.id;
+    if is(&args[0], "on") {
+        ctx.shared
+            .tracking
+            .enable(id, mode)
+            .map_err(CmdError::msg)?;
+        ctx.conn.tracking = true;
+    } else if is(&args[0], "off") {
+        ctx.shared.tracking.disable(id);
+        ctx.conn.tracking = false;
+    } else {
+        return Err(CmdError::syntax());
+    }
+    Ok(Frame::ok())
+}
+
+/// `CLIENT CACHING yes|no`: OPTIN / OPTOUT for the next command.
+fn client_caching(ctx: &mut Ctx<'_>, arg: &Bytes) -> CmdResult {
+    let Some(mode) = ctx.shared.tracking.mode(ctx.conn.handle.id) else {
+        return Err(CmdError::msg("ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled"));
+    };
+    if is(arg, "yes") {
+        if !mode.optin {
+            return Err(CmdError::msg(
+                "ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.",
+            ));
+        }
+    } else if is(arg, "no") {
+        if !mode.optout {
+            return Err(CmdError::msg(
+                "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.",
+            ));
+        }
+    } else {
+        return Err(CmdError::syntax());
+    }
+    ctx.shared.tracking.set_caching(ctx.conn.handle.id);
+    Ok(Frame::ok())
+}
+
+/// `CLIENT TRACKINGINFO`: flags, redirect and prefixes, as Redis shows them.
+fn tracking_info(ctx: &Ctx<'_>) -> Frame {
+    let mode = ctx.shared.tracking.mode(ctx.conn.handle.id);
+    let mut flags = vec![Frame::bulk(if mode.is_some() { "on" } else { "off" })];
+    if let Some(m) = &mode {
+        let mut add = |on: bool, name: &'static str| {
+            if on {
+                flags.push(Frame::bulk(name));
+            }
+        };
+        add(m.bcast, "bcast");
+        add(m.optin, "optin");
+        add(m.optin && m.caching, "caching-yes");
+        add(m.optout, "optout");
+        add(m.optout && m.caching, "caching-no");
+        add(m.noloop, "noloop");
+        add(m.broken, "broken_redirect");
+    }
+    let redirect = mode.as_ref().map_or(-1, |m| m.redirect as i64);
+    let prefixes = mode
+        .map(|m| m.prefixes.into_iter().map(Frame::Bulk).collect())
+        .unwrap_or_default();
+    Frame::Map(vec![
+        (Frame::bulk("flags"), Frame::Set(flags)),
+        (Frame::bulk("redirect"), Frame::Integer(redirect)),
+        (Frame::bulk("prefixes"), Frame::Array(prefixes)),
+    ])
+}
+
+/// `MONITOR`: this connection receives every command from now on.
+pub(crate) fn monitor(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    // Queued in MULTI and run by EXEC, it is refused as in Redis.
+    if !ctx.may_block {
+        return Err(CmdError::msg(
+            "ERR MONITOR isn't allowed for DENY BLOCKING client",
+        ));
+    }
+    let handle = ctx.conn.handle.clone();
+    let inbox = ctx.conn.subs.subscriber(&handle);
+    ctx.shared.monitors.add(handle.id, &inbox);
+    Ok(Frame::ok())
+}
+
 /// `RESET`: back to a fresh connection's state, subscriptions included.
 pub(crate) fn reset(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     super::pubsub::leave_all(ctx);
+    ctx.shared.tracking.disable(ctx.conn.handle.id);
+    ctx.shared.monitors.remove(ctx.conn.handle.id);
+    ctx.conn.tracking = false;
     ctx.conn.db = 0;
     ctx.conn.handle.db.store(0, Ordering::Relaxed);
     ctx.conn.multi = None;

@@ -86,10 +86,11 @@ fn server(ctx: &Ctx<'_>, out: &mut String) {
 fn clients(ctx: &Ctx<'_>, out: &mut String) {
     let _ = write!(
         out,
-        "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:{}\r\n",
+        "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:{}\r\ntracking_clients:{}\r\n",
         ctx.shared.clients.len(),
         ctx.shared.config().maxclients,
-        ctx.shared.blocking.blocked_clients(),
+        ctx.shared.blocking.blocked_clients() + ctx.shared.pause.waiting(),
+        ctx.shared.tracking.counts().3,
     );
 }
 
@@ -217,10 +218,11 @@ fn cluster(_ctx: &Ctx<'_>, out: &mut String) {
 fn stats(ctx: &Ctx<'_>, out: &mut String) {
     let s = &ctx.shared.stats;
     let ks = ctx.store().stats();
+    let tracking = ctx.shared.tracking.counts();
     let load = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
     let _ = write!(
         out,
-        "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\nlatest_fork_usec:0\r\ntotal_forks:0\r\nmigrate_cached_sockets:0\r\nevicted_clients:0\r\ntotal_error_replies:{}\r\nlazyfree_pending_objects:0\r\nlazyfreed_objects:0\r\n",
+        "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\nlatest_fork_usec:0\r\ntotal_forks:0\r\nmigrate_cached_sockets:0\r\nevicted_clients:0\r\ntotal_error_replies:{}\r\nlazyfree_pending_objects:0\r\nlazyfreed_objects:0\r\ntracking_total_keys:{}\r\ntracking_total_items:{}\r\ntracking_total_prefixes:{}\r\n",
         load(&s.connections_received),
         load(&s.commands_processed),
         load(&s.net_input_bytes),
@@ -233,6 +235,9 @@ fn stats(ctx: &Ctx<'_>, out: &mut String) {
         ctx.shared.pubsub.channels(None).len(),
         ctx.shared.pubsub.numpat(),
         load(&s.error_replies),
+        tracking.0,
+        tracking.1,
+        tracking.2,
     );
 }
 

@@ -24,6 +24,7 @@ mod geo;
 mod hash;
 mod info;
 mod keys;
+mod latency;
 mod list;
 mod memory;
 mod parse;
@@ -54,6 +55,7 @@ use crate::shared::Shared;
 
 pub(crate) use blocking::{retry as retry_blocked, BlockOp, BlockSpec};
 pub(crate) use error::{CmdError, CmdResult, UNBLOCKED};
+pub(crate) use latency::{Histograms, Latency};
 pub(crate) use server::policy_of;
 pub(crate) use slowlog::SlowLog;
 pub(crate) use table::COMMANDS;
@@ -252,6 +254,9 @@ pub(crate) enum Reply {
     /// Block the client until it can be served or times out; commands
     /// pipelined after this one wait too, as in Redis.
     Block(BlockSpec),
+    /// `CLIENT PAUSE` holds this command: run it again once the pause
+    /// ends; commands pipelined after it wait too.
+    Paused(Vec<Bytes>),
 }
 
 /// Runs one command and returns its reply. Errors become error frames here;
@@ -267,6 +272,7 @@ pub(crate) fn execute(shared: &Shared, conn: &mut ConnState, args: Vec<Bytes>) -
             run(&mut ctx, spec, &args)
         }
         Ok(Prepared::Reply(frame)) => frame,
+        Ok(Prepared::Paused) => return Reply::Paused(args),
         Err(e) => {
             if ctx.conn.multi.is_some() {
                 ctx.conn.multi_failed = true;
@@ -281,6 +287,8 @@ pub(crate) fn execute(shared: &Shared, conn: &mut ConnState, args: Vec<Bytes>) -
             frame
         }
     };
+    // BCAST invalidations go out once per top-level command (EXEC included).
+    shared.tracking.flush(shared);
     if let Some(spec) = ctx.block.take() {
         return Reply::Block(spec);
     }
@@ -297,6 +305,7 @@ pub(crate) fn execute(shared: &Shared, conn: &mut ConnState, args: Vec<Bytes>) -
 enum Prepared {
     Run(&'static CommandSpec),
     Reply(Frame),
+    Paused,
 }
 
 /// Everything that happens before a command runs: lookup, arity, auth, and
@@ -333,7 +342,24 @@ fn prepare(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Result<Prepared, CmdError> {
             return Ok(Prepared::Reply(Frame::simple("QUEUED")));
         }
     }
+    if ctx.shared.pause.holds(pausable_write(ctx, spec)) {
+        return Ok(Prepared::Paused);
+    }
     Ok(Prepared::Run(spec))
+}
+
+/// Whether `CLIENT PAUSE WRITE` holds this command: a write, a command
+/// that may replicate, or an `EXEC` of a queue holding one.
+fn pausable_write(ctx: &Ctx<'_>, spec: &CommandSpec) -> bool {
+    if spec.has(flag::WRITE) || matches!(spec.name, "publish" | "spublish" | "pfcount") {
+        return true;
+    }
+    spec.name == "exec"
+        && ctx.conn.multi.as_ref().is_some_and(|queued| {
+            queued
+                .iter()
+                .any(|args| lookup(&args[0]).is_some_and(|s| s.has(flag::WRITE)))
+        })
 }
 
 /// Runs a command whose arguments passed [`prepare`]; `EXEC` calls this for
@@ -352,7 +378,29 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
         }
     }
     ctx.dirty = None;
+    // One relaxed load when notifications are off (the default).
+    let notify = ctx.shared.notify.flags();
+    let tracking = ctx.shared.tracking.active();
+    let watch = ((notify != 0 || tracking)
+        && spec.first_key != 0
+        && (spec.has(flag::WRITE) || tracking || notify & crate::notify::class::EXPIRED != 0))
+        .then(|| crate::notify::Watch::before(ctx, spec, args));
     let reply = (spec.handler)(ctx, args).unwrap_or_else(CmdError::into_frame);
+    if let Some(watch) = watch {
+        watch.after(ctx, spec, args, &reply);
+    }
+    if tracking {
+        track(ctx, spec, args, &reply);
+    }
+    // MONITOR shows what ran, but neither administrative commands nor
+    // credentials (as Redis).
+    if ctx.shared.monitors.active()
+        && !spec.has(flag::ADMIN)
+        && !matches!(spec.name, "auth" | "hello")
+    {
+        let addr = ctx.conn.handle.addr.to_string();
+        ctx.shared.monitors.feed(ctx.shared, ctx.db(), &addr, args);
+    }
     if spec.has(flag::WRITE) {
         let changes = match (&reply, ctx.dirty) {
             (_, Some(n)) => n,
@@ -373,6 +421,21 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
     let usec = ended.duration_since(ctx.started).as_micros() as u64;
     ctx.started = ended;
     ctx.shared.stats.record_call(spec, usec);
+    if let Some(sub) = sub {
+        let name = format!(
+            "{}|{}",
+            spec.name,
+            String::from_utf8_lossy(sub).to_ascii_lowercase()
+        );
+        ctx.shared.latency.record_subcommand(name, usec);
+    }
+    let event = if spec.has(flag::FAST) {
+        "fast-command"
+    } else {
+        "command"
+    };
+    let now_s = ctx.now.0 / 1000;
+    ctx.shared.latency.sample(event, usec / 1000, now_s);
     if let Frame::Error(text) = &reply {
         ctx.shared.stats.record_failed(spec);
         ctx.shared.stats.record_error(text);
@@ -382,6 +445,31 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
         ctx.shared.slowlog.record(ctx, args, usec);
     }
     reply
+}
+
+/// Client-side caching around one command: a tracking client's reads are
+/// remembered, any client's writes invalidate.
+fn track(ctx: &Ctx<'_>, spec: &CommandSpec, args: &[Bytes], reply: &Frame) {
+    let t = &ctx.shared.tracking;
+    let id = ctx.conn.handle.id;
+    // A command that blocked wrote nothing (yet): the connection invalidates
+    // what it writes when it is served.
+    if !matches!(reply, Frame::Error(_)) && ctx.block.is_none() {
+        if spec.has(flag::WRITE) {
+            if matches!(spec.name, "flushall" | "flushdb") {
+                t.invalidate_all(ctx.shared);
+            }
+            for key in spec.keys(args) {
+                t.invalidate(ctx.shared, key, id);
+            }
+        } else if ctx.conn.tracking && spec.has(flag::READONLY) {
+            t.remember(ctx.shared, id, spec.keys(args));
+        }
+    }
+    let caching_cmd = spec.name == "client" && args.get(1).is_some_and(|a| parse::is(a, "caching"));
+    if ctx.conn.tracking && !caching_cmd {
+        t.command_done(id);
+    }
 }
 
 /// Wakes clients blocked on the keys a write command touched. List and

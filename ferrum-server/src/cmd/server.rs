@@ -108,6 +108,7 @@ pub(crate) fn config(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         sub_arity(args.len() == 2, "resetstat")?;
         ctx.store().reset_stats();
         ctx.shared.stats.reset();
+        ctx.shared.latency.reset_histograms();
         Ok(Frame::ok())
     } else if is(sub, "rewrite") {
         Err(CmdError::msg(
@@ -170,7 +171,22 @@ fn config_set(ctx: &mut Ctx<'_>, pairs: &[Bytes]) -> CmdResult {
     shared
         .auth_required
         .store(config.requirepass.is_some(), Ordering::Relaxed);
+    shared
+        .notify
+        .install(config.stored_value("notify-keyspace-events"));
+    ctx.shared.latency.threshold_ms.store(
+        config
+            .stored_value("latency-monitor-threshold")
+            .parse()
+            .unwrap_or(0),
+        Ordering::Relaxed,
+    );
+    let tracking_max = config
+        .stored_value("tracking-table-max-keys")
+        .parse()
+        .unwrap_or(1_000_000);
     drop(config);
+    shared.tracking.set_max_keys(shared, tracking_max);
     if policy_changed {
         let (kind, pc) = policy;
         shared.store.set_policy(kind, pc);
@@ -199,11 +215,15 @@ pub(crate) fn policy_of(config: &crate::config::Config) -> (PolicyKind, PolicyCo
 
 /// One command's `COMMAND INFO` entry, in Redis 7's ten-element shape.
 fn command_info(c: &CommandSpec) -> Frame {
-    let flags = flag::NAMES
+    let mut flags: Vec<Frame> = flag::NAMES
         .iter()
         .filter(|(bit, _)| c.has(*bit))
         .map(|(_, name)| Frame::simple(name))
         .collect();
+    // Commands whose keys the first/last/step triple cannot describe.
+    if MOVABLE_KEYS.contains(&c.name) {
+        flags.push(Frame::simple("movablekeys"));
+    }
     Frame::Array(vec![
         Frame::bulk(c.name),
         Frame::Integer(i64::from(c.arity)),
@@ -237,18 +257,112 @@ fn command_docs(c: &CommandSpec) -> Frame {
 }
 
 /// `COMMAND LIST [FILTERBY MODULE name | ACLCAT category | PATTERN pattern]`
+/// Commands with a key count among their arguments (`ZUNIONSTORE dst
+/// numkeys ...`), flagged `movablekeys` as Redis does.
+const MOVABLE_KEYS: &[&str] = &[
+    "zunionstore",
+    "zinterstore",
+    "zdiffstore",
+    "zunion",
+    "zinter",
+    "zdiff",
+    "zintercard",
+    "sintercard",
+    "lmpop",
+    "blmpop",
+    "zmpop",
+    "bzmpop",
+    "xread",
+    "xreadgroup",
+    "sort",
+    "sort_ro",
+    "georadius",
+    "georadiusbymember",
+    "migrate",
+    "eval",
+    "evalsha",
+    "eval_ro",
+    "evalsha_ro",
+    "fcall",
+    "fcall_ro",
+];
+
+/// Subcommands of the container commands this module answers for, as
+/// `COMMAND LIST` names them (`client|list`).
+const SUBCOMMANDS: &[(&str, &[&str])] = &[
+    (
+        "client",
+        &[
+            "caching",
+            "getname",
+            "getredir",
+            "help",
+            "id",
+            "info",
+            "kill",
+            "list",
+            "no-evict",
+            "pause",
+            "reply",
+            "setinfo",
+            "setname",
+            "tracking",
+            "trackinginfo",
+            "unblock",
+            "unpause",
+        ],
+    ),
+    ("config", &["get", "help", "resetstat", "rewrite", "set"]),
+    ("command", &["count", "docs", "help", "info", "list"]),
+    ("slowlog", &["get", "help", "len", "reset"]),
+    (
+        "latency",
+        &[
+            "doctor",
+            "graph",
+            "help",
+            "histogram",
+            "history",
+            "latest",
+            "reset",
+        ],
+    ),
+    ("pubsub", &["channels", "help", "numpat", "numsub"]),
+];
+
+/// Every command with its subcommands after it: `(name, row)`.
+fn commands_and_subcommands() -> Vec<(String, &'static CommandSpec)> {
+    let mut out = Vec::new();
+    for c in COMMANDS {
+        out.push((c.name.to_owned(), c));
+        if let Some((_, subs)) = SUBCOMMANDS.iter().find(|(n, _)| *n == c.name) {
+            out.extend(subs.iter().map(|s| (format!("{}|{s}", c.name), c)));
+        }
+    }
+    out
+}
+
 fn command_list(args: &[Bytes]) -> CmdResult {
-    let names = COMMANDS.iter();
+    let names = commands_and_subcommands();
+    let bulks = |v: Vec<(String, &CommandSpec)>| {
+        Frame::Array(v.into_iter().map(|(n, _)| Frame::bulk(n)).collect())
+    };
     match args {
-        [] => Ok(Frame::bulks(names.map(|c| c.name))),
+        [] => Ok(bulks(names)),
         [by, kind, value] if is(by, "filterby") => {
             if is(kind, "pattern") {
-                let keep = names.filter(|c| glob_match(value, c.name.as_bytes(), true));
-                Ok(Frame::bulks(keep.map(|c| c.name)))
+                let keep = names
+                    .into_iter()
+                    .filter(|(n, _)| glob_match(value, n.as_bytes(), true))
+                    .collect();
+                Ok(bulks(keep))
             } else if is(kind, "aclcat") {
                 let want = String::from_utf8_lossy(value).to_ascii_lowercase();
-                let keep = names.filter(|c| acl_category(c.group).trim_start_matches('@') == want);
-                Ok(Frame::bulks(keep.map(|c| c.name)))
+                let keep = names
+                    .into_iter()
+                    .filter(|(_, c)| acl_category(c.group).trim_start_matches('@') == want)
+                    .collect();
+                Ok(bulks(keep))
             } else if is(kind, "module") {
                 Ok(Frame::Array(Vec::new()))
             } else {

@@ -8,8 +8,8 @@ use super::flag::{
     STALE, SUBSCRIBED_OK, WRITE,
 };
 use super::{
-    bitops, blocking, connection, dump, expire, geo, hash, info, keys, list, memory, pubsub,
-    server, set, slowlog, sort, stream, string, tx, zrange, zset, zstore, CommandSpec,
+    bitops, blocking, connection, dump, expire, geo, hash, info, keys, latency, list, memory,
+    pubsub, server, set, slowlog, sort, stream, string, tx, zrange, zset, zstore, CommandSpec,
 };
 
 macro_rules! row {
@@ -45,6 +45,7 @@ pub(crate) static COMMANDS: &[CommandSpec] = &[
     row!("auth", -2, FAST | NO_AUTH | STALE, NONE, "connection", connection::auth, "Authenticates the connection."),
     row!("select", 2, FAST | STALE, NONE, "connection", connection::select, "Changes the selected database."),
     row!("client", -2, ADMIN | STALE | CONTAINER, NONE, "connection", connection::client, "A container for client connection commands."),
+    row!("monitor", 1, ADMIN | STALE, NONE, "server", connection::monitor, "Listens for all requests received by the server in real-time."),
     row!("reset", 1, FAST | NO_AUTH | NO_QUEUE | STALE | SUBSCRIBED_OK, NONE, "connection", connection::reset, "Resets the connection."),
     // strings
     row!("get", 2, READONLY | FAST, KEY1, "string", string::get, "Returns the string value of a key."),
@@ -238,5 +239,6 @@ pub(crate) static COMMANDS: &[CommandSpec] = &[
     row!("role", 1, FAST | STALE, NONE, "server", server::role, "Returns the replication role."),
     row!("lolwut", -1, READONLY | FAST, NONE, "server", server::lolwut, "Displays computer art and the Redis version"),
     row!("slowlog", -2, ADMIN | CONTAINER, NONE, "server", slowlog::slowlog, "A container for slow log commands."),
+    row!("latency", -2, ADMIN | CONTAINER, NONE, "server", latency::latency, "A container for latency diagnostics commands."),
     row!("debug", -2, ADMIN | CONTAINER, NONE, "server", server::debug, "A container for debugging commands."),
 ];

@@ -649,7 +649,17 @@ static PARAMS: &[Spec] = &[
     stored_text!("pidfile", "", false),
     stored_text!("unixsocket", "", false),
     stored_int!("unixsocketperm", 0, 0o777, "0", false),
-    stored_text!("notify-keyspace-events", "", true),
+    // Validated and kept in its canonical form (`KA` reads back as `AK`);
+    // `crate::notify` sends the events.
+    Spec { name: "notify-keyspace-events", param: Param::Stored, mutable: true, default: "",
+        kind: Kind::Text { get: |c| c.stored_value("notify-keyspace-events").to_owned(),
+            set: |c, v| {
+                let flags = crate::notify::parse_flags(v.as_bytes()).ok_or_else(|| {
+                    "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.".to_owned()
+                })?;
+                c.stored.insert("notify-keyspace-events", crate::notify::flags_to_string(flags));
+                Ok(())
+            } } },
     stored_int!("latency-monitor-threshold", 0, LONG_MAX, "0", true),
     stored_bool!("latency-tracking", "yes", true),
     stored_words!("latency-tracking-info-percentiles", "50 99 99.9", true),
@@ -1007,9 +1017,13 @@ enum Refusal {
 }
 
 /// Whether `CONFIG GET pattern` lists the parameter called `name`.
+/// Parameters Redis marks hidden: `CONFIG GET` shows them only when asked
+/// for by name, never for a pattern.
+const HIDDEN: &[&str] = &["rdb-key-save-delay", "key-load-delay"];
+
 fn selects(pattern: &[u8], name: &str) -> bool {
     if pattern.iter().any(|b| matches!(b, b'*' | b'?' | b'[')) {
-        glob_match(pattern, name.as_bytes(), true)
+        !HIDDEN.contains(&name) && glob_match(pattern, name.as_bytes(), true)
     } else {
         name.as_bytes().eq_ignore_ascii_case(pattern)
     }
@@ -1890,7 +1904,13 @@ mod tests {
                 .map(|(n, _)| n)
                 .collect::<Vec<_>>()
         };
-        assert_eq!(names("*").len(), PARAMS.len() + ALIASES.len());
+        // Hidden parameters only by name, as in Redis.
+        assert_eq!(
+            names("*").len(),
+            PARAMS.len() + ALIASES.len() - HIDDEN.len()
+        );
+        assert_eq!(names("key-load-delay"), ["key-load-delay"]);
+        assert!(names("key-load-*").is_empty());
         assert_eq!(
             names("maxmemory*"),
             [

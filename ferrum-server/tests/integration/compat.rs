@@ -276,3 +276,63 @@ fn geo_add_pos_dist_hash_match_redis() {
             .is_none()
     );
 }
+
+#[test]
+fn command_list_names_subcommands_and_flags_movable_keys() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let all: Vec<String> = run(&mut c, &["COMMAND", "LIST"]).unwrap();
+    assert!(all.iter().any(|n| n == "client|list"));
+    let config: Vec<String> = run(
+        &mut c,
+        &["COMMAND", "LIST", "FILTERBY", "PATTERN", "config|*re*"],
+    )
+    .unwrap();
+    assert!(
+        config.contains(&"config|resetstat".to_owned()),
+        "{config:?}"
+    );
+    let info: redis::Value = run(&mut c, &["COMMAND", "INFO", "zunionstore"]).unwrap();
+    assert!(format!("{info:?}").contains("movablekeys"), "{info:?}");
+    assert_eq!(
+        err(&mut c, &["CLIENT", "KILL"]),
+        "ERR wrong number of arguments for 'client|kill' command"
+    );
+    // The running command is in the query buffer, as Redis counts it.
+    let line: String = run(&mut c, &["CLIENT", "INFO"]).unwrap();
+    assert!(line.contains(" qbuf=26 "), "{line}");
+    // Hidden parameters only by name.
+    let all: Vec<String> = run(&mut c, &["CONFIG", "GET", "*"]).unwrap();
+    assert!(!all.contains(&"key-load-delay".to_owned()));
+    let one: Vec<String> = run(&mut c, &["CONFIG", "GET", "key-load-delay"]).unwrap();
+    assert_eq!(one, ["key-load-delay", "0"]);
+}
+
+#[test]
+fn monitor_shows_commands_as_they_run() {
+    let s = TestServer::start();
+    let mut m = s.raw();
+    m.roundtrip(b"MONITOR\r\n", b"+OK\r\n");
+    let mut c = s.client();
+    let _: () = run(&mut c, &["SET", "foo", "bar baz"]).unwrap();
+    // `+<time> [0 <addr>] "SET" "foo" "bar baz"`
+    let mut line = Vec::new();
+    while !line.ends_with(b"\r\n") {
+        line.extend(m.read_exact_len(1));
+    }
+    let line = String::from_utf8(line).expect("utf8");
+    assert!(line.starts_with('+'), "{line}");
+    assert!(line.contains(" [0 127.0.0.1:"), "{line}");
+    assert!(
+        line.ends_with("] \"SET\" \"foo\" \"bar baz\"\r\n"),
+        "{line}"
+    );
+    // RESET stops it.
+    m.roundtrip(b"RESET\r\n", b"+RESET\r\n");
+    let _: () = run(&mut c, &["SET", "foo", "x"]).unwrap();
+    m.roundtrip(b"PING\r\n", b"+PONG\r\n");
+    assert_eq!(
+        err(&mut c, &["CLIENT", "KILL", "USER", "nobody"]),
+        "ERR No such user 'nobody'"
+    );
+}

@@ -1,0 +1,393 @@
+//! `LATENCY`: Redis's latency monitor and per-command latency histograms.
+//!
+//! **Events.** With `latency-monitor-threshold` above 0, a command that took
+//! at least that many milliseconds is logged as event `command` (`fast-command`
+//! for commands flagged fast), and an active-expiry cycle as `expire-cycle`.
+//! Each event keeps its last 160 samples (one per second, the largest wins),
+//! and its all-time maximum, as Redis does. `LATENCY LATEST / HISTORY /
+//! RESET / DOCTOR / GRAPH / HELP`.
+//!
+//! **Histograms.** `LATENCY HISTOGRAM [command ...]` reports, per command
+//! (and per subcommand of container commands, `client|id`), its calls and
+//! a cumulative histogram over power-of-two microsecond buckets (Redis uses
+//! an HDR histogram read out at the same power-of-two steps). Every command
+//! adds one relaxed atomic increment for this; `CONFIG RESETSTAT` clears it.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use bytes::Bytes;
+use ferrum_proto::Frame;
+
+use super::parse::is;
+use super::{flag, CmdError, CmdResult, Ctx, COMMANDS};
+
+/// Power-of-two microsecond buckets: bucket `i` holds calls that took at
+/// most `2^i` µs (the last one everything longer).
+pub(crate) const BUCKETS: usize = 40;
+
+/// Distinct subcommand names with a histogram, at most.
+const MAX_SUBCOMMANDS: usize = 512;
+
+/// Samples kept per event (Redis's `LATENCY_TS_LEN`).
+const HISTORY_LEN: usize = 160;
+
+/// The bucket a duration of `usec` microseconds falls into.
+pub(crate) fn bucket(usec: u64) -> usize {
+    if usec <= 1 {
+        0
+    } else {
+        ((64 - (usec - 1).leading_zeros()) as usize).min(BUCKETS - 1)
+    }
+}
+
+#[derive(Debug, Default)]
+struct EventLog {
+    /// `(unix seconds, milliseconds)`, oldest first.
+    samples: Vec<(u64, u64)>,
+    max: u64,
+}
+
+/// The monitor: events by name, and the subcommands' histograms (the
+/// commands' own live in `ServerStats`).
+#[derive(Debug, Default)]
+pub(crate) struct Latency {
+    /// `latency-monitor-threshold` in milliseconds; 0: off.
+    pub(crate) threshold_ms: AtomicU64,
+    events: Mutex<BTreeMap<&'static str, EventLog>>,
+    subcommands: Mutex<BTreeMap<String, [u64; BUCKETS]>>,
+}
+
+impl Latency {
+    /// Logs `ms` for `event` at `now_s` if the monitor is on and `ms`
+    /// reaches the threshold.
+    pub(crate) fn sample(&self, event: &'static str, ms: u64, now_s: u64) {
+        let threshold = self.threshold_ms.load(Ordering::Relaxed);
+        if threshold == 0 || ms < threshold {
+            return;
+        }
+        let mut events = self.events.lock().unwrap_or_else(|p| p.into_inner());
+        let log = events.entry(event).or_default();
+        log.max = log.max.max(ms);
+        match log.samples.last_mut() {
+            Some((t, l)) if *t == now_s => *l = (*l).max(ms),
+            _ => {
+                if log.samples.len() == HISTORY_LEN {
+                    log.samples.remove(0);
+                }
+                log.samples.push((now_s, ms));
+            }
+        }
+    }
+
+    /// Counts one call of a container's subcommand (`client|id`).
+    pub(crate) fn record_subcommand(&self, name: String, usec: u64) {
+        let mut subs = self.subcommands.lock().unwrap_or_else(|p| p.into_inner());
+        // Subcommand names come from clients: bounded, so that made-up
+        // ones cannot grow the table without end.
+        if !subs.contains_key(&name) && (subs.len() >= MAX_SUBCOMMANDS || name.len() > 64) {
+            return;
+        }
+        subs.entry(name).or_insert([0; BUCKETS])[bucket(usec)] += 1;
+    }
+
+    /// `CONFIG RESETSTAT`: the subcommands' histograms.
+    pub(crate) fn reset_histograms(&self) {
+        self.subcommands
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+    }
+
+    fn subcommand_histograms(&self) -> BTreeMap<String, [u64; BUCKETS]> {
+        self.subcommands
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+}
+
+/// Per-command histogram buckets, indexed `command * BUCKETS + bucket`.
+#[derive(Debug)]
+pub(crate) struct Histograms(Box<[AtomicU64]>);
+
+impl Default for Histograms {
+    fn default() -> Self {
+        Histograms(
+            (0..COMMANDS.len() * BUCKETS)
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+        )
+    }
+}
+
+impl Histograms {
+    /// Counts one call of the command at `index` that took `usec`.
+    pub(crate) fn record(&self, index: usize, usec: u64) {
+        if let Some(b) = self.0.get(index * BUCKETS + bucket(usec)) {
+            b.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn of(&self, index: usize) -> [u64; BUCKETS] {
+        let mut out = [0; BUCKETS];
+        for (i, o) in out.iter_mut().enumerate() {
+            *o = self.0[index * BUCKETS + i].load(Ordering::Relaxed);
+        }
+        out
+    }
+
+    /// Zeroes every bucket (`CONFIG RESETSTAT`).
+    pub(crate) fn reset(&self) {
+        for b in self.0.iter() {
+            b.store(0, Ordering::Relaxed);
+        }
+    }
+}
+
+/// One command's entry: `calls N histogram_usec {bound cumulative ...}`.
+fn histogram_frame(buckets: &[u64; BUCKETS]) -> Frame {
+    let calls: u64 = buckets.iter().sum();
+    let mut cumulative = 0;
+    let mut points = Vec::new();
+    for (i, n) in buckets.iter().enumerate() {
+        if *n > 0 {
+            cumulative += n;
+            points.push((
+                Frame::Integer(1i64 << i.min(62)),
+                Frame::Integer(cumulative as i64),
+            ));
+        }
+    }
+    Frame::Map(vec![
+        (Frame::bulk("calls"), Frame::Integer(calls as i64)),
+        (Frame::bulk("histogram_usec"), Frame::Map(points)),
+    ])
+}
+
+/// `LATENCY <subcommand> ...`
+pub(crate) fn latency(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let sub = &args[1];
+    let arity = |ok: bool, name: &str| {
+        if ok {
+            Ok(())
+        } else {
+            Err(CmdError::msg(format!(
+                "ERR wrong number of arguments for 'latency|{name}' command"
+            )))
+        }
+    };
+    let lat = &ctx.shared.latency;
+    if is(sub, "histogram") {
+        Ok(histogram(ctx, &args[2..]))
+    } else if is(sub, "latest") {
+        arity(args.len() == 2, "latest")?;
+        let events = lat.events.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(Frame::Array(
+            events
+                .iter()
+                .filter_map(|(name, log)| {
+                    let (t, l) = *log.samples.last()?;
+                    Some(Frame::Array(vec![
+                        Frame::bulk(*name),
+                        Frame::Integer(t as i64),
+                        Frame::Integer(l as i64),
+                        Frame::Integer(log.max as i64),
+                    ]))
+                })
+                .collect(),
+        ))
+    } else if is(sub, "history") {
+        arity(args.len() == 3, "history")?;
+        let events = lat.events.lock().unwrap_or_else(|p| p.into_inner());
+        let samples = events
+            .iter()
+            .find(|(name, _)| name.as_bytes() == &args[2][..])
+            .map(|(_, log)| log.samples.clone())
+            .unwrap_or_default();
+        Ok(Frame::Array(
+            samples
+                .into_iter()
+                .map(|(t, l)| {
+                    Frame::Array(vec![Frame::Integer(t as i64), Frame::Integer(l as i64)])
+                })
+                .collect(),
+        ))
+    } else if is(sub, "reset") {
+        let mut events = lat.events.lock().unwrap_or_else(|p| p.into_inner());
+        let n = if args.len() == 2 {
+            let n = events.len();
+            events.clear();
+            n
+        } else {
+            let before = events.len();
+            events.retain(|name, _| !args[2..].iter().any(|a| a[..] == *name.as_bytes()));
+            before - events.len()
+        };
+        Ok(Frame::Integer(n as i64))
+    } else if is(sub, "doctor") {
+        arity(args.len() == 2, "doctor")?;
+        Ok(Frame::Verbatim {
+            format: *b"txt",
+            text: Bytes::from(doctor(ctx)),
+        })
+    } else if is(sub, "graph") {
+        arity(args.len() == 3, "graph")?;
+        let events = lat.events.lock().unwrap_or_else(|p| p.into_inner());
+        let Some((name, log)) = events
+            .iter()
+            .find(|(name, _)| name.as_bytes() == &args[2][..])
+        else {
+            return Err(CmdError::msg(format!(
+                "ERR No samples available for event '{}'",
+                String::from_utf8_lossy(&args[2])
+            )));
+        };
+        let mut out = format!(
+            "{name} - high {} ms, low {} ms (all time high {} ms)\n",
+            log.samples.iter().map(|s| s.1).max().unwrap_or(0),
+            log.samples.iter().map(|s| s.1).min().unwrap_or(0),
+            log.max
+        );
+        out.push_str(&"-".repeat(80));
+        out.push('\n');
+        for (t, l) in &log.samples {
+            let _ = writeln!(out, "{t} {l} ms");
+        }
+        Ok(Frame::Verbatim {
+            format: *b"txt",
+            text: Bytes::from(out),
+        })
+    } else if is(sub, "help") {
+        arity(args.len() == 2, "help")?;
+        Ok(Frame::Array(
+            [
+                "LATENCY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                "DOCTOR",
+                "    Return a human readable latency analysis report.",
+                "GRAPH <event>",
+                "    Return an ASCII latency graph for the <event> class.",
+                "HISTORY <event>",
+                "    Return time-latency samples for the <event> class.",
+                "LATEST",
+                "    Return the latest latency samples for all events.",
+                "RESET [<event> ...]",
+                "    Reset latency data of one or more <event> classes.",
+                "    (default: reset all data for all event classes)",
+                "HISTOGRAM [COMMAND ...]",
+                "    Return a cumulative distribution of latencies in the format of a histogram for the specified command names.",
+                "    If no commands are specified then all histograms are replied.",
+                "HELP",
+                "    Print this help.",
+            ]
+            .map(Frame::simple)
+            .to_vec(),
+        ))
+    } else {
+        Err(CmdError::UnknownSubcommand {
+            cmd: "LATENCY",
+            sub: String::from_utf8_lossy(sub).into_owned(),
+        })
+    }
+}
+
+/// `LATENCY HISTOGRAM [command ...]`: commands (or `container|sub` names)
+/// with at least one call; unknown names are skipped.
+fn histogram(ctx: &Ctx<'_>, names: &[Bytes]) -> Frame {
+    let stats = &ctx.shared.stats;
+    let subs = ctx.shared.latency.subcommand_histograms();
+    let mut out: Vec<(String, [u64; BUCKETS])> = Vec::new();
+    let add_command = |spec: &'static super::CommandSpec, out: &mut Vec<_>| {
+        if spec.has(flag::CONTAINER) {
+            let prefix = format!("{}|", spec.name);
+            for (name, b) in subs.iter().filter(|(n, _)| n.starts_with(&prefix)) {
+                out.push((name.clone(), *b));
+            }
+        } else {
+            let b = stats.histogram.of(spec.index());
+            if b.iter().any(|n| *n > 0) {
+                out.push((spec.name.to_owned(), b));
+            }
+        }
+    };
+    if names.is_empty() {
+        for spec in COMMANDS {
+            add_command(spec, &mut out);
+        }
+    } else {
+        for name in names {
+            let lower = String::from_utf8_lossy(name).to_ascii_lowercase();
+            if let Some(b) = subs.get(&lower) {
+                out.push((lower, *b));
+            } else if let Some(spec) = super::lookup(name) {
+                add_command(spec, &mut out);
+            }
+        }
+    }
+    out.dedup_by(|a, b| a.0 == b.0);
+    Frame::Map(
+        out.into_iter()
+            .map(|(name, b)| (Frame::bulk(name), histogram_frame(&b)))
+            .collect(),
+    )
+}
+
+/// `LATENCY DOCTOR`: a short report in Redis's spirit.
+fn doctor(ctx: &Ctx<'_>) -> String {
+    let lat = &ctx.shared.latency;
+    let threshold = lat.threshold_ms.load(Ordering::Relaxed);
+    let events = lat.events.lock().unwrap_or_else(|p| p.into_inner());
+    let mut out = String::from("Dave, I have observed latency spikes in this Redis instance. You don't mind talking about it, do you Dave?\n\n");
+    if threshold == 0 {
+        return "Dave, no latency spike was observed during the lifetime of this Redis instance, not in the slightest bit. I honestly think you ought to sleep better in this moment. (The latency monitor is disabled: set latency-monitor-threshold to a number of milliseconds to enable it.)\n".to_owned();
+    }
+    if events.is_empty() {
+        return "Dave, no latency spike was observed during the lifetime of this Redis instance, not in the slightest bit. I honestly think you ought to sleep better in this moment.\n".to_owned();
+    }
+    for (i, (name, log)) in events.iter().enumerate() {
+        let avg = log.samples.iter().map(|s| s.1).sum::<u64>() / log.samples.len().max(1) as u64;
+        let _ = writeln!(
+            out,
+            "{}. {}: {} latency spikes (average {}ms, worst all time {}ms).",
+            i + 1,
+            name,
+            log.samples.len(),
+            avg,
+            log.max
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_are_powers_of_two() {
+        assert_eq!(bucket(0), 0);
+        assert_eq!(bucket(1), 0);
+        assert_eq!(bucket(2), 1);
+        assert_eq!(bucket(3), 2);
+        assert_eq!(bucket(4), 2);
+        assert_eq!(bucket(1000), 10);
+        assert_eq!(bucket(u64::MAX), BUCKETS - 1);
+    }
+
+    #[test]
+    fn samples_below_the_threshold_are_not_logged_and_a_second_keeps_its_max() {
+        let l = Latency::default();
+        l.sample("command", 500, 10);
+        assert!(l.events.lock().unwrap().is_empty());
+        l.threshold_ms.store(100, Ordering::Relaxed);
+        l.sample("command", 50, 10);
+        l.sample("command", 150, 10);
+        l.sample("command", 300, 10);
+        l.sample("command", 120, 11);
+        let events = l.events.lock().unwrap();
+        assert_eq!(events["command"].samples, [(10, 300), (11, 120)]);
+        assert_eq!(events["command"].max, 300);
+    }
+}
