@@ -12,7 +12,7 @@
 
 use std::ops::Range;
 
-use bytes::{Buf, BytesMut};
+use bytes::{Buf, Bytes, BytesMut};
 use combine::parser::combinator::AnySendSyncPartialState;
 use tokio_util::codec::{Decoder, Encoder};
 
@@ -129,6 +129,44 @@ impl RespCodec {
     /// Runs the resumable parser on `buf`, drops what it committed, and
     /// returns its output: `None` for "more bytes needed", `Some(None)` for a
     /// request to skip.
+    /// Decodes one request straight into its arguments, the server's hot
+    /// path: the same requests and errors as [`Decoder::decode`], without
+    /// building a [`Frame`] per argument (one allocation per command, the
+    /// argument `Vec`, on the fast path). Requests with no arguments are
+    /// skipped, as the decoder skips them. Server side only: a client codec
+    /// decodes replies, which are not argument lists.
+    ///
+    /// # Errors
+    ///
+    /// The [`ProtoError`] that [`Decoder::decode`] gives for these bytes.
+    pub fn decode_args(&mut self, buf: &mut BytesMut) -> Result<Option<Vec<Bytes>>, ProtoError> {
+        debug_assert!(self.side == Side::Server, "decode_args is for requests");
+        loop {
+            if buf.is_empty() {
+                return Ok(None);
+            }
+            if self.fast_path && !self.in_frame {
+                match fast::request(buf, &self.limits, &mut self.spans)? {
+                    Step::Args(args) => return Ok(Some(args)),
+                    Step::Frame(frame) => match frame_args(frame) {
+                        Some(args) => return Ok(Some(args)),
+                        None => continue,
+                    },
+                    Step::Skipped => continue,
+                    Step::Incomplete => {}
+                }
+            }
+            match self.resume(buf)? {
+                None => return Ok(None),
+                Some(Some(frame)) => match frame_args(frame) {
+                    Some(args) => return Ok(Some(args)),
+                    None => continue,
+                },
+                Some(None) => continue,
+            }
+        }
+    }
+
     fn resume(&mut self, buf: &mut BytesMut) -> Result<Option<Option<Frame>>, ProtoError> {
         let (out, committed) = match self.side {
             Side::Server => run(request::request(self.limits), &buf[..], &mut self.state)?,
@@ -149,6 +187,22 @@ impl RespCodec {
     }
 }
 
+/// A request frame's arguments: the server-side parsers only produce
+/// arrays of bulk strings; anything else (or an empty array) is `None`.
+fn frame_args(frame: Frame) -> Option<Vec<Bytes>> {
+    let Frame::Array(items) = frame else {
+        return None;
+    };
+    // A fresh vector rather than an in-place collect: `Frame` is larger
+    // than `Bytes`, and shrinking the old allocation in place is a realloc.
+    let mut args = Vec::with_capacity(items.len());
+    args.extend(items.into_iter().filter_map(|f| match f {
+        Frame::Bulk(b) => Some(b),
+        _ => None,
+    }));
+    (!args.is_empty()).then_some(args)
+}
+
 impl Decoder for RespCodec {
     type Item = Frame;
     type Error = ProtoError;
@@ -160,6 +214,11 @@ impl Decoder for RespCodec {
             }
             if self.side == Side::Server && self.fast_path && !self.in_frame {
                 match fast::request(buf, &self.limits, &mut self.spans)? {
+                    Step::Args(args) => {
+                        return Ok(Some(Frame::Array(
+                            args.into_iter().map(Frame::Bulk).collect(),
+                        )))
+                    }
                     Step::Frame(frame) => return Ok(Some(frame)),
                     Step::Skipped => continue,
                     Step::Incomplete => {}

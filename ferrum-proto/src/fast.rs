@@ -4,7 +4,9 @@
 //! commands. For those, one pass over the buffer records where each argument
 //! lies, then the command's bytes are split off the read buffer and frozen,
 //! and each argument becomes a [`Bytes`] slice of them: no payload is copied,
-//! and the only allocation is the argument `Vec`. This is the approach of
+//! and the only allocation is the argument `Vec` (a `Vec<Bytes>` for
+//! [`RespCodec::decode_args`](crate::RespCodec::decode_args), wrapped in
+//! frames only for the `Decoder`). This is the approach of
 //! redis-protocol.rs's `decode_bytes_mut` (src/resp2/decode.rs).
 //!
 //! When the command is incomplete this path gives up and the codec hands the
@@ -14,7 +16,7 @@
 
 use std::ops::Range;
 
-use bytes::{Buf, BytesMut};
+use bytes::{Buf, Bytes, BytesMut};
 
 use crate::inline::split_args;
 use crate::line::{exceeds, find_line, parse_i64, Scan, Terminator};
@@ -22,7 +24,10 @@ use crate::{Frame, Limits, ProtoError};
 
 /// What the fast path made of the start of the buffer.
 pub(crate) enum Step {
-    /// A whole command, already split off the buffer.
+    /// A whole multibulk command's arguments (never empty), already split
+    /// off the buffer.
+    Args(Vec<Bytes>),
+    /// A whole inline command, already split off the buffer.
     Frame(Frame),
     /// A command with no arguments (`*0`, `*-1`, a blank line), already
     /// dropped from the buffer.
@@ -122,15 +127,12 @@ fn multibulk(
         pos = end + 2;
     }
     let command = buf.split_to(pos).freeze();
-    let args = spans
-        .drain(..)
-        .map(|span| Frame::Bulk(command.slice(span)))
-        .collect();
+    let args = spans.drain(..).map(|span| command.slice(span)).collect();
     // A rare huge command should not pin its scratch space forever.
     if spans.capacity() > 1024 {
         *spans = Vec::new();
     }
-    Ok(Step::Frame(Frame::Array(args)))
+    Ok(Step::Args(args))
 }
 
 fn inline(buf: &mut BytesMut, limits: &Limits) -> Result<Step, ProtoError> {

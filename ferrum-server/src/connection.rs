@@ -20,12 +20,12 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
+use bytes::BytesMut;
 use ferrum_proto::{Frame, Limits, RespCodec};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::Instant;
-use tokio_util::codec::{Decoder, Encoder};
+use tokio_util::codec::Encoder;
 use tokio_util::sync::CancellationToken;
 
 use crate::client::{ClientHandle, ConnState};
@@ -141,8 +141,8 @@ impl Connection {
     /// blocks and returns what it waits for.
     async fn run_buffered(&mut self) -> Result<Option<BlockSpec>, Closed> {
         loop {
-            let frame = match self.codec.decode(&mut self.rbuf) {
-                Ok(Some(frame)) => frame,
+            let args = match self.codec.decode_args(&mut self.rbuf) {
+                Ok(Some(args)) => args,
                 Ok(None) => return Ok(None),
                 Err(e) => {
                     self.wbuf.extend_from_slice(b"-ERR ");
@@ -150,9 +150,6 @@ impl Connection {
                     self.wbuf.extend_from_slice(b"\r\n");
                     return Err(Closed::Protocol);
                 }
-            };
-            let Some(args) = into_args(frame) else {
-                continue;
             };
             // Subscription confirmations are sent even with replies off,
             // as Redis 7 sends them.
@@ -344,22 +341,6 @@ impl Connection {
         drop(reg);
         result
     }
-}
-
-/// A request frame's arguments. The server-side decoder only produces arrays
-/// of bulk strings; anything else (or an empty array) is skipped.
-fn into_args(frame: Frame) -> Option<Vec<Bytes>> {
-    let Frame::Array(items) = frame else {
-        return None;
-    };
-    let args: Vec<Bytes> = items
-        .into_iter()
-        .filter_map(|f| match f {
-            Frame::Bulk(b) => Some(b),
-            _ => None,
-        })
-        .collect();
-    (!args.is_empty()).then_some(args)
 }
 
 /// `SUBSCRIBE` and friends, whose confirmations `CLIENT REPLY OFF` does not

@@ -163,7 +163,10 @@ impl CommandSpec {
     }
 }
 
-static BY_NAME: LazyLock<HashMap<&'static [u8], &'static CommandSpec>> =
+/// Command names to rows. Hashed with foldhash rather than std's SipHash:
+/// every command looks its name up here, and the names are our own table's,
+/// so there is nothing for a flooding-resistant hash to protect.
+static BY_NAME: LazyLock<HashMap<&'static [u8], &'static CommandSpec, foldhash::fast::FixedState>> =
     LazyLock::new(|| COMMANDS.iter().map(|c| (c.name.as_bytes(), c)).collect());
 
 /// Finds a command by name, case-insensitively, without allocating.
