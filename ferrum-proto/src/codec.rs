@@ -131,8 +131,7 @@ impl RespCodec {
     /// request to skip.
     /// Decodes one request straight into its arguments, the server's hot
     /// path: the same requests and errors as [`Decoder::decode`], without
-    /// building a [`Frame`] per argument (one allocation per command, the
-    /// argument `Vec`, on the fast path). Requests with no arguments are
+    /// building a [`Frame`] per argument. Requests with no arguments are
     /// skipped, as the decoder skips them. Server side only: a client codec
     /// decodes replies, which are not argument lists.
     ///
@@ -140,27 +139,43 @@ impl RespCodec {
     ///
     /// The [`ProtoError`] that [`Decoder::decode`] gives for these bytes.
     pub fn decode_args(&mut self, buf: &mut BytesMut) -> Result<Option<Vec<Bytes>>, ProtoError> {
+        let mut args = Vec::new();
+        Ok(self.decode_args_into(buf, &mut args)?.then_some(args))
+    }
+
+    /// [`RespCodec::decode_args`] into `args` (replacing what it held),
+    /// so that a connection reuses one vector for every command: `true`
+    /// when a request was decoded, `false` when more bytes are needed.
+    ///
+    /// # Errors
+    ///
+    /// The [`ProtoError`] that [`Decoder::decode`] gives for these bytes.
+    pub fn decode_args_into(
+        &mut self,
+        buf: &mut BytesMut,
+        args: &mut Vec<Bytes>,
+    ) -> Result<bool, ProtoError> {
         debug_assert!(self.side == Side::Server, "decode_args is for requests");
         loop {
             if buf.is_empty() {
-                return Ok(None);
+                return Ok(false);
             }
             if self.fast_path && !self.in_frame {
-                match fast::request(buf, &self.limits, &mut self.spans)? {
-                    Step::Args(args) => return Ok(Some(args)),
-                    Step::Frame(frame) => match frame_args(frame) {
-                        Some(args) => return Ok(Some(args)),
-                        None => continue,
+                match fast::request(buf, &self.limits, &mut self.spans, args)? {
+                    Step::Args => return Ok(true),
+                    Step::Frame(frame) => match frame_args(frame, args) {
+                        true => return Ok(true),
+                        false => continue,
                     },
                     Step::Skipped => continue,
                     Step::Incomplete => {}
                 }
             }
             match self.resume(buf)? {
-                None => return Ok(None),
-                Some(Some(frame)) => match frame_args(frame) {
-                    Some(args) => return Ok(Some(args)),
-                    None => continue,
+                None => return Ok(false),
+                Some(Some(frame)) => match frame_args(frame, args) {
+                    true => return Ok(true),
+                    false => continue,
                 },
                 Some(None) => continue,
             }
@@ -187,20 +202,19 @@ impl RespCodec {
     }
 }
 
-/// A request frame's arguments: the server-side parsers only produce
-/// arrays of bulk strings; anything else (or an empty array) is `None`.
-fn frame_args(frame: Frame) -> Option<Vec<Bytes>> {
+/// Puts a request frame's arguments in `args`, replacing what it held:
+/// the server-side parsers only produce arrays of bulk strings; anything
+/// else (or an empty array) gives `false`.
+fn frame_args(frame: Frame, args: &mut Vec<Bytes>) -> bool {
     let Frame::Array(items) = frame else {
-        return None;
+        return false;
     };
-    // A fresh vector rather than an in-place collect: `Frame` is larger
-    // than `Bytes`, and shrinking the old allocation in place is a realloc.
-    let mut args = Vec::with_capacity(items.len());
+    args.clear();
     args.extend(items.into_iter().filter_map(|f| match f {
         Frame::Bulk(b) => Some(b),
         _ => None,
     }));
-    (!args.is_empty()).then_some(args)
+    !args.is_empty()
 }
 
 impl Decoder for RespCodec {
@@ -213,8 +227,9 @@ impl Decoder for RespCodec {
                 return Ok(None);
             }
             if self.side == Side::Server && self.fast_path && !self.in_frame {
-                match fast::request(buf, &self.limits, &mut self.spans)? {
-                    Step::Args(args) => {
+                let mut args = Vec::new();
+                match fast::request(buf, &self.limits, &mut self.spans, &mut args)? {
+                    Step::Args => {
                         return Ok(Some(Frame::Array(
                             args.into_iter().map(Frame::Bulk).collect(),
                         )))

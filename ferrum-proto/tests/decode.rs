@@ -597,10 +597,13 @@ fn eof_in_the_middle_of_a_frame_is_an_io_error() {
     assert!(matches!(err, ferrum_proto::ProtoError::Io(_)), "{err:?}");
 }
 
-/// Feeds `input` in chunks to `decode_args`, as `feed` does to `decode`.
+/// Feeds `input` in chunks to `decode_args_into` (one vector reused, as the
+/// server does; every second request through `decode_args`), as `feed`
+/// does to `decode`.
 fn feed_args(codec: &mut RespCodec, input: &[u8], chunks: &[usize]) -> Outcome {
     let mut buf = BytesMut::new();
     let mut frames = Vec::new();
+    let mut reused = vec![Bytes::from_static(b"stale")];
     let mut rest = input;
     let mut sizes = chunks.iter().copied().filter(|&n| n > 0).cycle();
     while !rest.is_empty() {
@@ -608,7 +611,14 @@ fn feed_args(codec: &mut RespCodec, input: &[u8], chunks: &[usize]) -> Outcome {
         buf.extend_from_slice(&rest[..n]);
         rest = &rest[n..];
         loop {
-            match codec.decode_args(&mut buf) {
+            let decoded = if frames.len() % 2 == 0 {
+                codec
+                    .decode_args_into(&mut buf, &mut reused)
+                    .map(|got| got.then(|| reused.clone()))
+            } else {
+                codec.decode_args(&mut buf)
+            };
+            match decoded {
                 Ok(Some(args)) => {
                     assert!(!args.is_empty(), "empty requests are skipped");
                     frames.push(Frame::Array(args.into_iter().map(Frame::Bulk).collect()));

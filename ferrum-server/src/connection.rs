@@ -20,7 +20,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::BytesMut;
+use bytes::{Bytes, BytesMut};
 use ferrum_proto::{Frame, Limits, RespCodec};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -35,6 +35,10 @@ use crate::shared::Shared;
 /// Replies are flushed early once this many bytes are pending, so one huge
 /// pipeline cannot build an unbounded write buffer.
 const FLUSH_THRESHOLD: usize = 64 * 1024;
+
+/// The argument vector is reused from one command to the next, up to this
+/// many arguments of capacity.
+const MAX_KEPT_ARGS: usize = 1024;
 
 /// How long a pending write may still take once shutdown began.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
@@ -82,6 +86,7 @@ pub(crate) async fn serve(
         codec: RespCodec::server(limits),
         rbuf: BytesMut::with_capacity(16 * 1024),
         wbuf: BytesMut::with_capacity(16 * 1024),
+        args: Vec::new(),
         state,
         idle_timeout,
         qbuf_limit,
@@ -101,6 +106,8 @@ struct Connection {
     codec: RespCodec,
     rbuf: BytesMut,
     wbuf: BytesMut,
+    /// The current command's arguments; see [`MAX_KEPT_ARGS`].
+    args: Vec<Bytes>,
     state: ConnState,
     idle_timeout: Option<Duration>,
     qbuf_limit: usize,
@@ -141,9 +148,9 @@ impl Connection {
     /// blocks and returns what it waits for.
     async fn run_buffered(&mut self) -> Result<Option<BlockSpec>, Closed> {
         loop {
-            let args = match self.codec.decode_args(&mut self.rbuf) {
-                Ok(Some(args)) => args,
-                Ok(None) => return Ok(None),
+            match self.codec.decode_args_into(&mut self.rbuf, &mut self.args) {
+                Ok(true) => {}
+                Ok(false) => return Ok(None),
                 Err(e) => {
                     self.wbuf.extend_from_slice(b"-ERR ");
                     self.wbuf.extend_from_slice(e.to_string().as_bytes());
@@ -153,8 +160,14 @@ impl Connection {
             };
             // Subscription confirmations are sent even with replies off,
             // as Redis 7 sends them.
-            let confirms = is_subscription(&args[0]);
-            let reply = cmd::execute(&self.shared, &mut self.state, args);
+            let confirms = is_subscription(&self.args[0]);
+            let reply = cmd::execute(&self.shared, &mut self.state, &self.args);
+            // Release the arguments (slices of the read buffer) now; keep
+            // the vector for the next command unless a huge one grew it.
+            self.args.clear();
+            if self.args.capacity() > MAX_KEPT_ARGS {
+                self.args = Vec::new();
+            }
             let silenced = (self.state.reply_off || self.state.reply_skip > 0) && !confirms;
             self.state.reply_skip = self.state.reply_skip.saturating_sub(1);
             match reply {

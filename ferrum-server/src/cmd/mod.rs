@@ -296,14 +296,14 @@ pub(crate) enum Reply {
 /// Runs one command and returns its reply. Errors become error frames here;
 /// nothing in a command can close the connection except `QUIT`, which sets
 /// `conn.closing`.
-pub(crate) fn execute(shared: &Shared, conn: &mut ConnState, args: Vec<Bytes>) -> Reply {
+pub(crate) fn execute(shared: &Shared, conn: &mut ConnState, args: &[Bytes]) -> Reply {
     let mut ctx = Ctx::at(shared, conn, shared.clock.reading());
-    let frame = match prepare(&mut ctx, &args) {
+    let frame = match prepare(&mut ctx, args) {
         // Transaction control runs outside the gate: EXEC takes its write side.
-        Ok(Prepared::Run(spec)) if spec.has(flag::NO_QUEUE) => run(&mut ctx, spec, &args),
+        Ok(Prepared::Run(spec)) if spec.has(flag::NO_QUEUE) => run(&mut ctx, spec, args),
         Ok(Prepared::Run(spec)) => {
             let _gate = shared.tx_gate.read().unwrap_or_else(|p| p.into_inner());
-            run(&mut ctx, spec, &args)
+            run(&mut ctx, spec, args)
         }
         Ok(Prepared::Reply(frame)) => frame,
         Err(e) => {
