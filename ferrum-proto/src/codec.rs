@@ -12,7 +12,7 @@
 
 use std::ops::Range;
 
-use bytes::{Buf, BytesMut};
+use bytes::{Buf, Bytes, BytesMut};
 use combine::parser::combinator::AnySendSyncPartialState;
 use tokio_util::codec::{Decoder, Encoder};
 
@@ -129,6 +129,59 @@ impl RespCodec {
     /// Runs the resumable parser on `buf`, drops what it committed, and
     /// returns its output: `None` for "more bytes needed", `Some(None)` for a
     /// request to skip.
+    /// Decodes one request straight into its arguments, the server's hot
+    /// path: the same requests and errors as [`Decoder::decode`], without
+    /// building a [`Frame`] per argument. Requests with no arguments are
+    /// skipped, as the decoder skips them. Server side only: a client codec
+    /// decodes replies, which are not argument lists.
+    ///
+    /// # Errors
+    ///
+    /// The [`ProtoError`] that [`Decoder::decode`] gives for these bytes.
+    pub fn decode_args(&mut self, buf: &mut BytesMut) -> Result<Option<Vec<Bytes>>, ProtoError> {
+        let mut args = Vec::new();
+        Ok(self.decode_args_into(buf, &mut args)?.then_some(args))
+    }
+
+    /// [`RespCodec::decode_args`] into `args` (replacing what it held),
+    /// so that a connection reuses one vector for every command: `true`
+    /// when a request was decoded, `false` when more bytes are needed.
+    ///
+    /// # Errors
+    ///
+    /// The [`ProtoError`] that [`Decoder::decode`] gives for these bytes.
+    pub fn decode_args_into(
+        &mut self,
+        buf: &mut BytesMut,
+        args: &mut Vec<Bytes>,
+    ) -> Result<bool, ProtoError> {
+        debug_assert!(self.side == Side::Server, "decode_args is for requests");
+        loop {
+            if buf.is_empty() {
+                return Ok(false);
+            }
+            if self.fast_path && !self.in_frame {
+                match fast::request(buf, &self.limits, &mut self.spans, args)? {
+                    Step::Args => return Ok(true),
+                    Step::Frame(frame) => match frame_args(frame, args) {
+                        true => return Ok(true),
+                        false => continue,
+                    },
+                    Step::Skipped => continue,
+                    Step::Incomplete => {}
+                }
+            }
+            match self.resume(buf)? {
+                None => return Ok(false),
+                Some(Some(frame)) => match frame_args(frame, args) {
+                    true => return Ok(true),
+                    false => continue,
+                },
+                Some(None) => continue,
+            }
+        }
+    }
+
     fn resume(&mut self, buf: &mut BytesMut) -> Result<Option<Option<Frame>>, ProtoError> {
         let (out, committed) = match self.side {
             Side::Server => run(request::request(self.limits), &buf[..], &mut self.state)?,
@@ -149,6 +202,21 @@ impl RespCodec {
     }
 }
 
+/// Puts a request frame's arguments in `args`, replacing what it held:
+/// the server-side parsers only produce arrays of bulk strings; anything
+/// else (or an empty array) gives `false`.
+fn frame_args(frame: Frame, args: &mut Vec<Bytes>) -> bool {
+    let Frame::Array(items) = frame else {
+        return false;
+    };
+    args.clear();
+    args.extend(items.into_iter().filter_map(|f| match f {
+        Frame::Bulk(b) => Some(b),
+        _ => None,
+    }));
+    !args.is_empty()
+}
+
 impl Decoder for RespCodec {
     type Item = Frame;
     type Error = ProtoError;
@@ -159,7 +227,13 @@ impl Decoder for RespCodec {
                 return Ok(None);
             }
             if self.side == Side::Server && self.fast_path && !self.in_frame {
-                match fast::request(buf, &self.limits, &mut self.spans)? {
+                let mut args = Vec::new();
+                match fast::request(buf, &self.limits, &mut self.spans, &mut args)? {
+                    Step::Args => {
+                        return Ok(Some(Frame::Array(
+                            args.into_iter().map(Frame::Bulk).collect(),
+                        )))
+                    }
                     Step::Frame(frame) => return Ok(Some(frame)),
                     Step::Skipped => continue,
                     Step::Incomplete => {}

@@ -4,7 +4,10 @@
 //! commands. For those, one pass over the buffer records where each argument
 //! lies, then the command's bytes are split off the read buffer and frozen,
 //! and each argument becomes a [`Bytes`] slice of them: no payload is copied,
-//! and the only allocation is the argument `Vec`. This is the approach of
+//! and the only allocation is the argument `Vec` (a `Vec<Bytes>` that
+//! [`RespCodec::decode_args_into`](crate::RespCodec::decode_args_into)
+//! reuses from one command to the next; the `Decoder` wraps the arguments
+//! in frames). This is the approach of
 //! redis-protocol.rs's `decode_bytes_mut` (src/resp2/decode.rs).
 //!
 //! When the command is incomplete this path gives up and the codec hands the
@@ -14,7 +17,7 @@
 
 use std::ops::Range;
 
-use bytes::{Buf, BytesMut};
+use bytes::{Buf, Bytes, BytesMut};
 
 use crate::inline::split_args;
 use crate::line::{exceeds, find_line, parse_i64, Scan, Terminator};
@@ -22,7 +25,10 @@ use crate::{Frame, Limits, ProtoError};
 
 /// What the fast path made of the start of the buffer.
 pub(crate) enum Step {
-    /// A whole command, already split off the buffer.
+    /// A whole multibulk command, already split off the buffer: its
+    /// arguments (never none) are in the `out` vector given.
+    Args,
+    /// A whole inline command, already split off the buffer.
     Frame(Frame),
     /// A command with no arguments (`*0`, `*-1`, a blank line), already
     /// dropped from the buffer.
@@ -43,10 +49,11 @@ pub(crate) fn request(
     buf: &mut BytesMut,
     limits: &Limits,
     spans: &mut Vec<Range<usize>>,
+    out: &mut Vec<Bytes>,
 ) -> Result<Step, ProtoError> {
     match buf.first() {
         None => Ok(Step::Incomplete),
-        Some(b'*') => multibulk(buf, limits, spans),
+        Some(b'*') => multibulk(buf, limits, spans, out),
         Some(_) => inline(buf, limits),
     }
 }
@@ -71,6 +78,7 @@ fn multibulk(
     buf: &mut BytesMut,
     limits: &Limits,
     spans: &mut Vec<Range<usize>>,
+    out: &mut Vec<Bytes>,
 ) -> Result<Step, ProtoError> {
     let max_line = limits.max_inline_len;
     let Some((header, mut pos)) = line(
@@ -122,15 +130,13 @@ fn multibulk(
         pos = end + 2;
     }
     let command = buf.split_to(pos).freeze();
-    let args = spans
-        .drain(..)
-        .map(|span| Frame::Bulk(command.slice(span)))
-        .collect();
+    out.clear();
+    out.extend(spans.drain(..).map(|span| command.slice(span)));
     // A rare huge command should not pin its scratch space forever.
     if spans.capacity() > 1024 {
         *spans = Vec::new();
     }
-    Ok(Step::Frame(Frame::Array(args)))
+    Ok(Step::Args)
 }
 
 fn inline(buf: &mut BytesMut, limits: &Limits) -> Result<Step, ProtoError> {

@@ -596,3 +596,71 @@ fn eof_in_the_middle_of_a_frame_is_an_io_error() {
     let err = codec.decode_eof(&mut buf).unwrap_err();
     assert!(matches!(err, ferrum_proto::ProtoError::Io(_)), "{err:?}");
 }
+
+/// Feeds `input` in chunks to `decode_args_into` (one vector reused, as the
+/// server does; every second request through `decode_args`), as `feed`
+/// does to `decode`.
+fn feed_args(codec: &mut RespCodec, input: &[u8], chunks: &[usize]) -> Outcome {
+    let mut buf = BytesMut::new();
+    let mut frames = Vec::new();
+    let mut reused = vec![Bytes::from_static(b"stale")];
+    let mut rest = input;
+    let mut sizes = chunks.iter().copied().filter(|&n| n > 0).cycle();
+    while !rest.is_empty() {
+        let n = sizes.next().unwrap_or(rest.len()).min(rest.len());
+        buf.extend_from_slice(&rest[..n]);
+        rest = &rest[n..];
+        loop {
+            let decoded = if frames.len() % 2 == 0 {
+                codec
+                    .decode_args_into(&mut buf, &mut reused)
+                    .map(|got| got.then(|| reused.clone()))
+            } else {
+                codec.decode_args(&mut buf)
+            };
+            match decoded {
+                Ok(Some(args)) => {
+                    assert!(!args.is_empty(), "empty requests are skipped");
+                    frames.push(Frame::Array(args.into_iter().map(Frame::Bulk).collect()));
+                }
+                Ok(None) => break,
+                Err(err) => {
+                    return Outcome {
+                        frames,
+                        error: Some(err.to_string()),
+                    }
+                }
+            }
+        }
+    }
+    Outcome {
+        frames,
+        error: None,
+    }
+}
+
+#[test]
+fn decode_args_gives_the_decoders_requests_and_errors() {
+    let mut stream = Vec::new();
+    for (input, _) in requests() {
+        stream.extend_from_slice(input);
+    }
+    let inputs: Vec<&[u8]> = vec![
+        &stream,
+        b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n*1\r\nfoo\r\n",
+        b"*1\r\n$-1\r\n",
+        b"PING \"unbalanced\r\n",
+    ];
+    for input in inputs {
+        for chunks in [&[usize::MAX][..], &[1], &[7], &[100, 3]] {
+            for ((name, mut frames), (_, mut args)) in codecs(true, Limits::default())
+                .into_iter()
+                .zip(codecs(true, Limits::default()))
+            {
+                let (want, _) = feed(&mut frames, input, chunks);
+                let got = feed_args(&mut args, input, chunks);
+                assert_eq!(got, want, "{name} {chunks:?} {input:?}");
+            }
+        }
+    }
+}

@@ -25,7 +25,7 @@ use ferrum_proto::{Frame, Limits, RespCodec};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::Instant;
-use tokio_util::codec::{Decoder, Encoder};
+use tokio_util::codec::Encoder;
 use tokio_util::sync::CancellationToken;
 
 use crate::client::{ClientHandle, ConnState};
@@ -36,16 +36,20 @@ use crate::shared::Shared;
 /// pipeline cannot build an unbounded write buffer.
 const FLUSH_THRESHOLD: usize = 64 * 1024;
 
+/// The argument vector is reused from one command to the next, up to this
+/// many arguments of capacity.
+const MAX_KEPT_ARGS: usize = 1024;
+
 /// How long a pending write may still take once shutdown began.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
 
-/// Why a connection ended.
 /// Why a batch of pipelined commands stopped early.
 enum Stop {
     /// A blocking command found nothing to serve.
     Block(BlockSpec),
-    /// `CLIENT PAUSE` holds this command.
-    Paused(Vec<Bytes>),
+    /// `CLIENT PAUSE` holds this command (still in the connection's
+    /// argument vector).
+    Paused,
 }
 
 #[derive(Debug)]
@@ -90,6 +94,7 @@ pub(crate) async fn serve(
         codec: RespCodec::server(limits),
         rbuf: BytesMut::with_capacity(16 * 1024),
         wbuf: BytesMut::with_capacity(16 * 1024),
+        args: Vec::new(),
         state,
         idle_timeout,
         qbuf_limit,
@@ -111,6 +116,8 @@ struct Connection {
     codec: RespCodec,
     rbuf: BytesMut,
     wbuf: BytesMut,
+    /// The current command's arguments; see [`MAX_KEPT_ARGS`].
+    args: Vec<Bytes>,
     state: ConnState,
     idle_timeout: Option<Duration>,
     qbuf_limit: usize,
@@ -134,8 +141,8 @@ impl Connection {
                     }
                     Err(closed) => return closed,
                 },
-                Ok(Some(Stop::Paused(args))) => match self.wait_paused(args).await {
-                    Ok(None) | Ok(Some(Stop::Paused(_))) => continue,
+                Ok(Some(Stop::Paused)) => match self.wait_paused().await {
+                    Ok(None) | Ok(Some(Stop::Paused)) => continue,
                     Ok(Some(Stop::Block(spec))) => match self.wait_blocked(spec).await {
                         Ok(reply) => {
                             self.encode(&reply);
@@ -163,9 +170,9 @@ impl Connection {
     async fn run_buffered(&mut self) -> Result<Option<Stop>, Closed> {
         loop {
             let pending = self.rbuf.len();
-            let frame = match self.codec.decode(&mut self.rbuf) {
-                Ok(Some(frame)) => frame,
-                Ok(None) => return Ok(None),
+            match self.codec.decode_args_into(&mut self.rbuf, &mut self.args) {
+                Ok(true) => {}
+                Ok(false) => return Ok(None),
                 Err(e) => {
                     self.wbuf.extend_from_slice(b"-ERR ");
                     self.wbuf.extend_from_slice(e.to_string().as_bytes());
@@ -173,11 +180,8 @@ impl Connection {
                     return Err(Closed::Protocol);
                 }
             };
-            let Some(args) = into_args(frame) else {
-                continue;
-            };
             self.handle.qbuf.store(pending, Ordering::Relaxed);
-            let stop = self.run_command(args);
+            let stop = self.run_command();
             self.handle.qbuf.store(0, Ordering::Relaxed);
             if let Some(stop) = stop {
                 return Ok(Some(stop));
@@ -191,14 +195,22 @@ impl Connection {
         }
     }
 
-    /// Runs one command and encodes its replies, unless it must wait.
-    fn run_command(&mut self, args: Vec<Bytes>) -> Option<Stop> {
+    /// Runs the command in `self.args` and encodes its replies, unless it
+    /// must wait. The arguments are released (they are slices of the read
+    /// buffer) unless `CLIENT PAUSE` holds the command, which keeps them
+    /// for [`wait_paused`](Self::wait_paused).
+    fn run_command(&mut self) -> Option<Stop> {
         // Subscription confirmations are sent even with replies off,
         // as Redis 7 sends them.
-        let confirms = is_subscription(&args[0]);
-        let reply = cmd::execute(&self.shared, &mut self.state, args);
-        if let Reply::Paused(args) = reply {
-            return Some(Stop::Paused(args));
+        let confirms = is_subscription(&self.args[0]);
+        let reply = cmd::execute(&self.shared, &mut self.state, &self.args);
+        if let Reply::Paused = reply {
+            return Some(Stop::Paused);
+        }
+        // Keep the vector for the next command unless a huge one grew it.
+        self.args.clear();
+        if self.args.capacity() > MAX_KEPT_ARGS {
+            self.args = Vec::new();
         }
         let silenced = (self.state.reply_off || self.state.reply_skip > 0) && !confirms;
         self.state.reply_skip = self.state.reply_skip.saturating_sub(1);
@@ -207,25 +219,25 @@ impl Connection {
             _ if silenced => {}
             Reply::One(frame) => self.encode(&frame),
             Reply::Many(frames) => frames.iter().for_each(|f| self.encode(f)),
-            Reply::Paused(_) => {}
+            Reply::Paused => {}
         }
         None
     }
 
-    /// Holds a command `CLIENT PAUSE` covers until the pause ends, then
-    /// runs it; what it then says to do next (it may block).
-    async fn wait_paused(&mut self, args: Vec<Bytes>) -> Result<Option<Stop>, Closed> {
+    /// Holds the command in `self.args`, which `CLIENT PAUSE` covers, until
+    /// the pause ends, then runs it; what it then says to do next (it may
+    /// block).
+    async fn wait_paused(&mut self) -> Result<Option<Stop>, Closed> {
         let shared = self.shared.clone();
         let _held = shared.pause.hold();
-        let mut args = args;
         loop {
             tokio::select! {
                 () = shared.pause.wait() => {}
                 () = self.handle.kill.notified() => return Err(self.killed()),
                 () = self.shutdown.cancelled() => return Err(Closed::Normally),
             }
-            match self.run_command(args) {
-                Some(Stop::Paused(again)) => args = again,
+            match self.run_command() {
+                Some(Stop::Paused) => {}
                 other => return Ok(other),
             }
         }
@@ -412,22 +424,6 @@ impl Connection {
         drop(reg);
         result
     }
-}
-
-/// A request frame's arguments. The server-side decoder only produces arrays
-/// of bulk strings; anything else (or an empty array) is skipped.
-fn into_args(frame: Frame) -> Option<Vec<Bytes>> {
-    let Frame::Array(items) = frame else {
-        return None;
-    };
-    let args: Vec<Bytes> = items
-        .into_iter()
-        .filter_map(|f| match f {
-            Frame::Bulk(b) => Some(b),
-            _ => None,
-        })
-        .collect();
-    (!args.is_empty()).then_some(args)
 }
 
 /// `SUBSCRIBE` and friends, whose confirmations `CLIENT REPLY OFF` does not

@@ -38,6 +38,14 @@ impl<'a> Entry<'a> {
         Millis(self.block.last_access_ms())
     }
 
+    /// What this key costs in the store's accounting: its block and what it
+    /// owns outside, at their allocated sizes, plus its slot row and index
+    /// share ([`entry_cost`](crate::memory::entry_cost)). The figure
+    /// `MEMORY USAGE` reports; the same one the eviction policy is told.
+    pub fn memory_usage(self) -> usize {
+        crate::memory::entry_cost(self.block.heap_bytes())
+    }
+
     /// The encoding `OBJECT ENCODING` reports: the value's own, except that
     /// a string grown in place is `raw`, as in Redis.
     pub fn encoding(self) -> &'static str {
@@ -164,6 +172,13 @@ impl EntryMut<'_> {
     pub fn append(&mut self, tail: &[u8]) -> Result<usize, StoreError> {
         let len = self.block.value().as_str()?.len();
         self.set_range(len, tail)
+    }
+
+    /// Sets when the key was last accessed (what `OBJECT IDLETIME`
+    /// reports), as `RESTORE ... IDLETIME` does. The eviction policy's own
+    /// recency order is left as it is.
+    pub fn set_last_access(&mut self, at: Millis) {
+        self.block.set_last_access(at.0);
     }
 
     /// The expiry deadline.

@@ -25,7 +25,6 @@
 //! assert_eq!(store.stats().expired_keys, 1);
 //! ```
 
-mod access;
 mod block;
 mod entry;
 mod error;

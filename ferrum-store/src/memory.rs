@@ -46,16 +46,6 @@ pub fn entry_cost(block_heap_bytes: usize) -> usize {
     ENTRY_OVERHEAD + block_heap_bytes
 }
 
-impl crate::Entry<'_> {
-    /// What this key costs in the store's accounting: its block and the
-    /// collection it owns, at their allocated sizes, plus its slot row and
-    /// index share ([`entry_cost`]). The figure `MEMORY USAGE` reports; the
-    /// same one the eviction policy is told.
-    pub fn memory_usage(self) -> usize {
-        entry_cost(self.block.heap_bytes())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -20,7 +20,7 @@ use crate::machine::{output, Machine};
 use crate::procs::{have, ServerKind, ServerProcess};
 use crate::redis_benchmark::{self, BenchRow, Scenario};
 use crate::report::{self, LiveCell, Results, RunConfig};
-use crate::{equal_memory, keys};
+use crate::{equal_memory, keys, throughput};
 
 /// Flags of `cargo xtask bench`.
 #[derive(Debug, clap::Args)]
@@ -35,7 +35,7 @@ pub(crate) struct Bench {
         long,
         value_enum,
         value_delimiter = ',',
-        default_value = "baseline,pipelined,capped,sim,live,spacing,equal-memory,keys-at-maxmemory"
+        default_value = "throughput,sim,live,spacing,equal-memory,keys-at-maxmemory"
     )]
     scenarios: Vec<Part>,
     /// Scales (WORKLOADS.md v2) of the equal-memory condition. Scale 1
@@ -64,9 +64,27 @@ pub(crate) struct Bench {
     /// 100000, or 20000 with --quick].
     #[arg(long)]
     spacing_requests: Option<u64>,
-    /// redis-benchmark `-n`.
+    /// redis-benchmark `-n` of the single-shot baseline/pipelined/capped
+    /// parts.
     #[arg(long, default_value_t = 100_000)]
     bench_requests: u64,
+    /// Interleaved rounds of the throughput part [default: 5, or 3 with
+    /// --quick].
+    #[arg(long)]
+    throughput_rounds: Option<u32>,
+    /// Throughput part: `-n` of the plain default suite (LRANGE rows get a
+    /// fifth) [default: 20000, or 2000 with --quick].
+    #[arg(long)]
+    throughput_requests: Option<u64>,
+    /// Throughput part: `-n` of the `-P 16` suite (LRANGE rows get a fifth)
+    /// [default: 100000, or 10000 with --quick].
+    #[arg(long)]
+    throughput_pipelined_requests: Option<u64>,
+    /// Throughput part: `-n` of each capped SET/GET run at 16 MB (100,000
+    /// random keys of 256 bytes overflow it) [default: 100000, or 10000
+    /// with --quick].
+    #[arg(long)]
+    throughput_capped_requests: Option<u64>,
     /// redis-benchmark `-c`.
     #[arg(long, default_value_t = 50)]
     clients: u32,
@@ -81,7 +99,7 @@ pub(crate) struct Bench {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "allkeys-lru,allkeys-lfu,allkeys-ahe"
+        default_value = "allkeys-lru,allkeys-lfu,allkeys-random,allkeys-ahe"
     )]
     capped_policies: Vec<String>,
     /// Comma-separated patterns of the hit-ratio matrix.
@@ -114,7 +132,13 @@ pub(crate) struct Bench {
 /// The parts of a benchmark run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum Part {
-    /// redis-benchmark, no eviction.
+    /// FerrumKV against Redis, interleaved rounds of redis-benchmark's
+    /// default suite (plain and `-P 16`) and capped SET/GET per policy,
+    /// medians, ratio spread and a Redis A/A column (needs redis-server
+    /// and redis-benchmark).
+    Throughput,
+    /// redis-benchmark, no eviction, one shot per server (no ratio
+    /// spread: use `throughput` for comparisons).
     Baseline,
     /// redis-benchmark with `-P 16`.
     Pipelined,
@@ -226,6 +250,8 @@ impl Bench {
             spacing_paced: Vec::new(),
             equal_memory: Vec::new(),
             keys_at_maxmemory: Vec::new(),
+            throughput_spec: None,
+            throughput: Vec::new(),
         };
 
         let has = |p: Part| self.scenarios.contains(&p);
@@ -237,6 +263,35 @@ impl Bench {
                 skipped.push(note(
                     "redis-benchmark is not installed (apt-get install redis-tools): throughput scenarios skipped",
                 ));
+            }
+        }
+        if has(Part::Throughput) {
+            if !have("redis-benchmark") {
+                skipped.push(note(
+                    "throughput needs redis-benchmark (apt-get install redis-tools): skipped",
+                ));
+            } else if !want_redis_server {
+                skipped.push(note(
+                    "throughput needs redis-server to compare with (apt-get install redis-server): skipped",
+                ));
+            } else {
+                let spec = self.throughput_spec();
+                step(&format!(
+                    "throughput: {} interleaved rounds of FerrumKV, Redis and Redis again (A/A); -n {} plain, {} with -P 16, {} capped",
+                    spec.rounds, spec.requests, spec.pipelined_requests, spec.capped_requests
+                ));
+                results.commands.extend(throughput::command_lines(&spec));
+                let started = Instant::now();
+                results.throughput = throughput::run(&spec, &paths.target, &paths.run_dir)?;
+                eprintln!(
+                    "  throughput took {:.1} min",
+                    started.elapsed().as_secs_f64() / 60.0
+                );
+                println!(
+                    "{}",
+                    throughput::table(&throughput::rows(&results.throughput))
+                );
+                results.throughput_spec = Some(spec);
             }
         }
         // The spacing check is mostly idle waiting (1 ms per request), so it
@@ -520,6 +575,28 @@ impl Bench {
         Ok(run)
     }
 
+    fn throughput_spec(&self) -> throughput::ThroughputSpec {
+        let q = self.quick;
+        throughput::ThroughputSpec {
+            rounds: self.throughput_rounds.unwrap_or(if q { 3 } else { 5 }),
+            requests: self
+                .throughput_requests
+                .unwrap_or(if q { 2_000 } else { 20_000 }),
+            pipelined_requests: self.throughput_pipelined_requests.unwrap_or(if q {
+                10_000
+            } else {
+                100_000
+            }),
+            capped_requests: self.throughput_capped_requests.unwrap_or(if q {
+                10_000
+            } else {
+                100_000
+            }),
+            clients: self.clients,
+            capped_policies: self.capped_policies.clone(),
+        }
+    }
+
     fn sim_args(&self, requests: u64) -> Vec<String> {
         vec![
             "sim".into(),
@@ -573,6 +650,11 @@ impl Bench {
                 report::redis_benchmark_md(results),
             )?;
             written.push(self.out.join("redis-benchmark.md"));
+        }
+        if !results.throughput.is_empty() {
+            fs::create_dir_all(&out)?;
+            fs::write(out.join("throughput.md"), report::throughput_md(results))?;
+            written.push(self.out.join("throughput.md"));
         }
         if !results.equal_memory.is_empty() || !results.keys_at_maxmemory.is_empty() {
             fs::create_dir_all(&out)?;

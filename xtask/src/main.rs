@@ -16,6 +16,7 @@ mod machine;
 mod procs;
 mod redis_benchmark;
 mod report;
+mod throughput;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};

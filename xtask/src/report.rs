@@ -16,6 +16,7 @@ use crate::equal_memory::EqualMemoryRun;
 use crate::keys::KeysRow;
 use crate::machine::Machine;
 use crate::redis_benchmark::BenchRow;
+use crate::throughput::{self, Sample, ThroughputSpec};
 
 /// Everything a run measured, as written to `results.json`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -52,6 +53,12 @@ pub(crate) struct Results {
     /// The keys-at-maxmemory table.
     #[serde(default)]
     pub(crate) keys_at_maxmemory: Vec<KeysRow>,
+    /// The throughput part's sizes, when it ran.
+    #[serde(default)]
+    pub(crate) throughput_spec: Option<ThroughputSpec>,
+    /// The throughput part's rows, every round.
+    #[serde(default)]
+    pub(crate) throughput: Vec<Sample>,
 }
 
 /// Sizes and lists of a run.
@@ -208,6 +215,33 @@ pub(crate) fn redis_benchmark_md(r: &Results) -> String {
             None => out.push_str(" – | – | – | – | – |\n"),
         }
     }
+    out.push('\n');
+    commands(&mut out, "##", r, |c| c.starts_with("redis-benchmark"));
+    out
+}
+
+/// `benches/throughput.md`.
+pub(crate) fn throughput_md(r: &Results) -> String {
+    let mut out = String::new();
+    header(
+        &mut out,
+        "# Throughput: FerrumKV and Redis, interleaved rounds",
+        r,
+    );
+    if let Some(s) = &r.throughput_spec {
+        let _ = writeln!(
+            out,
+            "{} rounds; in each, every unit starts each server fresh on 127.0.0.1 and runs redis-benchmark against it, the order of the servers reversed every other round. `plain`: the default suite, `-c {}`, `-n {}` (LRANGE rows and their LPUSH: `-n {}`); `pipelined`: the same with `-P 16`, `-n {}` (LRANGE: `-n {}`); `capped`: `-t set,get -n {} -r 1000000 -d 256` against `--maxmemory 16mb` and the policy. Ops/s and p99 are medians over the rounds; the ratio is of the medians; the range is the min-max of the per-round ratios (FerrumKV's run over Redis's run of the same round). `Redis A/A` is Redis's second run of each round over its first, the same way: the noise floor. Redis has no `allkeys-ahe`: it is compared with Redis's `allkeys-lru` and `allkeys-lfu`.\n",
+            s.rounds,
+            s.clients,
+            s.requests,
+            (s.requests / throughput::LRANGE_DIVISOR).max(1),
+            s.pipelined_requests,
+            (s.pipelined_requests / throughput::LRANGE_DIVISOR).max(1),
+            s.capped_requests
+        );
+    }
+    out.push_str(&throughput::table(&throughput::rows(&r.throughput)));
     out.push('\n');
     commands(&mut out, "##", r, |c| c.starts_with("redis-benchmark"));
     out

@@ -23,7 +23,7 @@ fn missing_redis_tools_skip_their_scenarios_with_a_message() {
         .args([
             "bench",
             "--scenarios",
-            "baseline,pipelined,capped,equal-memory",
+            "throughput,baseline,pipelined,capped,equal-memory",
             "--skip-build",
         ])
         .arg("--out")
@@ -35,6 +35,7 @@ fn missing_redis_tools_skip_their_scenarios_with_a_message() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "xtask failed:\n{stderr}");
     for note in [
+        "throughput needs redis-benchmark (apt-get install redis-tools): skipped",
         "redis-benchmark is not installed (apt-get install redis-tools): throughput scenarios skipped",
         "redis-server is not installed (apt-get install redis-server): Redis rows skipped",
         "equal memory needs redis-server for M_ref (apt-get install redis-server): skipped",

@@ -1,6 +1,8 @@
-//! The equal-memory and keys-at-maxmemory scenarios of `cargo xtask bench`
-//! at a small size, against real servers (skipped with a message when
-//! redis-server is not installed: both need Redis as the reference).
+//! The equal-memory, keys-at-maxmemory and throughput scenarios of `cargo
+//! xtask bench` at a small size, against real servers. The first two are
+//! skipped with a message when redis-server is not installed; the
+//! throughput test requires redis-server and redis-benchmark and fails
+//! without them (the scenario is a comparison with Redis).
 
 use std::fs;
 use std::path::PathBuf;
@@ -28,6 +30,11 @@ fn scratch(name: &str) -> PathBuf {
 /// Runs `cargo xtask bench` with `args` (building the release binaries
 /// if they are stale) and returns its results.json and the report.
 fn bench(name: &str, args: &[&str]) -> (Value, String) {
+    bench_report(name, args, "equal-memory.md")
+}
+
+/// [`bench`], returning the report `report` (under the run's `benches`).
+fn bench_report(name: &str, args: &[&str], report: &str) -> (Value, String) {
     let dir = scratch(name);
     let out = Command::new(env!("CARGO_BIN_EXE_xtask"))
         .arg("bench")
@@ -44,7 +51,7 @@ fn bench(name: &str, args: &[&str]) -> (Value, String) {
         .unwrap_or_else(|| panic!("no results path in:\n{stderr}"));
     let json: Value =
         serde_json::from_str(&fs::read_to_string(results).expect("results.json")).expect("json");
-    let report = fs::read_to_string(dir.join("benches/equal-memory.md")).expect("report");
+    let report = fs::read_to_string(dir.join("benches").join(report)).expect("report");
     let _ = fs::remove_dir_all(&dir);
     (json, report)
 }
@@ -170,4 +177,84 @@ fn keys_at_maxmemory_fills_each_server_past_its_limit() {
     );
     assert!(report.contains("| Redis allkeys-lru |"), "{report}");
     assert!(report.contains("| 1.00x |"), "{report}");
+}
+
+#[test]
+fn throughput_interleaves_rounds_and_reports_ratios_and_aa() {
+    for tool in ["redis-server", "redis-benchmark"] {
+        assert!(
+            Command::new(tool)
+                .arg("--version")
+                .stdout(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success()),
+            "{tool} is required by this test (apt-get install redis-server redis-tools)"
+        );
+    }
+    let (json, report) = bench_report(
+        "throughput",
+        &[
+            "--scenarios",
+            "throughput",
+            "--throughput-rounds",
+            "2",
+            "--throughput-requests",
+            "2000",
+            "--throughput-pipelined-requests",
+            "20000",
+            "--throughput-capped-requests",
+            "1000",
+            "--capped-policies",
+            "allkeys-lru,allkeys-ahe",
+            "--clients",
+            "5",
+        ],
+        "throughput.md",
+    );
+    let samples = json["throughput"].as_array().expect("throughput");
+    let count = |scenario: &str, side: &str, policy: &str| {
+        samples
+            .iter()
+            .filter(|s| s["scenario"] == scenario && s["side"] == side && s["policy"] == policy)
+            .count()
+    };
+    // The default suite has 20 rows: 2 rounds of each side.
+    for scenario in ["plain", "pipelined"] {
+        for side in ["ferrumkv", "redis", "redis-aa"] {
+            assert_eq!(count(scenario, side, "-"), 40, "{scenario} {side}");
+        }
+    }
+    // SET and GET: FerrumKV lru and ahe, Redis lru and lfu (for ahe).
+    for (side, policy) in [
+        ("ferrumkv", "allkeys-lru"),
+        ("ferrumkv", "allkeys-ahe"),
+        ("redis", "allkeys-lru"),
+        ("redis", "allkeys-lfu"),
+    ] {
+        assert_eq!(count("capped", side, policy), 4, "{side} {policy}");
+    }
+    for s in samples {
+        assert!(s["rps"].as_f64().is_some_and(|r| r > 0.0), "{s}");
+    }
+    // Round 0 runs FerrumKV first, round 1 Redis's A/A side first: the
+    // order of the samples shows it.
+    let first = |round: u64| {
+        samples
+            .iter()
+            .find(|s| s["round"] == round)
+            .map(|s| s["side"].as_str().unwrap().to_owned())
+    };
+    assert_eq!(first(0).as_deref(), Some("ferrumkv"));
+    assert_eq!(first(1).as_deref(), Some("redis-aa"));
+    for row in [
+        "| plain | PING_INLINE | - | - |",
+        "| plain | LRANGE_600 (first 600 elements) | - | - |",
+        "| pipelined | MSET (10 keys) | - | - |",
+        "| capped | SET | allkeys-ahe | allkeys-lru |",
+        "| capped | GET | allkeys-ahe | allkeys-lfu |",
+        "| capped | GET | allkeys-lru | allkeys-lru |",
+    ] {
+        assert!(report.contains(row), "missing {row} in:\n{report}");
+    }
+    assert!(report.contains("A/A (Redis against Redis"), "{report}");
 }

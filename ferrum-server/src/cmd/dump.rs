@@ -112,7 +112,7 @@ fn serialize(v: ValueRef<'_>) -> Option<Vec<u8>> {
             out.push(T_STRING);
             put_str(&mut out, s);
         }
-        ValueRef::Coll(c) => match c {
+        ValueRef::Coll(c) => match &*c {
             ferrum_store::Collection::List(l) => {
                 out.push(T_LIST);
                 put_len(&mut out, l.len());
@@ -522,7 +522,7 @@ fn deserialize(body: &[u8]) -> Option<Value> {
     };
     let empty = match value.as_ref() {
         ValueRef::Str(_) => false,
-        ValueRef::Coll(c) => match c {
+        ValueRef::Coll(c) => match &*c {
             ferrum_store::Collection::List(l) => l.is_empty(),
             ferrum_store::Collection::Hash(h) => h.is_empty(),
             ferrum_store::Collection::Set(s) => s.is_empty(),
@@ -653,7 +653,8 @@ mod tests {
         assert_eq!(serialize(v.as_ref()), serialize(want.as_ref()));
         let hash = b"\x10\x12\x12\x00\x00\x00\x04\x00\x81f\x02\x81v\x02\x81n\x02{\x01\xff\n\x00\xc8\x18\xce\xf8\x84|\xec?";
         let v = deserialize(verify(hash).expect("footer")).unwrap();
-        let h = Hash::of(v.as_ref()).unwrap();
+        let v = v.as_ref();
+        let h = Hash::of(&v).unwrap();
         assert_eq!(h.get(b"f"), Some(&b"v"[..]));
         assert_eq!(h.get(b"n"), Some(&b"123"[..]));
         // The string as FerrumKV writes it is byte for byte Redis's.

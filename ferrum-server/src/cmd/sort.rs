@@ -104,7 +104,7 @@ fn lookup_pattern(
     match (field, e.value()) {
         (None, ValueRef::Str(s)) => Some(Bytes::copy_from_slice(s)),
         (None, _) => None,
-        (Some(f), v) => Hash::of(v).ok()?.get(f).map(Bytes::copy_from_slice),
+        (Some(f), v) => Hash::of(&v).ok()?.get(f).map(Bytes::copy_from_slice),
     }
 }
 
@@ -120,13 +120,13 @@ fn weight(b: &[u8]) -> Option<f64> {
 
 /// The elements to sort, in the value's own order.
 fn elements(v: ValueRef<'_>) -> Result<(Vec<Bytes>, bool, bool), CmdError> {
-    if let Ok(l) = List::of(v) {
+    if let Ok(l) = List::of(&v) {
         return Ok((l.iter().map(Bytes::copy_from_slice).collect(), true, false));
     }
-    if let Ok(s) = Set::of(v) {
+    if let Ok(s) = Set::of(&v) {
         return Ok((s.iter().collect(), false, true));
     }
-    let z = ZSet::of(v)?;
+    let z = ZSet::of(&v)?;
     let items = z
         .range_by_rank(0, z.len())
         .into_iter()

@@ -115,6 +115,7 @@ fn fixed() -> Results {
             keys("redis", "allkeys-lru", 975_418, 150_000_000),
             keys("ferrumkv", "allkeys-ahe", 1_170_000, 140_000_000),
         ],
+        ..Results::default()
     }
 }
 
@@ -280,4 +281,58 @@ fn splice_keeps_the_hand_written_text() {
         "{second}"
     );
     assert_eq!(splice("", "x"), format!("{BEGIN}\n\nx\n{END}\n"));
+}
+
+#[test]
+fn throughput_report_has_the_table_the_aa_line_and_the_commands() {
+    use crate::throughput::{Sample, ThroughputSpec};
+    let mut r = fixed();
+    r.throughput_spec = Some(ThroughputSpec {
+        rounds: 2,
+        requests: 1_000,
+        pipelined_requests: 5_000,
+        capped_requests: 3_000,
+        clients: 50,
+        capped_policies: vec![],
+    });
+    r.commands
+        .push("redis-benchmark -h 127.0.0.1 -p PORT -t lrange".into());
+    for (round, side, rps) in [
+        (0, "ferrumkv", 50e3),
+        (0, "redis", 40e3),
+        (0, "redis-aa", 42e3),
+        (1, "redis-aa", 38e3),
+        (1, "redis", 40e3),
+        (1, "ferrumkv", 60e3),
+    ] {
+        r.throughput.push(Sample {
+            round,
+            scenario: "pipelined".into(),
+            side: side.into(),
+            policy: "-".into(),
+            test: "LRANGE_100 (first 100 elements)".into(),
+            rps,
+            p50_ms: 1.0,
+            p99_ms: 2.0,
+        });
+    }
+    let md = throughput_md(&r);
+    assert!(
+        md.starts_with("# Throughput: FerrumKV and Redis, interleaved rounds\n"),
+        "{md}"
+    );
+    assert!(md.contains("2 rounds;"), "{md}");
+    assert!(
+        md.contains("(LRANGE rows and their LPUSH: `-n 200`)"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| pipelined | LRANGE_100 (first 100 elements) | - | - | 55000 | 40000 | 1.38 | 1.25-1.50 | 1.00 (0.95-1.05) | 2.000 | 2.000 |"),
+        "{md}"
+    );
+    assert!(md.contains("single-round ratios 0.95-1.05"), "{md}");
+    assert!(
+        md.contains("redis-benchmark -h 127.0.0.1 -p PORT -t lrange\n"),
+        "{md}"
+    );
 }
