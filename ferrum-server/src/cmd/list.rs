@@ -6,7 +6,7 @@
 use bytes::Bytes;
 use ferrum_proto::Frame;
 use ferrum_store::types::{End, List};
-use ferrum_store::{Locked, Millis, Shard, StoreError};
+use ferrum_store::{Access, Locked, Millis, Shard, StoreError};
 
 use super::coll::{bulks, check_type, positive_count, read, write, write_count, write_in};
 use super::error::{INDEX_RANGE, NO_SUCH_KEY};
@@ -211,6 +211,12 @@ pub(crate) fn move_in(
     (dst, to): (&Bytes, End),
     now: Millis,
 ) -> Result<Option<Bytes>, StoreError> {
+    // As Redis: the source's type first; a missing source is a null reply
+    // (or, blocking, a wait) whatever the destination holds.
+    check_type::<List>(ks.shard(src), db, src, now)?;
+    if ks.shard(src).lookup(db, src, now, Access::Peek).is_none() {
+        return Ok(None);
+    }
     check_type::<List>(ks.shard(dst), db, dst, now)?;
     let Some(v) = pop_in(ks.shard(src), db, src, from, 1, now)?.and_then(|mut v| v.pop()) else {
         return Ok(None);

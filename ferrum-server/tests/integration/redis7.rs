@@ -443,3 +443,26 @@ fn smove_of_a_member_the_destination_has_keeps_a_watch() {
         "ERR LIMIT can't be negative"
     );
 }
+
+#[test]
+fn a_move_from_a_missing_list_ignores_the_destination_type() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    run::<()>(&mut c, &["SET", "dst", "x"]).unwrap();
+    assert_eq!(
+        run::<Option<String>>(&mut c, &["LMOVE", "nosrc", "dst", "LEFT", "LEFT"]).unwrap(),
+        None
+    );
+    // Blocking, it waits; a push then fails it on the destination and the
+    // element stays where it was.
+    let mut b = s.raw();
+    b.send(&resp(&[b"BRPOPLPUSH", b"src", b"dst", b"0"]));
+    wait_blocked(&mut c, 1);
+    run::<i64>(&mut c, &["RPUSH", "src", "foo"]).unwrap();
+    let want = b"-WRONGTYPE";
+    assert_eq!(b.read_exact_len(want.len()), want);
+    assert_eq!(
+        run::<Vec<String>>(&mut c, &["LRANGE", "src", "0", "-1"]).unwrap(),
+        ["foo"]
+    );
+}
