@@ -252,6 +252,7 @@ impl Bench {
             keys_at_maxmemory: Vec::new(),
             throughput_spec: None,
             throughput: Vec::new(),
+            throughput_load: Vec::new(),
         };
 
         let has = |p: Part| self.scenarios.contains(&p);
@@ -282,7 +283,9 @@ impl Bench {
                 ));
                 results.commands.extend(throughput::command_lines(&spec));
                 let started = Instant::now();
-                results.throughput = throughput::run(&spec, &paths.target, &paths.run_dir)?;
+                let (samples, loads) = throughput::run(&spec, &paths.target, &paths.run_dir)?;
+                results.throughput = samples;
+                results.throughput_load = loads;
                 eprintln!(
                     "  throughput took {:.1} min",
                     started.elapsed().as_secs_f64() / 60.0

@@ -59,6 +59,9 @@ pub(crate) struct Results {
     /// The throughput part's rows, every round.
     #[serde(default)]
     pub(crate) throughput: Vec<Sample>,
+    /// The 1-minute load average at the start of each throughput round.
+    #[serde(default)]
+    pub(crate) throughput_load: Vec<f64>,
 }
 
 /// Sizes and lists of a run.
@@ -243,6 +246,9 @@ pub(crate) fn throughput_md(r: &Results) -> String {
     }
     out.push_str(&throughput::table(&throughput::rows(&r.throughput)));
     out.push('\n');
+    if let Some(line) = throughput::load_line(&r.throughput_load, r.machine.nproc) {
+        let _ = writeln!(out, "{line}\n");
+    }
     commands(&mut out, "##", r, |c| c.starts_with("redis-benchmark"));
     out
 }

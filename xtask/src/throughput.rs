@@ -211,12 +211,30 @@ pub(crate) fn command_lines(spec: &ThroughputSpec) -> Vec<String> {
     out
 }
 
-/// Runs every round; progress on stderr.
-pub(crate) fn run(spec: &ThroughputSpec, target: &Path, run_dir: &Path) -> Result<Vec<Sample>> {
+/// The 1-minute load average (`/proc/loadavg`), if readable: how busy the
+/// machine was, printed with the table so a reader can judge the noise.
+pub(crate) fn load_average() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// Runs every round; progress on stderr. Returns the samples and the
+/// 1-minute load average at the start of each round (where readable).
+pub(crate) fn run(
+    spec: &ThroughputSpec,
+    target: &Path,
+    run_dir: &Path,
+) -> Result<(Vec<Sample>, Vec<f64>)> {
     let units = units(spec);
     let mut samples = Vec::new();
+    let mut loads = Vec::new();
     for round in 0..spec.rounds {
         let started = Instant::now();
+        loads.extend(load_average());
         for unit in &units {
             let mut sides = unit.sides.clone();
             if round % 2 == 1 {
@@ -254,13 +272,26 @@ pub(crate) fn run(spec: &ThroughputSpec, target: &Path, run_dir: &Path) -> Resul
             }
         }
         eprintln!(
-            "  round {}/{} took {:.0} s",
+            "  round {}/{} took {:.0} s (load average {})",
             round + 1,
             spec.rounds,
-            started.elapsed().as_secs_f64()
+            started.elapsed().as_secs_f64(),
+            loads.last().map_or("unknown".into(), |l| format!("{l:.2}"))
         );
     }
-    Ok(samples)
+    Ok((samples, loads))
+}
+
+/// The line that says how busy the machine was during the rounds.
+pub(crate) fn load_line(loads: &[f64], cpus: usize) -> Option<String> {
+    if loads.is_empty() {
+        return None;
+    }
+    let list: Vec<String> = loads.iter().map(|l| format!("{l:.2}")).collect();
+    Some(format!(
+        "1-minute load average at the start of each round: {} ({cpus} CPUs). A load above the CPU count means other work shared the machine.",
+        list.join(", ")
+    ))
 }
 
 /// Runs redis-benchmark with `args`, killing it after
@@ -596,5 +627,14 @@ mod tests {
             ]
         );
         assert_eq!(command_lines(&spec).len(), 5);
+    }
+
+    #[test]
+    fn load_line_lists_every_round() {
+        assert_eq!(load_line(&[], 2), None);
+        assert_eq!(
+            load_line(&[1.5, 10.25], 2).as_deref(),
+            Some("1-minute load average at the start of each round: 1.50, 10.25 (2 CPUs). A load above the CPU count means other work shared the machine.")
+        );
     }
 }

@@ -257,4 +257,9 @@ fn throughput_interleaves_rounds_and_reports_ratios_and_aa() {
         assert!(report.contains(row), "missing {row} in:\n{report}");
     }
     assert!(report.contains("A/A (Redis against Redis"), "{report}");
+    assert_eq!(json["throughput_load"].as_array().map(Vec::len), Some(2));
+    assert!(
+        report.contains("1-minute load average at the start of each round: "),
+        "{report}"
+    );
 }
