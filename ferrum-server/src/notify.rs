@@ -17,9 +17,9 @@
 //! nothing send no event, as in Redis), adds `new` for keys that did not
 //! exist before, and `del` for a collection the command emptied. Keys that
 //! expire in the background are reported by [`sweep_expired`], called from
-//! the expiry timer while class `x` is on. Known gaps: evictions are not
-//! reported (the store does not name the keys it evicts), nor keys expired
-//! by commands without key arguments (`KEYS`, `SCAN`, `RANDOMKEY`), nor the
+//! the expiry timer while class `x` is on, evicted keys by
+//! [`enforce_maxmemory`] while class `e` (or tracking) is on. Known gaps:
+//! keys expired by commands without key arguments (`KEYS`, `SCAN`, `RANDOMKEY`), nor the
 //! writes of a blocked command served later (`BLPOP` woken by a push).
 
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -533,6 +533,28 @@ pub(crate) fn sweep_expired(shared: &Shared, cursor: &mut usize, limit: usize) -
     }
     shared.tracking.flush(shared);
     found.len()
+}
+
+/// Evicts down to `maxmemory`, raising an `evicted` event and client-side
+/// caching's invalidation for each victim when either is on (the store is
+/// asked for the victims' names only then: off, eviction costs nothing
+/// more).
+pub(crate) fn enforce_maxmemory(shared: &Shared, now: Millis) {
+    let report = shared.notify.flags() & class::EVICTED != 0 || shared.tracking.active();
+    if !report {
+        shared.store.enforce_maxmemory(now);
+        return;
+    }
+    let mut victims = Vec::new();
+    shared
+        .store
+        .enforce_maxmemory_reporting(now, &mut |db, key| {
+            victims.push((db, Bytes::copy_from_slice(key)));
+        });
+    for (db, key) in victims {
+        emit(shared, class::EVICTED, "evicted", db, &key);
+        shared.tracking.invalidate(shared, &key, 0);
+    }
 }
 
 #[cfg(test)]

@@ -623,12 +623,32 @@ impl Shard {
     /// Evicts one entry chosen by the policy. Returns the bytes freed, or
     /// `None` when the policy has nothing to evict.
     pub fn evict_one(&mut self, now: Millis) -> Option<usize> {
+        self.evict_one_reporting(now, &mut |_, _| {})
+    }
+
+    /// [`evict_one`](Self::evict_one), telling `evicted` the victim's
+    /// database and key (for keyspace notifications and client-side
+    /// caching's invalidations) before it is freed.
+    pub fn evict_one_reporting(
+        &mut self,
+        now: Millis,
+        evicted: &mut dyn FnMut(usize, &[u8]),
+    ) -> Option<usize> {
         let before = self.memory_bytes();
         let id = self.policy.as_mut()?.evict(now)?;
         self.slots.get(id.index())?.as_ref()?;
-        drop(self.unlink(id.0));
+        let block = self.unlink(id.0);
+        if let Some(db) = self.db_of_table(block.table()) {
+            evicted(db, block.key());
+        }
+        drop(block);
         self.stats.evicted_keys += 1;
         Some(before.saturating_sub(self.memory_bytes()))
+    }
+
+    /// The database that uses physical table `t` now (`SWAPDB` moves them).
+    fn db_of_table(&self, t: u16) -> Option<usize> {
+        self.db_table.iter().position(|&x| x == t)
     }
 
     /// One pass of active expiry: samples up to `max_checks` keys with a TTL

@@ -192,6 +192,17 @@ impl Store {
     /// policy may evict is skipped for the rest of the call.
     /// Must not be called while this thread holds a [`Locked`].
     pub fn enforce_maxmemory(&self, now: Millis) -> usize {
+        self.enforce_maxmemory_reporting(now, &mut |_, _| {})
+    }
+
+    /// [`enforce_maxmemory`](Self::enforce_maxmemory), telling `on_evict`
+    /// each victim's database and key as it goes (under its shard's lock:
+    /// `on_evict` must not reach into the store).
+    pub fn enforce_maxmemory_reporting(
+        &self,
+        now: Millis,
+        on_evict: &mut dyn FnMut(usize, &[u8]),
+    ) -> usize {
         let mut evicted = 0;
         // Allocated only when a shard has nothing left to evict.
         let mut exhausted = Vec::new();
@@ -201,7 +212,7 @@ impl Store {
             };
             let mut g = lock(&self.shards[i]);
             let before = g.memory_bytes();
-            if g.evict_one(now).is_some() {
+            if g.evict_one_reporting(now, on_evict).is_some() {
                 evicted += 1;
             } else {
                 exhausted.resize(self.shards.len(), false);

@@ -237,7 +237,7 @@ pub(crate) fn retry(shared: &Shared, conn: &mut ConnState, spec: &BlockSpec) -> 
         Err(e) => e.into_frame(),
     };
     if matches!(spec.op, BlockOp::Move { .. }) {
-        ctx.store().enforce_maxmemory(now);
+        crate::notify::enforce_maxmemory(ctx.shared, now);
     }
     Some(reply)
 }

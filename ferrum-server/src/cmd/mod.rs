@@ -453,7 +453,7 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
             .stats
             .dirty
             .fetch_add(changes, std::sync::atomic::Ordering::Relaxed);
-        ctx.store().enforce_maxmemory(ctx.now);
+        crate::notify::enforce_maxmemory(ctx.shared, ctx.now);
         if !ctx.shared.blocking.is_idle() {
             wake_written(ctx, spec, args);
         }

@@ -192,7 +192,7 @@ fn config_set(ctx: &mut Ctx<'_>, pairs: &[Bytes]) -> CmdResult {
         shared.store.set_policy(kind, pc);
     }
     shared.store.set_maxmemory_bytes(maxmemory);
-    shared.store.enforce_maxmemory(ctx.now);
+    crate::notify::enforce_maxmemory(shared, ctx.now);
     Ok(Frame::ok())
 }
 

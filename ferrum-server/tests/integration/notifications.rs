@@ -106,6 +106,25 @@ fn expired_keys_are_reported_lazily_and_in_the_background() {
 }
 
 #[test]
+fn evicted_keys_are_reported() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    config_set(&mut c, "Ee");
+    let mut sub = listener(&s);
+    let _: () = run(
+        &mut c,
+        &["CONFIG", "SET", "maxmemory-policy", "allkeys-lru"],
+    )
+    .unwrap();
+    let _: () = run(&mut c, &["SET", "victim", "1"]).unwrap();
+    // A limit below one key's cost: lowering it evicts at once.
+    let _: () = run(&mut c, &["CONFIG", "SET", "maxmemory", "1"]).unwrap();
+    expect_event(&mut sub, "__keyevent@0__:evicted", "victim");
+    let _: () = run(&mut c, &["CONFIG", "SET", "maxmemory", "0"]).unwrap();
+    assert_eq!(run::<i64>(&mut c, &["DBSIZE"]).unwrap(), 0);
+}
+
+#[test]
 fn nothing_is_published_by_default() {
     let s = TestServer::start();
     let mut c = s.client();
