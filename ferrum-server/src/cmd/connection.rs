@@ -290,8 +290,7 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     } else if is(sub, "unblock") {
         client_unblock(ctx, &args[2..])
     } else if is(sub, "help") {
-        Ok(Frame::Array(
-            [
+        super::help_reply(&[
                 "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
                 "GETNAME", "    Return the name of the current connection.",
                 "ID", "    Return the ID of the current connection.",
@@ -306,15 +305,9 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
                 "SETINFO <option> <value>", "    Set client meta attr. Options are: LIB-NAME, LIB-VER.",
                 "UNBLOCK <clientid> [TIMEOUT|ERROR]", "    Unblock the specified blocked client.",
                 "HELP", "    Print this help.",
-            ]
-            .map(Frame::simple)
-            .to_vec(),
-        ))
+])
     } else {
-        Err(CmdError::UnknownSubcommand {
-            cmd: "CLIENT",
-            sub: String::from_utf8_lossy(sub).into_owned(),
-        })
+        Err(CmdError::unknown_subcommand("CLIENT", sub))
     }
 }
 

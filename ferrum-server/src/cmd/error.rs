@@ -160,6 +160,14 @@ impl CmdError {
         CmdError::msg(SYNTAX)
     }
 
+    /// `sub` is not a subcommand of `cmd` (upper case).
+    pub(crate) fn unknown_subcommand(cmd: &'static str, sub: &[u8]) -> CmdError {
+        CmdError::UnknownSubcommand {
+            cmd,
+            sub: String::from_utf8_lossy(sub).into_owned(),
+        }
+    }
+
     /// The reply frame. The one place errors become RESP. As in Redis,
     /// newlines in the text (an unknown command's arguments can hold them)
     /// become spaces: a simple error cannot carry them.

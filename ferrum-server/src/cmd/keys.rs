@@ -220,34 +220,27 @@ pub(crate) fn randomkey(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
 pub(crate) fn object(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let sub = &args[1];
     if is(sub, "help") {
-        return Ok(Frame::Array(
-            [
-                "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-                "ENCODING <key>",
-                "    Return the kind of internal representation used in order to store the value",
-                "    associated with a <key>.",
-                "FREQ <key>",
-                "    Return the access frequency index of the <key>. The returned integer is",
-                "    proportional to the logarithm of the recent access frequency of the key.",
-                "IDLETIME <key>",
-                "    Return the idle time of the <key>, that is the approximated number of",
-                "    seconds elapsed since the last access to the key.",
-                "REFCOUNT <key>",
-                "    Return the number of references of the value associated with the specified",
-                "    <key>.",
-                "HELP",
-                "    Print this help.",
-            ]
-            .map(Frame::simple)
-            .to_vec(),
-        ));
+        return super::help_reply(&[
+            "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "ENCODING <key>",
+            "    Return the kind of internal representation used in order to store the value",
+            "    associated with a <key>.",
+            "FREQ <key>",
+            "    Return the access frequency index of the <key>. The returned integer is",
+            "    proportional to the logarithm of the recent access frequency of the key.",
+            "IDLETIME <key>",
+            "    Return the idle time of the <key>, that is the approximated number of",
+            "    seconds elapsed since the last access to the key.",
+            "REFCOUNT <key>",
+            "    Return the number of references of the value associated with the specified",
+            "    <key>.",
+            "HELP",
+            "    Print this help.",
+        ]);
     }
     let known = ["encoding", "freq", "idletime", "refcount"];
     let Some(name) = known.iter().find(|k| is(sub, k)) else {
-        return Err(CmdError::UnknownSubcommand {
-            cmd: "OBJECT",
-            sub: String::from_utf8_lossy(sub).into_owned(),
-        });
+        return Err(CmdError::unknown_subcommand("OBJECT", sub));
     };
     if args.len() != 3 {
         return Err(CmdError::msg(format!(

@@ -262,8 +262,7 @@ pub(crate) fn latency(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         })
     } else if is(sub, "help") {
         arity(args.len() == 2, "help")?;
-        Ok(Frame::Array(
-            [
+        super::help_reply(&[
                 "LATENCY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
                 "DOCTOR",
                 "    Return a human readable latency analysis report.",
@@ -281,15 +280,9 @@ pub(crate) fn latency(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
                 "    If no commands are specified then all histograms are replied.",
                 "HELP",
                 "    Print this help.",
-            ]
-            .map(Frame::simple)
-            .to_vec(),
-        ))
+])
     } else {
-        Err(CmdError::UnknownSubcommand {
-            cmd: "LATENCY",
-            sub: String::from_utf8_lossy(sub).into_owned(),
-        })
+        Err(CmdError::unknown_subcommand("LATENCY", sub))
     }
 }
 

@@ -45,10 +45,7 @@ const SUBS: &[(&str, i32)] = &[
 pub(crate) fn memory(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let sub = &args[1];
     let Some(&(name, arity)) = SUBS.iter().find(|(n, _)| is(sub, n)) else {
-        return Err(CmdError::UnknownSubcommand {
-            cmd: "MEMORY",
-            sub: String::from_utf8_lossy(sub).into_owned(),
-        });
+        return Err(CmdError::unknown_subcommand("MEMORY", sub));
     };
     let argc = args.len() as i32;
     if (arity >= 0 && argc != arity) || (arity < 0 && argc < -arity) {

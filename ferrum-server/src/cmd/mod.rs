@@ -301,6 +301,14 @@ pub(crate) enum Reply {
     Paused,
 }
 
+/// The reply to a container command's `HELP`: Redis's lines, each a status
+/// reply.
+pub(crate) fn help_reply(lines: &[&'static str]) -> CmdResult {
+    Ok(Frame::Array(
+        lines.iter().map(|l| Frame::simple(l)).collect(),
+    ))
+}
+
 /// Runs one command and returns its reply. Errors become error frames here;
 /// nothing in a command can close the connection except `QUIT`, which sets
 /// `conn.closing`.

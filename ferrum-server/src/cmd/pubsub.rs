@@ -162,26 +162,19 @@ pub(crate) fn pubsub(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         }
         Ok(Frame::Integer(ps.numpat() as i64))
     } else if is(sub, "help") {
-        Ok(Frame::Array(
-            [
-                "PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-                "CHANNELS [<pattern>]",
-                "    Return the currently active channels matching a <pattern> (default: '*').",
-                "NUMPAT",
-                "    Return number of subscriptions to patterns.",
-                "NUMSUB [<channel> ...]",
-                "    Return the number of subscribers for the specified channels, excluding",
-                "    pattern subscriptions(default: no channels).",
-                "HELP",
-                "    Print this help.",
-            ]
-            .map(Frame::simple)
-            .to_vec(),
-        ))
+        super::help_reply(&[
+            "PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "CHANNELS [<pattern>]",
+            "    Return the currently active channels matching a <pattern> (default: '*').",
+            "NUMPAT",
+            "    Return number of subscriptions to patterns.",
+            "NUMSUB [<channel> ...]",
+            "    Return the number of subscribers for the specified channels, excluding",
+            "    pattern subscriptions(default: no channels).",
+            "HELP",
+            "    Print this help.",
+        ])
     } else {
-        Err(CmdError::UnknownSubcommand {
-            cmd: "PUBSUB",
-            sub: String::from_utf8_lossy(sub).into_owned(),
-        })
+        Err(CmdError::unknown_subcommand("PUBSUB", sub))
     }
 }

@@ -115,26 +115,19 @@ pub(crate) fn config(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             "ERR The server is running without a config file",
         ))
     } else if is(sub, "help") {
-        Ok(Frame::Array(
-            [
-                "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-                "GET <pattern>",
-                "    Return parameters matching the glob-like <pattern> and their values.",
-                "SET <directive> <value>",
-                "    Set the configuration <directive> to <value>.",
-                "RESETSTAT",
-                "    Reset statistics reported by the INFO command.",
-                "HELP",
-                "    Print this help.",
-            ]
-            .map(Frame::simple)
-            .to_vec(),
-        ))
+        super::help_reply(&[
+            "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "GET <pattern>",
+            "    Return parameters matching the glob-like <pattern> and their values.",
+            "SET <directive> <value>",
+            "    Set the configuration <directive> to <value>.",
+            "RESETSTAT",
+            "    Reset statistics reported by the INFO command.",
+            "HELP",
+            "    Print this help.",
+        ])
     } else {
-        Err(CmdError::UnknownSubcommand {
-            cmd: "CONFIG",
-            sub: String::from_utf8_lossy(sub).into_owned(),
-        })
+        Err(CmdError::unknown_subcommand("CONFIG", sub))
     }
 }
 
@@ -421,32 +414,25 @@ pub(crate) fn command(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         }
         Ok(Frame::Array(keys))
     } else if is(sub, "help") {
-        Ok(Frame::Array(
-            [
-                "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-                "(no subcommand)",
-                "    Return details about all commands.",
-                "COUNT",
-                "    Return the total number of commands in this server.",
-                "LIST",
-                "    Return a list of all commands in this server.",
-                "INFO [<command-name> ...]",
-                "    Return details about multiple commands.",
-                "DOCS [<command-name> ...]",
-                "    Return documentation details about multiple commands.",
-                "GETKEYS <full-command>",
-                "    Return the keys from a full Redis command.",
-                "HELP",
-                "    Print this help.",
-            ]
-            .map(Frame::simple)
-            .to_vec(),
-        ))
+        super::help_reply(&[
+            "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "(no subcommand)",
+            "    Return details about all commands.",
+            "COUNT",
+            "    Return the total number of commands in this server.",
+            "LIST",
+            "    Return a list of all commands in this server.",
+            "INFO [<command-name> ...]",
+            "    Return details about multiple commands.",
+            "DOCS [<command-name> ...]",
+            "    Return documentation details about multiple commands.",
+            "GETKEYS <full-command>",
+            "    Return the keys from a full Redis command.",
+            "HELP",
+            "    Print this help.",
+        ])
     } else {
-        Err(CmdError::UnknownSubcommand {
-            cmd: "COMMAND",
-            sub: String::from_utf8_lossy(sub).into_owned(),
-        })
+        Err(CmdError::unknown_subcommand("COMMAND", sub))
     }
 }
 
@@ -478,10 +464,7 @@ pub(crate) fn debug(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         let n = ctx.store().expire_cycle(ctx.shared.clock.now(), usize::MAX);
         Ok(Frame::Integer(n as i64))
     } else {
-        Err(CmdError::UnknownSubcommand {
-            cmd: "DEBUG",
-            sub: String::from_utf8_lossy(sub).into_owned(),
-        })
+        Err(CmdError::unknown_subcommand("DEBUG", sub))
     }
 }
 

@@ -167,28 +167,21 @@ pub(crate) fn slowlog(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             .clear();
         Ok(Frame::ok())
     } else if is(sub, "help") {
-        Ok(Frame::Array(
-            [
-                "SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-                "GET [<count>]",
-                "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
-                "    Entries are made of:",
-                "    id, timestamp, time in microseconds, arguments array, client IP and port,",
-                "    client name",
-                "LEN",
-                "    Return the length of the slowlog.",
-                "RESET",
-                "    Reset the slowlog.",
-                "HELP",
-                "    Print this help.",
-            ]
-            .map(Frame::simple)
-            .to_vec(),
-        ))
+        super::help_reply(&[
+            "SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "GET [<count>]",
+            "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
+            "    Entries are made of:",
+            "    id, timestamp, time in microseconds, arguments array, client IP and port,",
+            "    client name",
+            "LEN",
+            "    Return the length of the slowlog.",
+            "RESET",
+            "    Reset the slowlog.",
+            "HELP",
+            "    Print this help.",
+        ])
     } else {
-        Err(CmdError::UnknownSubcommand {
-            cmd: "SLOWLOG",
-            sub: String::from_utf8_lossy(sub).into_owned(),
-        })
+        Err(CmdError::unknown_subcommand("SLOWLOG", sub))
     }
 }
