@@ -306,8 +306,9 @@ impl Shard {
         let deadline = block.deadline();
         let tracked = self.tracks(deadline);
         if tracked {
+            let hash = self.key_hasher.hash_one(self.block(id).key());
             if let Some(p) = &mut self.policy {
-                p.on_hit(EntryId(id), now);
+                p.on_hit(EntryId(id), hash, now);
             }
         }
     }
@@ -627,7 +628,14 @@ impl Shard {
     /// `None` when the policy has nothing to evict.
     pub fn evict_one(&mut self, now: Millis) -> Option<usize> {
         let before = self.memory_bytes();
-        let id = self.policy.as_mut()?.evict(now)?;
+        let (slots, hasher) = (&self.slots, &self.key_hasher);
+        // The policy asks only for tracked, hence resident, entries.
+        let key_hash = |id: EntryId| {
+            slots[id.index()]
+                .as_ref()
+                .map_or(0, |block| hasher.hash_one(block.key()))
+        };
+        let id = self.policy.as_mut()?.evict(now, &key_hash)?;
         self.slots.get(id.index())?.as_ref()?;
         drop(self.unlink(id.0));
         self.stats.evicted_keys += 1;
