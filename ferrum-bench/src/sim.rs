@@ -246,7 +246,7 @@ impl<P: EvictionPolicy> Simulator<P> {
         }
         if entry.tracked {
             if let Some(policy) = &mut self.policy {
-                policy.on_hit(EntryId(slot), req.at);
+                policy.on_hit(EntryId(slot), key_hash(req.key_id), req.at);
             }
         }
         true
@@ -258,7 +258,9 @@ impl<P: EvictionPolicy> Simulator<P> {
             policy.on_miss(hash, req.at);
         }
         if self.index.len() >= self.config.capacity {
-            let victim = self.policy.as_mut().and_then(|p| p.evict(req.at));
+            let slots = &self.slots;
+            let hash_of = |id: EntryId| key_hash(slots[id.index()].key_id);
+            let victim = self.policy.as_mut().and_then(|p| p.evict(req.at, &hash_of));
             match victim {
                 Some(id) => {
                     self.release(id.0);

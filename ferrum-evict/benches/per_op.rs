@@ -47,6 +47,11 @@ fn scan_stream() -> Vec<u32> {
     (0..REQUESTS).map(|i| (i % KEYS) as u32).collect()
 }
 
+/// A cheap, fixed key hash, as a store would pass.
+fn key_hash(key: u32) -> u64 {
+    u64::from(key).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
 /// Replays `keys` read-through against `policy`; returns the hits.
 fn replay<P: EvictionPolicy>(mut policy: P, keys: &[u32]) -> u64 {
     let mut slot_of = vec![NONE; KEYS];
@@ -55,14 +60,16 @@ fn replay<P: EvictionPolicy>(mut policy: P, keys: &[u32]) -> u64 {
     let mut hits = 0;
     for (i, &key) in keys.iter().enumerate() {
         let now = Millis(i as u64);
-        let hash = u64::from(key).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let hash = key_hash(key);
         match slot_of[key as usize] {
             NONE => {
                 policy.on_miss(hash, now);
                 let slot = match free.pop() {
                     Some(slot) => slot,
                     None => {
-                        let victim = policy.evict(now).map_or(0, |v| v.0);
+                        let victim = policy
+                            .evict(now, &|id| key_hash(key_of[id.index()]))
+                            .map_or(0, |v| v.0);
                         slot_of[key_of[victim as usize] as usize] = NONE;
                         victim
                     }
@@ -72,7 +79,7 @@ fn replay<P: EvictionPolicy>(mut policy: P, keys: &[u32]) -> u64 {
                 policy.on_insert(EntryId(slot), hash, 42, now);
             }
             slot => {
-                policy.on_hit(EntryId(slot), now);
+                policy.on_hit(EntryId(slot), hash, now);
                 hits += 1;
             }
         }

@@ -31,12 +31,15 @@ fn measure(kind: PolicyKind, size: u32, ttl: bool) -> Option<(usize, usize)> {
         key += 1;
         now = now + Millis(1);
     }
+    // The key in each slot, to answer the policy's key-hash requests.
+    let mut key_of: Vec<u64> = (0..u64::from(size)).collect();
     for step in 0..2 * u64::from(size) {
         // A hit on an entry chosen by a fixed stride (the slot may be any).
         let hot = EntryId(((step * 7_919) % u64::from(size)) as u32);
-        policy.on_hit(hot, now);
+        policy.on_hit(hot, hash(key_of[hot.index()]), now);
         policy.on_miss(hash(key), now);
-        let free = policy.evict(now)?;
+        let free = policy.evict(now, &|id| hash(key_of[id.index()]))?;
+        key_of[free.index()] = key;
         policy.on_insert(free, hash(key), 64, now);
         policy.on_expiry_change(free, deadline(now));
         key += 1;

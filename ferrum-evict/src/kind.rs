@@ -216,8 +216,8 @@ impl EvictionPolicy for AnyPolicy {
     }
 
     #[inline]
-    fn on_hit(&mut self, id: EntryId, now: Millis) {
-        dispatch!(self, p => p.on_hit(id, now))
+    fn on_hit(&mut self, id: EntryId, key_hash: u64, now: Millis) {
+        dispatch!(self, p => p.on_hit(id, key_hash, now))
     }
 
     #[inline]
@@ -236,8 +236,8 @@ impl EvictionPolicy for AnyPolicy {
     }
 
     #[inline]
-    fn evict(&mut self, now: Millis) -> Option<EntryId> {
-        dispatch!(self, p => p.evict(now))
+    fn evict(&mut self, now: Millis, key_hash: &dyn Fn(EntryId) -> u64) -> Option<EntryId> {
+        dispatch!(self, p => p.evict(now, key_hash))
     }
 
     fn len(&self) -> usize {

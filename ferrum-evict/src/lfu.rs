@@ -321,7 +321,7 @@ impl EvictionPolicy for Lfu {
         self.touch(id, LFU_INIT_VAL, now);
     }
 
-    fn on_hit(&mut self, id: EntryId, now: Millis) {
+    fn on_hit(&mut self, id: EntryId, _key_hash: u64, now: Millis) {
         if !self.order.contains(id) {
             return;
         }
@@ -342,7 +342,7 @@ impl EvictionPolicy for Lfu {
         self.deadlines.remove(id);
     }
 
-    fn evict(&mut self, now: Millis) -> Option<EntryId> {
+    fn evict(&mut self, now: Millis, _key_hash: &dyn Fn(EntryId) -> u64) -> Option<EntryId> {
         self.deadlines.observe(now);
         let expired = if self.config.expired_first {
             self.deadlines.expired(now)
@@ -405,19 +405,28 @@ mod tests {
         assert_eq!(dump(&lfu), [0, 1, 2, 3]);
         // Up to LFU_INIT_VAL an access always increments: 5 -> 6, and the
         // priority becomes 5 + 32 * 6 = 197.
-        lfu.on_hit(EntryId(1), Millis(1));
+        lfu.on_hit(EntryId(1), 1, Millis(1));
         assert_eq!(lfu.counter(EntryId(1), Millis(1)), Some(6));
         assert_eq!(dump(&lfu), [0, 2, 3, 1]);
-        lfu.on_hit(EntryId(0), Millis(2));
+        lfu.on_hit(EntryId(0), 0, Millis(2));
         assert_eq!(dump(&lfu), [2, 3, 1, 0]);
-        assert_eq!(lfu.evict(Millis(3)), Some(EntryId(2)));
+        assert_eq!(
+            lfu.evict(Millis(3), &|id| u64::from(id.0)),
+            Some(EntryId(2))
+        );
         assert_eq!(dump(&lfu), [3, 1, 0]);
         lfu.on_remove(EntryId(1));
         assert_eq!(dump(&lfu), [3, 0]);
         assert_eq!(lfu.len(), 2);
-        assert_eq!(lfu.evict(Millis(4)), Some(EntryId(3)));
-        assert_eq!(lfu.evict(Millis(4)), Some(EntryId(0)));
-        assert_eq!(lfu.evict(Millis(4)), None);
+        assert_eq!(
+            lfu.evict(Millis(4), &|id| u64::from(id.0)),
+            Some(EntryId(3))
+        );
+        assert_eq!(
+            lfu.evict(Millis(4), &|id| u64::from(id.0)),
+            Some(EntryId(0))
+        );
+        assert_eq!(lfu.evict(Millis(4), &|id| u64::from(id.0)), None);
         assert!(lfu.is_empty());
     }
 
@@ -426,20 +435,23 @@ mod tests {
         let mut lfu = counting(1);
         insert(&mut lfu, 0, 0); // tick 1, priority 1 + 5
         for t in 1..=3 {
-            lfu.on_hit(EntryId(0), Millis(t)); // ticks 2..4, counter 6..8
+            lfu.on_hit(EntryId(0), 0, Millis(t)); // ticks 2..4, counter 6..8
         }
         assert_eq!(lfu.order.key(EntryId(0)), Some(12));
         insert(&mut lfu, 1, 4); // tick 5: 5 + 1 * 5 = 10
         assert_eq!(dump(&lfu), [1, 0]);
         // The horizon stays at the size it was computed for (1) until an
         // eviction finds the cache a quarter larger or smaller.
-        lfu.on_hit(EntryId(1), Millis(5)); // tick 6: 6 + 1 * 6 = 12
+        lfu.on_hit(EntryId(1), 1, Millis(5)); // tick 6: 6 + 1 * 6 = 12
         assert_eq!(dump(&lfu), [0, 1]);
         insert(&mut lfu, 2, 6); // tick 7: 7 + 1 * 5 = 12
         assert_eq!(dump(&lfu), [0, 1, 2]);
         // Evicting re-keys everyone for the real size, 3:
         // 0: 4 + 3 * 8 = 28, 1: 6 + 3 * 6 = 24, 2: 7 + 3 * 5 = 22.
-        assert_eq!(lfu.evict(Millis(7)), Some(EntryId(2)));
+        assert_eq!(
+            lfu.evict(Millis(7), &|id| u64::from(id.0)),
+            Some(EntryId(2))
+        );
         assert_eq!(dump(&lfu), [1, 0]);
     }
 
@@ -448,7 +460,7 @@ mod tests {
         let mut lfu = counting(8);
         insert(&mut lfu, 0, 0);
         for t in 1..=20 {
-            lfu.on_hit(EntryId(0), Millis(t)); // counter 25 at cache size 1
+            lfu.on_hit(EntryId(0), 0, Millis(t)); // counter 25 at cache size 1
         }
         for i in 1..100 {
             insert(&mut lfu, i, 21);
@@ -457,7 +469,10 @@ mod tests {
         // any newcomer's once the size used reaches 6 (8 * 6 * 5 = 240).
         // Evicting re-keys everyone at size 100, where key 0 outranks them.
         for _ in 0..50 {
-            assert_ne!(lfu.evict(Millis(22)), Some(EntryId(0)));
+            assert_ne!(
+                lfu.evict(Millis(22), &|id| u64::from(id.0)),
+                Some(EntryId(0))
+            );
         }
         assert!(lfu.order.contains(EntryId(0)));
     }
@@ -468,7 +483,7 @@ mod tests {
         for i in 0..3 {
             insert(&mut lfu, i, 0);
         }
-        lfu.on_hit(EntryId(1), Millis(0));
+        lfu.on_hit(EntryId(1), 1, Millis(0));
         // Two billion accesses later (skipped): the next touch moves the
         // base up by 2^30, and 0..=2, whose priorities are that far behind
         // any newcomer's, are pinned at 0, still first in line.
@@ -481,8 +496,8 @@ mod tests {
         // 3's priority: 2^30 accesses past the base plus 8 * 5.
         assert_eq!(lfu.order.key(EntryId(3)), Some((1 << 30) + 40));
         insert(&mut lfu, 4, 1);
-        lfu.on_hit(EntryId(3), Millis(1));
-        lfu.on_hit(EntryId(3), Millis(1));
+        lfu.on_hit(EntryId(3), 3, Millis(1));
+        lfu.on_hit(EntryId(3), 3, Millis(1));
         // Pinned entries tie on 0; the higher counter (1's) goes first.
         let order = dump(&lfu);
         assert_eq!(order[0], 1);
@@ -491,7 +506,10 @@ mod tests {
         // and the others exact, relative to a base kept 2^30 behind the
         // clock: 4 was last read two accesses ago with counter 5, 3 just
         // now with counter 7.
-        assert_eq!(lfu.evict(Millis(2)), Some(EntryId(1)));
+        assert_eq!(
+            lfu.evict(Millis(2), &|id| u64::from(id.0)),
+            Some(EntryId(1))
+        );
         assert_eq!(lfu.base, lfu.ticks - (1 << 30));
         let key = |i| lfu.order.key(EntryId(i)).map_or(0, u64::from);
         assert_eq!(key(4), (1 << 30) - 2 + 40 * 5);
@@ -516,9 +534,9 @@ mod tests {
             insert(&mut lfu, i, 0);
         }
         for _ in 0..10 {
-            lfu.on_hit(EntryId(0), Millis(1));
+            lfu.on_hit(EntryId(0), 0, Millis(1));
         }
-        lfu.on_hit(EntryId(1), Millis(2));
+        lfu.on_hit(EntryId(1), 1, Millis(2));
         assert_eq!(dump(&lfu), [2, 0, 1]);
     }
 
@@ -528,9 +546,9 @@ mod tests {
         for i in 0..3 {
             insert(&mut lfu, i, 0);
         }
-        lfu.on_hit(EntryId(0), Millis(1));
-        lfu.on_hit(EntryId(0), Millis(1));
-        lfu.on_hit(EntryId(2), Millis(2));
+        lfu.on_hit(EntryId(0), 0, Millis(1));
+        lfu.on_hit(EntryId(0), 0, Millis(1));
+        lfu.on_hit(EntryId(2), 2, Millis(2));
         assert_eq!(dump(&lfu), [1, 2, 0]);
     }
 
@@ -539,15 +557,24 @@ mod tests {
         let mut lfu = counting(8);
         insert(&mut lfu, 0, 0);
         insert(&mut lfu, 1, 0);
-        lfu.on_hit(EntryId(1), Millis(1));
+        lfu.on_hit(EntryId(1), 1, Millis(1));
         lfu.on_expiry_change(EntryId(1), Some(Millis(100)));
         assert_eq!(dump(&lfu), [0, 1]);
         // At the deadline the entry is still live (Redis: `now > deadline`).
-        assert_eq!(lfu.evict(Millis(100)), Some(EntryId(0)));
+        assert_eq!(
+            lfu.evict(Millis(100), &|id| u64::from(id.0)),
+            Some(EntryId(0))
+        );
         insert(&mut lfu, 0, 100);
-        assert_eq!(lfu.evict(Millis(101)), Some(EntryId(1)));
-        assert_eq!(lfu.evict(Millis(101)), Some(EntryId(0)));
-        assert_eq!(lfu.evict(Millis(101)), None);
+        assert_eq!(
+            lfu.evict(Millis(101), &|id| u64::from(id.0)),
+            Some(EntryId(1))
+        );
+        assert_eq!(
+            lfu.evict(Millis(101), &|id| u64::from(id.0)),
+            Some(EntryId(0))
+        );
+        assert_eq!(lfu.evict(Millis(101), &|id| u64::from(id.0)), None);
 
         let mut lfu = Lfu::new(LfuConfig {
             expired_first: false,
@@ -555,9 +582,12 @@ mod tests {
         });
         insert(&mut lfu, 0, 0);
         insert(&mut lfu, 1, 0);
-        lfu.on_hit(EntryId(1), Millis(1));
+        lfu.on_hit(EntryId(1), 1, Millis(1));
         lfu.on_expiry_change(EntryId(1), Some(Millis(100)));
-        assert_eq!(lfu.evict(Millis(101)), Some(EntryId(0)));
+        assert_eq!(
+            lfu.evict(Millis(101), &|id| u64::from(id.0)),
+            Some(EntryId(0))
+        );
     }
 
     #[test]
@@ -565,10 +595,13 @@ mod tests {
         let mut lfu = counting(8);
         insert(&mut lfu, 0, 0);
         insert(&mut lfu, 1, 0);
-        lfu.on_hit(EntryId(1), Millis(0));
+        lfu.on_hit(EntryId(1), 1, Millis(0));
         lfu.on_expiry_change(EntryId(1), Some(Millis(10)));
         lfu.on_expiry_change(EntryId(1), None);
-        assert_eq!(lfu.evict(Millis(50)), Some(EntryId(0)));
+        assert_eq!(
+            lfu.evict(Millis(50), &|id| u64::from(id.0)),
+            Some(EntryId(0))
+        );
         lfu.on_expiry_change(EntryId(1), Some(Millis(10)));
         lfu.on_remove(EntryId(1));
         assert_eq!(lfu.deadlines.len(), 0);
@@ -586,7 +619,7 @@ mod tests {
         assert_eq!(lfu.counter(EntryId(7), Millis(3 * 60_000)), Some(2));
         assert_eq!(lfu.counter(EntryId(7), Millis(60 * 60_000)), Some(0));
         // Access at minute 3: decay to 2, then a certain increment to 3.
-        lfu.on_hit(EntryId(7), Millis(3 * 60_000 + 5));
+        lfu.on_hit(EntryId(7), 7, Millis(3 * 60_000 + 5));
         assert_eq!(lfu.counter(EntryId(7), Millis(3 * 60_000 + 5)), Some(3));
         assert_eq!(lfu.counter(EntryId(8), Millis(0)), None);
     }
@@ -606,7 +639,7 @@ mod tests {
         });
         insert(&mut lfu, 0, 0);
         for _ in 0..1_000 {
-            lfu.on_hit(EntryId(0), Millis(0));
+            lfu.on_hit(EntryId(0), 0, Millis(0));
         }
         // Expected hits to climb from 5 to c are about 5 * (c - 5)^2, so a
         // thousand hits land near 19; never near 255 and never below 15.
@@ -619,7 +652,7 @@ mod tests {
         let mut lfu = counting(8);
         insert(&mut lfu, 3, 0);
         for t in 0..300 {
-            lfu.on_hit(EntryId(3), Millis(t));
+            lfu.on_hit(EntryId(3), 3, Millis(t));
         }
         assert_eq!(lfu.counter(EntryId(3), Millis(300)), Some(255));
         insert(&mut lfu, 4, 300);

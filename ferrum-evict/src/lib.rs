@@ -2,8 +2,9 @@
 //!
 //! A policy decides *which* resident entry leaves when the cache is over its
 //! budget. It never sees keys, values, sockets or clocks: the store hands it
-//! opaque [`EntryId`] handles, a 64-bit key hash, a byte cost and the current
-//! time as a plain [`Millis`] value. That keeps every policy deterministic for
+//! opaque [`EntryId`] handles, a 64-bit key hash (at insert, hit and miss,
+//! and on request at eviction), a byte cost and the current time as a plain
+//! [`Millis`] value. That keeps every policy deterministic for
 //! a given seed and lets the same code run inside the server and inside the
 //! hit-ratio simulator, where time is virtual.
 //!
@@ -21,10 +22,12 @@
 //! for i in 0..3 {
 //!     policy.on_insert(EntryId(i), u64::from(i), 64, Millis(u64::from(i)));
 //! }
-//! policy.on_hit(EntryId(0), Millis(3));
-//! policy.on_hit(EntryId(1), Millis(4));
+//! policy.on_hit(EntryId(0), 0, Millis(3));
+//! policy.on_hit(EntryId(1), 1, Millis(4));
 //! // Entry 2 was never read again: it has the lowest counter.
-//! assert_eq!(policy.evict(Millis(5)), Some(EntryId(2)));
+//! // At eviction the store answers for each key's hash (here, the id).
+//! let key_hash = |id: EntryId| u64::from(id.0);
+//! assert_eq!(policy.evict(Millis(5), &key_hash), Some(EntryId(2)));
 //! assert_eq!(policy.len(), 2);
 //! assert_eq!(policy.lfu_counter(EntryId(0), Millis(5)), Some(6));
 //! # Ok::<(), ferrum_evict::ParsePolicyError>(())
@@ -88,10 +91,11 @@ pub trait EvictionPolicy: Send {
     /// [`on_remove`](Self::on_remove) is called for it.
     fn on_insert(&mut self, id: EntryId, key_hash: u64, cost: u32, now: Millis);
 
-    /// A lookup found the tracked entry `id`.
+    /// A lookup found the tracked entry `id`, whose key hashes to
+    /// `key_hash` (the value its [`on_insert`](Self::on_insert) was given).
     ///
     /// The caller guarantees that `id` is tracked.
-    fn on_hit(&mut self, id: EntryId, now: Millis);
+    fn on_hit(&mut self, id: EntryId, key_hash: u64, now: Millis);
 
     /// A lookup for `key_hash` found nothing. Adaptive policies consult their
     /// ghost history here; the default ignores it.
@@ -111,9 +115,18 @@ pub trait EvictionPolicy: Send {
 
     /// Chooses a victim and stops tracking it.
     ///
+    /// `key_hash` gives the key hash of a tracked entry, the value its
+    /// [`on_insert`](Self::on_insert) was given: the store has the key's
+    /// bytes, so a policy that weighs candidates by their keys (AHE's
+    /// frequency duel and ghost history) asks for the hashes of the few
+    /// entries it considers instead of keeping one per entry. The
+    /// implementation MUST call it only with tracked ids (before it stops
+    /// tracking the victim); the caller MUST answer with the hash it passed
+    /// to `on_insert`.
+    ///
     /// The implementation MUST return `None` only when nothing is tracked, and
     /// MUST NOT return an id that is not tracked.
-    fn evict(&mut self, now: Millis) -> Option<EntryId>;
+    fn evict(&mut self, now: Millis, key_hash: &dyn Fn(EntryId) -> u64) -> Option<EntryId>;
 
     /// How many entries are tracked.
     fn len(&self) -> usize;

@@ -110,7 +110,7 @@ impl EvictionPolicy for Lru {
         self.len += 1;
     }
 
-    fn on_hit(&mut self, id: EntryId, _now: Millis) {
+    fn on_hit(&mut self, id: EntryId, _key_hash: u64, _now: Millis) {
         if self.is_tracked(id) && self.head != id.0 {
             self.unlink(id.0);
             self.push_front(id.0);
@@ -125,7 +125,7 @@ impl EvictionPolicy for Lru {
         }
     }
 
-    fn evict(&mut self, _now: Millis) -> Option<EntryId> {
+    fn evict(&mut self, _now: Millis, _key_hash: &dyn Fn(EntryId) -> u64) -> Option<EntryId> {
         let victim = match self.tail {
             NIL => return None,
             t => EntryId(t),
@@ -165,18 +165,18 @@ mod tests {
             lru.on_insert(EntryId(i), 0, 1, Millis(0));
         }
         assert_eq!(dump(&lru), [3, 2, 1, 0]);
-        lru.on_hit(EntryId(1), Millis(1));
+        lru.on_hit(EntryId(1), 0, Millis(1));
         assert_eq!(dump(&lru), [1, 3, 2, 0]);
-        lru.on_hit(EntryId(0), Millis(2));
+        lru.on_hit(EntryId(0), 0, Millis(2));
         assert_eq!(dump(&lru), [0, 1, 3, 2]);
-        assert_eq!(lru.evict(Millis(3)), Some(EntryId(2)));
+        assert_eq!(lru.evict(Millis(3), &|_| 0), Some(EntryId(2)));
         assert_eq!(dump(&lru), [0, 1, 3]);
         lru.on_remove(EntryId(1));
         assert_eq!(dump(&lru), [0, 3]);
         assert_eq!(lru.len(), 2);
-        assert_eq!(lru.evict(Millis(4)), Some(EntryId(3)));
-        assert_eq!(lru.evict(Millis(4)), Some(EntryId(0)));
-        assert_eq!(lru.evict(Millis(4)), None);
+        assert_eq!(lru.evict(Millis(4), &|_| 0), Some(EntryId(3)));
+        assert_eq!(lru.evict(Millis(4), &|_| 0), Some(EntryId(0)));
+        assert_eq!(lru.evict(Millis(4), &|_| 0), None);
         assert!(lru.is_empty());
     }
 

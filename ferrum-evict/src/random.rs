@@ -87,7 +87,7 @@ impl EvictionPolicy for Random {
         self.dense.push(id.0);
     }
 
-    fn on_hit(&mut self, _id: EntryId, _now: Millis) {}
+    fn on_hit(&mut self, _id: EntryId, _key_hash: u64, _now: Millis) {}
 
     fn on_remove(&mut self, id: EntryId) {
         if let Some(p) = self.position(id) {
@@ -95,7 +95,7 @@ impl EvictionPolicy for Random {
         }
     }
 
-    fn evict(&mut self, _now: Millis) -> Option<EntryId> {
+    fn evict(&mut self, _now: Millis, _key_hash: &dyn Fn(EntryId) -> u64) -> Option<EntryId> {
         if self.dense.is_empty() {
             return None;
         }
@@ -133,7 +133,7 @@ mod tests {
         assert_eq!(dump(&random), [0, 1, 2, 3, 4]);
         random.on_remove(EntryId(1));
         assert_eq!(dump(&random), [0, 4, 2, 3]);
-        random.on_hit(EntryId(0), Millis(1));
+        random.on_hit(EntryId(0), 0, Millis(1));
         assert_eq!(dump(&random), [0, 4, 2, 3]);
         random.on_remove(EntryId(3));
         assert_eq!(dump(&random), [0, 4, 2]);
@@ -149,9 +149,9 @@ mod tests {
             random.on_insert(EntryId(i), 0, 1, Millis(0));
         }
         let mut victims: Vec<u32> = (0..6)
-            .map(|_| random.evict(Millis(0)).map_or(NIL, |id| id.0))
+            .map(|_| random.evict(Millis(0), &|_| 0).map_or(NIL, |id| id.0))
             .collect();
-        assert_eq!(random.evict(Millis(0)), None);
+        assert_eq!(random.evict(Millis(0), &|_| 0), None);
         assert_eq!(dump(&random), [] as [u32; 0]);
         victims.sort_unstable();
         assert_eq!(victims, [0, 1, 2, 3, 4, 5]);
@@ -167,7 +167,7 @@ mod tests {
         }
         let mut counts = [0u32; 4];
         for _ in 0..4_000 {
-            let Some(id) = random.evict(Millis(0)) else {
+            let Some(id) = random.evict(Millis(0), &|_| 0) else {
                 panic!("evict on a non-empty policy returned None");
             };
             counts[id.index()] += 1;

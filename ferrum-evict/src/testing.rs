@@ -4,7 +4,8 @@
 //! each step against a model (the set of ids the caller believes tracked):
 //!
 //! - `evict` never returns an id that is untracked or was removed, and
-//!   returns `None` only when nothing is tracked;
+//!   returns `None` only when nothing is tracked; it asks the caller for
+//!   key hashes of tracked entries only;
 //! - `len()` and `is_empty()` agree with the model after every step;
 //! - `lfu_counter` answers `None` for untracked ids;
 //! - draining with `evict` at the end returns every tracked id exactly once;
@@ -90,7 +91,7 @@ pub fn run_ops<P: EvictionPolicy>(policy: &mut P, ops: &[Op]) -> Result<Vec<Entr
                 policy.on_insert(EntryId(i), hash(i), 32, now);
                 model.insert(i);
             }
-            Op::Hit(i) if model.contains(&i) => policy.on_hit(EntryId(i), now),
+            Op::Hit(i) if model.contains(&i) => policy.on_hit(EntryId(i), hash(i), now),
             Op::Hit(i) => policy.on_miss(hash(i), now),
             Op::Miss(h) => policy.on_miss(h, now),
             Op::Expiry(i, deadline) if model.contains(&i) => {
@@ -100,7 +101,7 @@ pub fn run_ops<P: EvictionPolicy>(policy: &mut P, ops: &[Op]) -> Result<Vec<Entr
                 policy.on_remove(EntryId(i));
                 model.remove(&i);
             }
-            Op::Evict => match policy.evict(now) {
+            Op::Evict => match evict(policy, now, &model)? {
                 Some(id) if model.remove(&id.0) => victims.push(id),
                 Some(id) => return Err(format!("step {step}: evicted untracked {id:?}")),
                 None if model.is_empty() => {}
@@ -122,7 +123,7 @@ pub fn run_ops<P: EvictionPolicy>(policy: &mut P, ops: &[Op]) -> Result<Vec<Entr
             }
         }
     }
-    while let Some(id) = policy.evict(now) {
+    while let Some(id) = evict(policy, now, &model)? {
         if !model.remove(&id.0) {
             return Err(format!("drain: evicted untracked {id:?}"));
         }
@@ -132,6 +133,26 @@ pub fn run_ops<P: EvictionPolicy>(policy: &mut P, ops: &[Op]) -> Result<Vec<Entr
         return Err(format!("drain: None with {} tracked", model.len()));
     }
     Ok(victims)
+}
+
+/// `policy.evict`, answering its key-hash requests as a store would, and
+/// failing if it asks for an entry the caller does not believe tracked.
+fn evict<P: EvictionPolicy>(
+    policy: &mut P,
+    now: Millis,
+    model: &BTreeSet<u32>,
+) -> Result<Option<EntryId>, String> {
+    let untracked_ask = std::cell::Cell::new(None);
+    let victim = policy.evict(now, &|id| {
+        if !model.contains(&id.0) {
+            untracked_ask.set(Some(id));
+        }
+        hash(id.0)
+    });
+    match untracked_ask.get() {
+        Some(id) => Err(format!("evict asked the key hash of untracked {id:?}")),
+        None => Ok(victim),
+    }
 }
 
 /// Runs the suite against policies built by `make(seed)`.
@@ -272,12 +293,12 @@ mod tests {
             fn on_insert(&mut self, id: EntryId, h: u64, c: u32, now: Millis) {
                 self.0.on_insert(id, h, c, now);
             }
-            fn on_hit(&mut self, id: EntryId, now: Millis) {
-                self.0.on_hit(id, now);
+            fn on_hit(&mut self, id: EntryId, h: u64, now: Millis) {
+                self.0.on_hit(id, h, now);
             }
             fn on_remove(&mut self, _id: EntryId) {}
-            fn evict(&mut self, now: Millis) -> Option<EntryId> {
-                self.0.evict(now)
+            fn evict(&mut self, now: Millis, key_hash: &dyn Fn(EntryId) -> u64) -> Option<EntryId> {
+                self.0.evict(now, key_hash)
             }
             fn len(&self) -> usize {
                 self.0.len()
@@ -291,6 +312,43 @@ mod tests {
         assert_eq!(
             err,
             Err("step 1 (Remove(1)): len 1 but 0 tracked".to_owned())
+        );
+    }
+
+    #[test]
+    fn catches_a_policy_that_asks_for_the_hash_of_an_untracked_entry() {
+        struct Nosy(Lru);
+        impl EvictionPolicy for Nosy {
+            fn name(&self) -> &'static str {
+                "nosy"
+            }
+            fn on_insert(&mut self, id: EntryId, h: u64, c: u32, now: Millis) {
+                self.0.on_insert(id, h, c, now);
+            }
+            fn on_hit(&mut self, id: EntryId, h: u64, now: Millis) {
+                self.0.on_hit(id, h, now);
+            }
+            fn on_remove(&mut self, id: EntryId) {
+                self.0.on_remove(id);
+            }
+            fn evict(&mut self, now: Millis, key_hash: &dyn Fn(EntryId) -> u64) -> Option<EntryId> {
+                key_hash(EntryId(ID_SPACE));
+                self.0.evict(now, key_hash)
+            }
+            fn len(&self) -> usize {
+                self.0.len()
+            }
+            fn heap_bytes(&self) -> usize {
+                0
+            }
+        }
+        let ops = [Op::Insert(1), Op::Evict];
+        let err = run_ops(&mut Nosy(Lru::default()), &ops);
+        assert_eq!(
+            err,
+            Err(format!(
+                "evict asked the key hash of untracked EntryId({ID_SPACE})"
+            ))
         );
     }
 }

@@ -97,7 +97,7 @@ impl EvictionPolicy for Ttl {
         self.heap.set(id, (u32::MAX, seq));
     }
 
-    fn on_hit(&mut self, _id: EntryId, _now: Millis) {}
+    fn on_hit(&mut self, _id: EntryId, _key_hash: u64, _now: Millis) {}
 
     fn on_expiry_change(&mut self, id: EntryId, expires_at: Option<Millis>) {
         if self.heap.contains(id) {
@@ -112,7 +112,7 @@ impl EvictionPolicy for Ttl {
         self.heap.remove(id);
     }
 
-    fn evict(&mut self, now: Millis) -> Option<EntryId> {
+    fn evict(&mut self, now: Millis, _key_hash: &dyn Fn(EntryId) -> u64) -> Option<EntryId> {
         self.observe(now);
         self.heap.pop()
     }
@@ -148,7 +148,7 @@ mod tests {
         set(&mut ttl, 2, Some(100));
         set(&mut ttl, 3, Some(500));
         assert_eq!(dump(&ttl), [2, 0, 3, 1]);
-        ttl.on_hit(EntryId(2), Millis(1));
+        ttl.on_hit(EntryId(2), 0, Millis(1));
         assert_eq!(dump(&ttl), [2, 0, 3, 1]);
         // PERSIST: no deadline goes last, after the older deadline-less 1.
         ttl.on_expiry_change(EntryId(2), None);
@@ -156,13 +156,13 @@ mod tests {
         // PEXPIRE brings 1 to the front.
         ttl.on_expiry_change(EntryId(1), Some(Millis(50)));
         assert_eq!(dump(&ttl), [1, 0, 3, 2]);
-        assert_eq!(ttl.evict(Millis(2)), Some(EntryId(1)));
+        assert_eq!(ttl.evict(Millis(2), &|_| 0), Some(EntryId(1)));
         assert_eq!(dump(&ttl), [0, 3, 2]);
         ttl.on_remove(EntryId(0));
         assert_eq!(dump(&ttl), [3, 2]);
-        assert_eq!(ttl.evict(Millis(3)), Some(EntryId(3)));
-        assert_eq!(ttl.evict(Millis(3)), Some(EntryId(2)));
-        assert_eq!(ttl.evict(Millis(3)), None);
+        assert_eq!(ttl.evict(Millis(3), &|_| 0), Some(EntryId(3)));
+        assert_eq!(ttl.evict(Millis(3), &|_| 0), Some(EntryId(2)));
+        assert_eq!(ttl.evict(Millis(3), &|_| 0), None);
         assert!(ttl.is_empty());
     }
 

@@ -306,8 +306,9 @@ impl Shard {
         let deadline = block.deadline();
         let tracked = self.tracks(deadline);
         if tracked {
+            let hash = self.key_hasher.hash_one(self.block(id).key());
             if let Some(p) = &mut self.policy {
-                p.on_hit(EntryId(id), now);
+                p.on_hit(EntryId(id), hash, now);
             }
         }
     }
@@ -635,7 +636,14 @@ impl Shard {
         evicted: &mut dyn FnMut(usize, &[u8]),
     ) -> Option<usize> {
         let before = self.memory_bytes();
-        let id = self.policy.as_mut()?.evict(now)?;
+        let (slots, hasher) = (&self.slots, &self.key_hasher);
+        // The policy asks only for tracked, hence resident, entries.
+        let key_hash = |id: EntryId| {
+            slots[id.index()]
+                .as_ref()
+                .map_or(0, |block| hasher.hash_one(block.key()))
+        };
+        let id = self.policy.as_mut()?.evict(now, &key_hash)?;
         self.slots.get(id.index())?.as_ref()?;
         let block = self.unlink(id.0);
         if let Some(db) = self.db_of_table(block.table()) {

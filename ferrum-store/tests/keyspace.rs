@@ -363,3 +363,57 @@ fn a_flushed_store_serves_the_same_requests_as_a_new_one() {
         );
     }
 }
+
+/// Writes 20,000 one-off keys under `policy`; after every 20 of them,
+/// writes one "warm" key and reads it three times at once. Returns how
+/// many of the 1,000 warm keys are still resident, and the store.
+fn warm_keys_under_a_flood(policy: PolicyKind) -> (usize, Store) {
+    let s = store(300_000, policy);
+    let warm = |j: usize| key(1_000_000 + j);
+    for i in 0..20_000 {
+        let now = Millis(i as u64);
+        set(&s, &key(i), val(32), None, now);
+        s.enforce_maxmemory(now);
+        if i % 20 == 0 {
+            set(&s, &warm(i / 20), val(32), None, now);
+            s.enforce_maxmemory(now);
+            for _ in 0..3 {
+                get(&s, &warm(i / 20), now);
+            }
+        }
+    }
+    let now = Millis(30_000);
+    let kept = (0..1_000)
+        .filter(|&j| get(&s, &warm(j), now).is_some())
+        .count();
+    (kept, s)
+}
+
+#[test]
+fn ahe_counts_and_remembers_keys_by_the_stores_hashes() {
+    // AHE keeps no key fingerprint per entry: the store passes each key's
+    // hash on a hit and answers for it at eviction. The warm keys' reads
+    // must be counted under the hash the store gives at eviction, or they
+    // lose their duels to the one-off keys, as they do under LRU.
+    let (lru_kept, _) = warm_keys_under_a_flood(PolicyKind::AllKeysLru);
+    let (ahe_kept, s) = warm_keys_under_a_flood(PolicyKind::AllKeysAhe);
+    assert!(s.stats().evicted_keys > 15_000, "{:?}", s.stats());
+    assert!(lru_kept < 200, "LRU kept {lru_kept} warm keys");
+    assert!(ahe_kept > 500, "AHE kept {ahe_kept} warm keys");
+    // The ghost history holds the evicted keys' hashes as the store gave
+    // them at eviction: misses on recently evicted one-off keys are
+    // regrets.
+    let regrets = |s: &Store| {
+        let c = s.controller_state().unwrap_or_default();
+        c.ghost_hits_recency + c.ghost_hits_frequency
+    };
+    let before = regrets(&s);
+    for i in 19_000..19_500 {
+        get(&s, &key(i), Millis(40_000));
+    }
+    let after = regrets(&s);
+    assert!(
+        after >= before + 100,
+        "{before} regrets before, {after} after"
+    );
+}

@@ -27,12 +27,12 @@
 //!   eviction, or after the window shrank) the window's overflow first
 //!   moves into probation without a duel.
 //! - *Ageing main.* Protected's tail is demoted to probation once it went
-//!   a whole sketch period (ten cache-sizes of requests) without a hit:
-//!   its counts have been halved since, so it must defend its place again.
+//!   ten cache-sizes of requests (two sketch periods) without a hit: its
+//!   counts have been halved twice since, so it must defend its place again.
 //! - *Frequency.* A TinyLFU sketch (`sketch.rs`: a doorkeeper Bloom filter
-//!   and a count-min sketch of 4-bit counters, halved every ten cache-sizes
-//!   of accesses) counts every access, hits and misses, including keys not
-//!   resident. The doorkeeper swallows a key's first access in a period, so
+//!   and a count-min sketch of 4-bit counters, halved every five
+//!   cache-sizes of accesses) counts every access, hits and misses,
+//!   including keys not resident. The doorkeeper swallows a key's first access in a period, so
 //!   a key needs a repeat to count at all.
 //! - *Ghosts and the split.* Each eviction is tagged with the side that
 //!   advised it: leaving from the window means the frequency filter turned
@@ -70,21 +70,25 @@
 //!
 //! See [`AheConfig`] and [`ClimberConfig`]; every default is there with its
 //! reason. The sizes and rates are the published defaults of Caffeine and
-//! the TinyLFU paper; the protected idle limit reuses the sketch's period.
+//! the TinyLFU paper, except the sketch's period (five cache-sizes, not
+//! ten: see `sketch.rs`); the protected idle limit is TinyLFU's period.
 //! They were checked on the adversarial patterns of ferrum-bench (`loop`,
 //! `zipf06`, `onehit`, `phase`) as much as on the five of WORKLOADS.md.
 //!
 //! # Cost
 //!
-//! Per slot of the store's handle table: a 16-byte node (two `u32` list
-//! links, a 32-bit fingerprint of the key hash, and the region in 3 bits
-//! beside a 29-bit tick of the last access), the table grown by an eighth.
-//! Per entry of the cache: 19 bytes of sketch and doorkeeper and 4 bytes of
-//! ghost history (one 32-bit fingerprint per remembered eviction), both
-//! sized for 1 to 9/8 times the entries tracked *now* and resized, keeping
-//! their contents, when the count leaves that band, so memory follows the
-//! entries down (DEL, expiry) as well as up, per policy instance (per
-//! shard) rather than from a high-water mark. Keys with a deadline add 8
+//! Per slot of the store's handle table: a 12-byte node (two `u32` list
+//! links, and the region in 3 bits beside a 29-bit tick of the last
+//! access), the table grown by an eighth. No key fingerprint per entry:
+//! the store passes the key's hash with every hit (it hashed the key to
+//! find it) and answers for the two or three entries an eviction weighs
+//! (`EvictionPolicy::evict`'s `key_hash`). Per entry of the cache: 8 bytes
+//! of sketch and doorkeeper and 4 bytes of ghost history (one 32-bit
+//! fingerprint per remembered eviction), both sized for exactly the entries
+//! tracked at their last resize and resized, keeping their contents, when
+//! the count moves by a sixteenth, so a full cache pays 12 bytes per entry
+//! and memory follows the entries down (DEL, expiry) as well as up, per
+//! policy instance (per shard) rather than from a high-water mark. Keys with a deadline add 8
 //! bytes each and 4 per slot (`heap::Deadlines`). `heap_bytes` counts all
 //! of it; `ferrum-bench sim` prints it per entry, and `cargo run --release
 //! -p ferrum-evict --example footprint` at any cache size.
@@ -97,12 +101,12 @@
 //!
 //! Per request: a hit touches at most 7 sketch words and relinks one or two
 //! list nodes; a miss touches at most 7 sketch words and scans one 64-byte
-//! ghost bucket; an eviction reads two sketch estimates (8 words), relinks
-//! at most three nodes (a demotion, an admission, a spared victim) and
+//! ghost bucket; an eviction asks the store for one or two key hashes,
+//! reads two sketch estimates (8 words), relinks at most three nodes (a demotion, an admission, a spared victim) and
 //! shifts one ghost bucket. Spilling the window into main moves each entry
-//! at most once per insert, the sketch's reset pass costs about 0.1 word
-//! operations per access amortised, and a resize of the sketch and ghost
-//! is O(n) once the count moved by n/17. All O(1) amortised, except that
+//! at most once per insert, the sketch's reset pass (one word per entry,
+//! once per five cache-sizes of accesses) is O(1) amortised, and a resize
+//! of the sketch and ghost is O(n) once the count moved by n/16. All O(1) amortised, except that
 //! keys with an expiry deadline pay O(log t) in the deadline heap, `t` the
 //! number of tracked keys with a deadline.
 //!
@@ -125,8 +129,9 @@
 //!     ahe.on_insert(EntryId(i), u64::from(i), 64, Millis(0));
 //! }
 //! // Entry 0 is read again; the others never are.
-//! ahe.on_hit(EntryId(0), Millis(1));
-//! let victim = ahe.evict(Millis(2));
+//! ahe.on_hit(EntryId(0), 0, Millis(1));
+//! // The store answers for each entry's key hash (here, the id).
+//! let victim = ahe.evict(Millis(2), &|id| u64::from(id.0));
 //! assert!(matches!(victim, Some(EntryId(1..=3))));
 //! assert!(ahe.controller_state().is_some());
 //! ```
@@ -172,8 +177,9 @@ pub struct AheConfig {
     pub period_factor: u32,
     /// Protected's tail is demoted to probation once it went this many
     /// cache-sizes of requests without a hit; 0 never demotes on age.
-    /// Default: 10, the frequency sketch's sample period: an entry idle
-    /// that long has had its counts halved without refresh.
+    /// Default: 10, TinyLFU's sample period (the sketch here halves every
+    /// 5): an entry idle that long has had its counts halved twice without
+    /// refresh.
     pub protected_idle_factor: u32,
     /// Evict entries past their expiry deadline before anything else.
     /// Default: true (they can only miss).
@@ -241,14 +247,14 @@ const TICK_MASK: u32 = u32::MAX >> REGION_BITS;
 /// around the 29-bit clock.
 const IDLE_CAP: u32 = 1 << 27;
 
-/// Per-slot links, the key's fingerprint the sketch and ghosts need, the
-/// region, and when the entry was last accessed: 16 bytes.
+/// Per-slot links, the region, and when the entry was last accessed: 12
+/// bytes. No key fingerprint: the store passes the key's hash on every hit
+/// and gives it on request at eviction, for the few entries a duel and the
+/// ghost history need.
 #[derive(Clone, Copy, Debug)]
 struct Node {
     prev: u32,
     next: u32,
-    /// The key hash folded to 32 bits (`fingerprint`).
-    fp: u32,
     /// The region in the low 3 bits; above them, `Ahe::ticks` at the
     /// entry's insert or last hit.
     meta: u32,
@@ -275,7 +281,6 @@ impl Node {
 const UNLINKED: Node = Node {
     prev: NIL,
     next: NIL,
-    fp: 0,
     meta: 0,
 };
 
@@ -443,16 +448,13 @@ impl Ahe {
         }
     }
 
-    /// TinyLFU's duel: whether `candidate` should replace `victim`. A
-    /// victim that already went round probation without a hit (spared)
-    /// loses to any candidate that has repeated at all.
-    fn admit(&mut self, candidate: u32, victim: u32) -> bool {
-        let c = self
-            .sketch
-            .frequency(u64::from(self.nodes[candidate as usize].fp));
-        let v = self
-            .sketch
-            .frequency(u64::from(self.nodes[victim as usize].fp));
+    /// TinyLFU's duel: whether `candidate` should replace `victim`, whose
+    /// keys hash to `candidate_hash` and `victim_hash`. A victim that
+    /// already went round probation without a hit (spared) loses to any
+    /// candidate that has repeated at all.
+    fn admit(&mut self, victim: u32, candidate_hash: u64, victim_hash: u64) -> bool {
+        let c = self.sketch.frequency(fingerprint(candidate_hash));
+        let v = self.sketch.frequency(fingerprint(victim_hash));
         c > v
             || (c > 0 && self.nodes[victim as usize].region() == Region::Spared)
             || (c >= JITTER_MIN_FREQUENCY && self.rng.random::<u8>() & 127 == 0)
@@ -474,17 +476,18 @@ impl Ahe {
     }
 
     /// Keeps the sketch and the ghost history sized for the entries
-    /// tracked now: when that count leaves `[sized, 9/8 sized]`, both are
-    /// resized to 17/16 of it, keeping what they hold. A resize is O(n) and
-    /// needs the count to move by n/17, so O(1) amortised; memory follows
-    /// the entries down as well as up.
+    /// tracked now: when that count leaves `[15/16, 17/16]` of the size
+    /// they were last given, both are resized to exactly that count,
+    /// keeping what they hold. A resize is O(n) and needs the count to move
+    /// by n/16, so O(1) amortised; memory follows the entries down as well
+    /// as up, and a full cache (whose count stays put) pays for exactly its
+    /// entries.
     fn fit_history(&mut self) {
         let t = self.tracked.max(16);
         let sized = self.sketch.entries();
-        if t > sized || t + t / 8 < sized {
-            let n = t + t / 16;
-            self.sketch.resize(n, t);
-            self.ghost.resize(n);
+        if t > sized + sized / 16 || t < sized - sized / 16 {
+            self.sketch.resize(t, t);
+            self.ghost.resize(t);
         }
     }
 
@@ -507,23 +510,27 @@ impl Ahe {
         }
     }
 
-    /// Chooses the victim among tracked, unexpired entries, and the side
-    /// whose advice it follows.
-    fn choose(&mut self) -> (u32, Side) {
+    /// Chooses the victim among tracked, unexpired entries, the side
+    /// whose advice it follows, and its key's hash; `key_hash` gives the
+    /// keys' hashes.
+    fn choose(&mut self, key_hash: &dyn Fn(EntryId) -> u64) -> (u32, Side, u64) {
         self.spill_window();
         self.demote_idle_protected();
         let target = self.window_target();
+        let hash_of = |i: u32| key_hash(EntryId(i));
         if self.main_len() == 0 {
-            return (self.lists[0].tail, Side::Frequency);
+            let tail = self.lists[0].tail;
+            return (tail, Side::Frequency, hash_of(tail));
         }
         let victim = self.main_victim();
         if self.lists[0].len <= target {
-            return (victim, Side::Recency);
+            return (victim, Side::Recency, hash_of(victim));
         }
         let candidate = self.lists[0].tail;
-        if self.admit(candidate, victim) {
+        let (c_hash, v_hash) = (hash_of(candidate), hash_of(victim));
+        if self.admit(victim, c_hash, v_hash) {
             self.relink(candidate, Region::Probation);
-            (victim, Side::Recency)
+            (victim, Side::Recency, v_hash)
         } else {
             // The victim defended its place on frequency: it goes round
             // probation again, as a CLOCK hand spares a referenced page, so
@@ -532,7 +539,7 @@ impl Ahe {
             if self.nodes[victim as usize].region() == Region::Probation {
                 self.relink(victim, Region::Spared);
             }
-            (candidate, Side::Frequency)
+            (candidate, Side::Frequency, c_hash)
         }
     }
 }
@@ -557,22 +564,20 @@ impl EvictionPolicy for Ahe {
         self.fit_history();
         let fp = fingerprint(key_hash);
         if self.pending_miss.take() != Some(fp) {
-            self.sketch.increment(u64::from(fp));
+            self.sketch.increment(fp);
         }
         grow_for(&mut self.nodes, id.index(), UNLINKED);
-        let node = &mut self.nodes[id.index()];
-        node.fp = fp;
-        node.set_touched(self.ticks);
+        self.nodes[id.index()].set_touched(self.ticks);
         self.push_front(id.0, Region::Window);
         self.deadlines.observe(now);
     }
 
-    fn on_hit(&mut self, id: EntryId, now: Millis) {
+    fn on_hit(&mut self, id: EntryId, key_hash: u64, now: Millis) {
         let region = self.region(id);
         if region == Region::Untracked {
             return;
         }
-        self.sketch.increment(u64::from(self.nodes[id.index()].fp));
+        self.sketch.increment(fingerprint(key_hash));
         self.climber.observe(Signal::Hit, now);
         self.tick();
         self.nodes[id.index()].set_touched(self.ticks);
@@ -590,7 +595,7 @@ impl EvictionPolicy for Ahe {
 
     fn on_miss(&mut self, key_hash: u64, now: Millis) {
         let fp = fingerprint(key_hash);
-        self.sketch.increment(u64::from(fp));
+        self.sketch.increment(fp);
         self.tick();
         self.pending_miss = Some(fp);
         self.climber.observe(Signal::Miss, now);
@@ -615,7 +620,7 @@ impl EvictionPolicy for Ahe {
         }
     }
 
-    fn evict(&mut self, now: Millis) -> Option<EntryId> {
+    fn evict(&mut self, now: Millis, key_hash: &dyn Fn(EntryId) -> u64) -> Option<EntryId> {
         if self.tracked == 0 {
             return None;
         }
@@ -628,8 +633,8 @@ impl EvictionPolicy for Ahe {
             }
         }
         self.resize(self.tracked);
-        let (victim, side) = self.choose();
-        self.ghost.record(self.nodes[victim as usize].fp, side);
+        let (victim, side, hash) = self.choose(key_hash);
+        self.ghost.record(fingerprint(hash), side);
         self.climber.observe(Signal::Evicted(side), now);
         self.detach(victim);
         self.fit_history();

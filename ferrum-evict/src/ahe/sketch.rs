@@ -10,9 +10,10 @@
 //! estimate is the minimum of the four, which over-counts only when all
 //! four collide. Increments are conservative: only the counters at the
 //! minimum rise (Estan and Varghese, SIGCOMM 2002), which keeps a small
-//! table nearly as accurate as one twice its size. After `10 × entries` accesses every counter is
-//! halved and the doorkeeper cleared, so the sketch forgets old popularity
-//! at a pace set by traffic, not by the clock.
+//! table nearly as accurate as one twice its size. After `5 × cache size`
+//! accesses every counter is halved and the doorkeeper cleared, so the
+//! sketch forgets old popularity at a pace set by traffic, not by the
+//! clock.
 //!
 //! [`FrequencySketch::frequency`] reports the counters only: a key needs a
 //! *repeated* access in the recent past to count at all. The admission rule
@@ -27,32 +28,42 @@
 //! the same hash range), so the cache's size can follow its entries without
 //! forgetting what it learned.
 //!
-//! **Cost.** Per entry sized for: twelve 4-bit counters (6 bytes) and 104
-//! doorkeeper bits (13 bytes), 19 bytes. (Caffeine uses 16 to 32 counters
-//! and no doorkeeper; the old power-of-two sizing here cost 16 to 32 bytes.
-//! At 8 bytes per entry, ferrum-bench's hit ratios drop by 0.2 to 0.7
-//! points on zipf, ttl, onehit and phase; the doorkeeper is what the scan
-//! and one-hit patterns need most, see NOTES.) `increment` and `frequency` touch at
-//! most seven words, the four counters within one 64-byte block: O(1). The
-//! halving pass is O(size) once per `10 × entries` accesses, about 0.1
-//! word operations per access amortised. A resize is O(old + new size).
+//! **Cost.** Per entry sized for: eight 4-bit counters (4 bytes) and 32
+//! doorkeeper bits (4 bytes), 8 bytes, what Caffeine's sketch costs
+//! (sixteen counters, no doorkeeper). Split this way, not as sixteen
+//! counters: without a doorkeeper a key seen once counts, and a cyclic
+//! scan flushes the cache (ferrum-bench `scan`: 0.00% instead of 4.20%).
+//! A 32-bit-per-entry doorkeeper is a fair filter only for a few distinct
+//! keys per entry, hence the sample period of five cache sizes (TinyLFU's
+//! is ten, under which `scan` again fell to 0.00%). See
+//! `ferrum-bench/examples/equal_memory_sim.rs` for the comparison at equal
+//! memory that chose this size over the earlier 19 bytes.
+//! `increment` and `frequency` touch at most seven words, the four counters
+//! within one 64-byte block: O(1). The halving pass is O(size) once per
+//! `5 × cache size` accesses, about 0.1 word operations per access
+//! amortised. A resize is O(old + new size).
 //!
 //! **Source.** Einziger, Friedman and Manes, "TinyLFU: A Highly Efficient
 //! Cache Admission Policy", ACM ToS 2017 (<https://arxiv.org/abs/1512.00727>);
 //! the word layout follows Caffeine's `FrequencySketch`
 //! (<https://github.com/ben-manes/caffeine>).
 
-/// How many increments, as a multiple of the entries sized for, before a
-/// halving.
-const SAMPLE_FACTOR: u64 = 10;
+/// How many increments, as a multiple of the cache's size, before a
+/// halving: 5, half TinyLFU's usual 10, so that a doorkeeper of 32 bits
+/// per entry sees about five distinct keys per entry between clearings
+/// (see the module docs).
+const SAMPLE_FACTOR: u64 = 5;
 /// Every counter is saturated at 15.
 const MAX_COUNT: u64 = 15;
 /// Clears the top bit of every nibble after a shift right by one.
 const HALVE_MASK: u64 = 0x7777_7777_7777_7777;
 /// 4-bit counters per entry sized for (4 bytes).
-pub(crate) const COUNTERS_PER_ENTRY: usize = 12;
-/// Doorkeeper bits per entry sized for.
-pub(crate) const DOORKEEPER_BITS_PER_ENTRY: usize = 104;
+pub(crate) const COUNTERS_PER_ENTRY: usize = 8;
+/// Doorkeeper bits per entry sized for (4 bytes).
+pub(crate) const DOORKEEPER_BITS_PER_ENTRY: usize = 32;
+/// Bytes per entry sized for: counters and doorkeeper.
+#[cfg(test)]
+pub(crate) const BYTES_PER_ENTRY: usize = COUNTERS_PER_ENTRY / 2 + DOORKEEPER_BITS_PER_ENTRY / 8;
 /// Words per block: one 64-byte cache line.
 const BLOCK: usize = 8;
 
@@ -144,7 +155,8 @@ impl FrequencySketch {
 
     /// The estimated count of `hash`, `0..=15`.
     #[inline]
-    pub(crate) fn frequency(&self, hash: u64) -> u8 {
+    pub(crate) fn frequency(&self, fp: u32) -> u8 {
+        let hash = u64::from(fp);
         if self.table.is_empty() {
             return 0;
         }
@@ -158,7 +170,8 @@ impl FrequencySketch {
     /// Counts one access to `hash`: the first in a sample period sets the
     /// doorkeeper's bits, later ones raise the counters.
     #[inline]
-    pub(crate) fn increment(&mut self, hash: u64) {
+    pub(crate) fn increment(&mut self, fp: u32) {
+        let hash = u64::from(fp);
         if self.table.is_empty() {
             return;
         }
@@ -243,7 +256,8 @@ mod tests {
         assert_eq!(s.frequency(1), 0);
         s.increment(1); // no table yet: ignored
         s.resize(100, 100);
-        assert_eq!(s.table.len(), 10 * BLOCK);
+        // 800 counters in blocks of 128.
+        assert_eq!(s.table.len(), 7 * BLOCK);
         s.increment(7);
         assert_eq!(s.frequency(7), 0);
         s.increment(7);
@@ -260,18 +274,18 @@ mod tests {
     }
 
     #[test]
-    fn resets_after_ten_times_its_size() {
+    fn resets_after_five_times_its_size() {
         let mut s = FrequencySketch::default();
         s.resize(16, 16);
         for _ in 0..5 {
             s.increment(42);
         }
         assert_eq!(s.frequency(42), 4);
-        for h in 0..154u64 {
-            s.increment(mix(h + 1_000));
+        for h in 0..74u64 {
+            s.increment(mix(h + 1_000) as u32);
         }
-        assert_eq!(s.additions, 159);
-        s.increment(42); // the 160th access resets
+        assert_eq!(s.additions, 79);
+        s.increment(42); // the 80th access resets
         assert_eq!(s.additions, 0);
         assert!(s.frequency(42) <= 3, "{}", s.frequency(42));
         assert!(s.doorkeeper.iter().all(|&w| w == 0));
@@ -281,7 +295,7 @@ mod tests {
     fn resizing_keeps_the_counts_both_ways() {
         let mut s = FrequencySketch::default();
         s.resize(1_000, 1_000);
-        let keys: Vec<u64> = (0..200).map(|k| mix(k + 7)).collect();
+        let keys: Vec<u32> = (0..200).map(|k| mix(k + 7) as u32).collect();
         for (i, &k) in keys.iter().enumerate() {
             for _ in 0..=(i % 6) {
                 s.increment(k);
@@ -297,12 +311,13 @@ mod tests {
                 assert!(s.frequency(k) >= before[i], "size {size}, key {i}");
             }
         }
-        // Sized to the entries: 6 bytes of counters and 13 of doorkeeper
-        // each, rounded up to a 64-byte block.
-        assert_eq!(s.heap_bytes(), 3_008 * 6 + 3_000 * 13);
+        // Sized to the entries: 4 bytes of counters (rounded up to a
+        // 64-byte block of 16 entries) and 4 of doorkeeper each.
+        assert_eq!(BYTES_PER_ENTRY, 8);
+        assert_eq!(s.heap_bytes(), 3_008 * 4 + 3_000 * 4);
         // Counting goes on after a resize.
         s.resize(100_000, 100_000);
-        let k = mix(999_999);
+        let k = mix(999_999) as u32;
         let f0 = s.frequency(k);
         s.increment(k);
         s.increment(k);

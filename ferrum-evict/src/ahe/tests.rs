@@ -29,6 +29,12 @@ fn h(i: u32) -> u64 {
     sketch::mix(u64::from(i) + 1)
 }
 
+/// The key hash of entry `id`, as the store answers it: entry `i` holds
+/// the key hashed `h(i)`.
+fn by_id(id: EntryId) -> u64 {
+    h(id.0)
+}
+
 fn insert(ahe: &mut Ahe, i: u32) {
     ahe.on_insert(EntryId(i), h(i), 1, Millis(0));
 }
@@ -37,7 +43,7 @@ fn insert(ahe: &mut Ahe, i: u32) {
 /// eviction, then the insert.
 fn miss_evict_insert(ahe: &mut Ahe, i: u32) -> Option<EntryId> {
     ahe.on_miss(h(i), Millis(0));
-    let victim = ahe.evict(Millis(0));
+    let victim = ahe.evict(Millis(0), &by_id);
     insert(ahe, i);
     victim
 }
@@ -50,13 +56,13 @@ fn warm_up_fills_the_window_then_spills_into_probation() {
     }
     // Nothing moves before the first eviction.
     assert_eq!(dump(&ahe), "w[3 2 1 0] p[] P[]");
-    ahe.on_hit(EntryId(1), Millis(1));
+    ahe.on_hit(EntryId(1), h(1), Millis(1));
     assert_eq!(dump(&ahe), "w[1 3 2 0] p[] P[]");
     // Size 4, a window of one: 0 and 2 spill (oldest first) so that main
     // holds 2 of the 3 entries left after the eviction; then 3 (the
     // window's tail, count 0) duels 0 (count 0) and loses, and 0 goes
     // round probation again, spared.
-    assert_eq!(ahe.evict(Millis(2)), Some(EntryId(3)));
+    assert_eq!(ahe.evict(Millis(2), &by_id), Some(EntryId(3)));
     assert_eq!(dump(&ahe), "w[1] p[0* 2] P[]");
     assert_eq!(ahe.len(), 3);
 }
@@ -69,19 +75,19 @@ fn hits_promote_from_probation_to_protected_and_demote_its_tail() {
     }
     // Size 11, window 1: 0..=8 spill so that main holds 9 of the 10 left,
     // then 9 loses its duel against 0 (neither ever repeated).
-    assert_eq!(ahe.evict(Millis(0)), Some(EntryId(9)));
+    assert_eq!(ahe.evict(Millis(0), &by_id), Some(EntryId(9)));
     assert_eq!(dump(&ahe), "w[10] p[0* 8 7 6 5 4 3 2 1] P[]");
     // Protected may hold 80% × (1 - 0.01) of main (11 - 1 = 10 entries):
     // 8. A hit clears the spared mark; a demoted entry has none.
     for i in 0..=8 {
-        ahe.on_hit(EntryId(i), Millis(1));
+        ahe.on_hit(EntryId(i), h(i), Millis(1));
     }
     assert_eq!(dump(&ahe), "w[10] p[0] P[8 7 6 5 4 3 2 1]");
-    ahe.on_hit(EntryId(1), Millis(2));
+    ahe.on_hit(EntryId(1), h(1), Millis(2));
     assert_eq!(dump(&ahe), "w[10] p[0] P[1 8 7 6 5 4 3 2]");
-    ahe.on_hit(EntryId(0), Millis(3));
+    ahe.on_hit(EntryId(0), h(0), Millis(3));
     assert_eq!(dump(&ahe), "w[10] p[2] P[0 1 8 7 6 5 4 3]");
-    ahe.on_hit(EntryId(10), Millis(4));
+    ahe.on_hit(EntryId(10), h(10), Millis(4));
     assert_eq!(dump(&ahe), "w[10] p[2] P[0 1 8 7 6 5 4 3]");
     ahe.on_remove(EntryId(5));
     assert_eq!(dump(&ahe), "w[10] p[2] P[0 1 8 7 6 4 3]");
@@ -158,12 +164,12 @@ fn expired_entries_go_first_earliest_deadline_first() {
     ahe.on_expiry_change(EntryId(9), Some(Millis(1))); // untracked: ignored
                                                        // At the deadline the entry is still live (Redis: `now > deadline`), so
                                                        // the duel decides: 2, the window's tail, loses against 0 (spared).
-    assert_eq!(ahe.evict(Millis(10)), Some(EntryId(2)));
-    assert_eq!(ahe.evict(Millis(60)), Some(EntryId(3)));
-    assert_eq!(ahe.evict(Millis(60)), Some(EntryId(1)));
+    assert_eq!(ahe.evict(Millis(10), &by_id), Some(EntryId(2)));
+    assert_eq!(ahe.evict(Millis(60), &by_id), Some(EntryId(3)));
+    assert_eq!(ahe.evict(Millis(60), &by_id), Some(EntryId(1)));
     assert_eq!(dump(&ahe), "w[] p[0*] P[]");
-    assert_eq!(ahe.evict(Millis(60)), Some(EntryId(0)));
-    assert_eq!(ahe.evict(Millis(60)), None);
+    assert_eq!(ahe.evict(Millis(60), &by_id), Some(EntryId(0)));
+    assert_eq!(ahe.evict(Millis(60), &by_id), None);
     assert!(ahe.is_empty());
 }
 
@@ -174,33 +180,45 @@ fn a_loop_larger_than_the_cache_keeps_a_resident_set() {
     let size = 100u32;
     let mut ahe = Ahe::default();
     let mut resident = std::collections::HashMap::new();
+    // Which key each entry holds, for the policy's key-hash requests.
+    let mut key_of = std::collections::HashMap::new();
     let mut free: Vec<u32> = (0..size).collect();
     let mut hits = 0;
     for step in 0..20 * size {
         let key = step % (2 * size);
         if let Some(&id) = resident.get(&key) {
-            ahe.on_hit(EntryId(id), Millis(u64::from(step)));
+            ahe.on_hit(EntryId(id), h(key), Millis(u64::from(step)));
             hits += 1;
             continue;
         }
         ahe.on_miss(h(key), Millis(u64::from(step)));
         if resident.len() == size as usize {
-            let victim = ahe.evict(Millis(u64::from(step))).map(|v| v.0);
+            let victim = ahe
+                .evict(Millis(u64::from(step)), &|id| h(key_of[&id.0]))
+                .map(|v| v.0);
             resident.retain(|_, id| Some(*id) != victim);
+            if let Some(v) = victim {
+                key_of.remove(&v);
+            }
             free.extend(victim);
         }
         let id = free.pop().unwrap_or(u32::MAX);
         ahe.on_insert(EntryId(id), h(key), 1, Millis(u64::from(step)));
         resident.insert(key, id);
+        key_of.insert(id, key);
     }
     // LRU never hits. At best half of each later lap hits (18 laps × 100,
     // 1 800 hits); demand a third of that.
     assert!(hits > 600, "{hits} hits");
 }
 
+/// Sketch and ghost bytes per entry sized for.
+const HISTORY: usize = sketch::BYTES_PER_ENTRY + 4;
+
 #[test]
 fn heap_bytes_count_every_structure() {
-    assert_eq!(std::mem::size_of::<Node>(), 16);
+    assert_eq!(std::mem::size_of::<Node>(), 12);
+    assert_eq!(HISTORY, 12);
     let mut ahe = Ahe::default();
     let empty = ahe.heap_bytes();
     for i in 0..1_000 {
@@ -208,13 +226,43 @@ fn heap_bytes_count_every_structure() {
     }
     ahe.on_expiry_change(EntryId(0), Some(Millis(5)));
     let grown = ahe.heap_bytes();
-    // Nodes (16 bytes per slot), the sketch (19 bytes per entry sized for)
-    // and the ghost (4 bytes per record), sized for 1 000 to 1 125
-    // entries, and the deadline heap.
-    assert!(grown >= empty + 1_000 * (16 + 19 + 4), "{grown}");
-    assert!(grown <= empty + 1_125 * (16 + 19 + 4) + 256, "{grown}");
-    ahe.evict(Millis(0));
+    // Nodes (12 bytes per slot, the table grown by an eighth), the sketch
+    // (8 bytes per entry sized for) and the ghost (4 bytes per record),
+    // sized for 16/17 to 1 times the 1 000 entries, and the deadline heap.
+    assert!(
+        grown >= empty + 1_000 * 12 + 1_000 * 16 / 17 * HISTORY,
+        "{grown}"
+    );
+    assert!(
+        grown <= empty + 1_125 * 12 + 1_000 * HISTORY + 256,
+        "{grown}"
+    );
+    ahe.evict(Millis(0), &by_id);
     assert_eq!(ahe.heap_bytes(), grown, "evicting one allocates nothing");
+}
+
+#[test]
+fn a_full_cache_pays_for_exactly_its_entries() {
+    // Under eviction the count stays put, and the last resize sized the
+    // sketch and ghost for exactly the entries tracked then.
+    let mut ahe = Ahe::default();
+    for i in 0..5_000 {
+        insert(&mut ahe, i);
+    }
+    let sized = ahe.sketch.entries();
+    assert!((5_000 * 16 / 17..=5_000).contains(&sized), "{sized}");
+    let history = |ahe: &Ahe| ahe.sketch.heap_bytes() + ahe.ghost.heap_bytes();
+    let before = history(&ahe);
+    for i in 5_000..20_000 {
+        miss_evict_insert(&mut ahe, i);
+    }
+    assert_eq!(ahe.len(), 5_000);
+    assert_eq!(
+        history(&ahe),
+        before,
+        "churn at a full cache resizes nothing"
+    );
+    assert!(before <= sized * HISTORY + 128, "{before} for {sized}");
 }
 
 #[test]
@@ -226,7 +274,7 @@ fn history_follows_the_entries_down_and_up() {
     let full = ahe.heap_bytes();
     let history = |ahe: &Ahe| ahe.sketch.heap_bytes() + ahe.ghost.heap_bytes();
     let full_history = history(&ahe);
-    assert!(full_history <= 10_000 * 9 / 8 * (19 + 4), "{full_history}");
+    assert!(full_history <= 10_000 * HISTORY + 128, "{full_history}");
     // DEL of 90% of the keys: the sketch and ghost shrink with them (the
     // per-slot nodes stay, as the store's slots do).
     for i in 1_000..10_000 {
@@ -234,14 +282,21 @@ fn history_follows_the_entries_down_and_up() {
     }
     assert_eq!(ahe.len(), 1_000);
     let small = history(&ahe);
-    assert!(small <= 1_125 * (19 + 4) + 256, "{small} after shrinking");
+    assert!(
+        small <= 1_000 * 16 / 15 * HISTORY + 128,
+        "{small} after shrinking"
+    );
     assert!(ahe.heap_bytes() < full);
     // The cache fills again: the history grows back.
     for i in 1_000..10_000 {
         insert(&mut ahe, i);
     }
-    assert!(history(&ahe) >= 10_000 * (19 + 4), "{}", history(&ahe));
-    assert!(history(&ahe) <= full_history * 9 / 8, "{}", history(&ahe));
+    assert!(
+        history(&ahe) >= 10_000 * 16 / 17 * HISTORY,
+        "{}",
+        history(&ahe)
+    );
+    assert!(history(&ahe) <= 10_000 * HISTORY + 128, "{}", history(&ahe));
 }
 
 #[test]
@@ -252,9 +307,9 @@ fn idle_times_never_wrap_the_clock() {
     }
     // Promoted to protected by hits just before the 29-bit clock wraps.
     ahe.ticks = TICK_MASK - 100;
-    assert_eq!(ahe.evict(Millis(0)), Some(EntryId(8)));
+    assert_eq!(ahe.evict(Millis(0), &by_id), Some(EntryId(8)));
     for i in 0..=6 {
-        ahe.on_hit(EntryId(i), Millis(0));
+        ahe.on_hit(EntryId(i), h(i), Millis(0));
     }
     assert_eq!(dump(&ahe), "w[9] p[7] P[6 5 4 3 2 1 0]");
     // Five sweeps (every 2^27 ticks) later the clock has come round: 0's
@@ -270,6 +325,6 @@ fn idle_times_never_wrap_the_clock() {
     assert_eq!(idle, IDLE_CAP);
     // So protected's tail is demoted at the next eviction.
     insert(&mut ahe, 8);
-    ahe.evict(Millis(0));
+    ahe.evict(Millis(0), &by_id);
     assert!(dump(&ahe).ends_with("P[6 5 4 3 2 1]"), "{}", dump(&ahe));
 }
