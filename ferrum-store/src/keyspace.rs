@@ -122,6 +122,14 @@ pub struct Shard {
     key_hasher: foldhash::fast::FixedState,
 }
 
+/// A key found in an index: its slot and the hash it was found by, which a
+/// hit hands on to the policy rather than hashing the key again.
+#[derive(Clone, Copy)]
+struct Found {
+    id: u32,
+    hash: u64,
+}
+
 impl Shard {
     /// An empty shard holding `databases` databases, evicting with the
     /// policy `kind` built from `config` (none for `noeviction`). Every
@@ -247,7 +255,7 @@ impl Shard {
     }
 
     /// The slot holding `key` in physical table `t`, expired or not.
-    fn find(&self, t: usize, key: &[u8]) -> Option<u32> {
+    fn find(&self, t: usize, key: &[u8]) -> Option<Found> {
         let hash = self.key_hasher.hash_one(key);
         let slots = &self.slots;
         self.tables[t]
@@ -255,18 +263,18 @@ impl Shard {
             .find(hash, |&id| {
                 slots[id as usize].as_ref().is_some_and(|b| b.key() == key)
             })
-            .copied()
+            .map(|&id| Found { id, hash })
     }
 
     /// The live slot for `key` in table `t`, removing it first if expired.
-    fn find_live(&mut self, t: usize, key: &[u8], now: Millis) -> Option<u32> {
-        let id = self.find(t, key)?;
-        if is_expired(self.block(id), now) {
-            self.remove_slot(id);
+    fn find_live(&mut self, t: usize, key: &[u8], now: Millis) -> Option<Found> {
+        let found = self.find(t, key)?;
+        if is_expired(self.block(found.id), now) {
+            self.remove_slot(found.id);
             self.stats.expired_keys += 1;
             return None;
         }
-        Some(id)
+        Some(found)
     }
 
     /// Looks `key` up in database `db`, removing it first if it has expired.
@@ -279,7 +287,7 @@ impl Shard {
     ) -> Option<Entry<'_>> {
         let t = usize::from(self.db_table[db]);
         let counts = matches!(access, Access::Read | Access::ReadNoTouch);
-        let Some(id) = self.find_live(t, key, now) else {
+        let Some(found) = self.find_live(t, key, now) else {
             if counts {
                 self.stats.keyspace_misses += 1;
                 if let Some(p) = &mut self.policy {
@@ -288,11 +296,12 @@ impl Shard {
             }
             return None;
         };
+        let id = found.id;
         if counts {
             self.stats.keyspace_hits += 1;
         }
         if matches!(access, Access::Read | Access::Write) {
-            self.touch(id, now);
+            self.touch(found, now);
         }
         Some(Entry {
             block: self.block(id),
@@ -300,13 +309,11 @@ impl Shard {
     }
 
     /// Refreshes recency: the entry's own clock and the policy's order.
-    fn touch(&mut self, id: u32, now: Millis) {
+    fn touch(&mut self, Found { id, hash }: Found, now: Millis) {
         let block = self.block_mut(id);
         block.set_last_access(now.0);
         let deadline = block.deadline();
-        let tracked = self.tracks(deadline);
-        if tracked {
-            let hash = self.key_hasher.hash_one(self.block(id).key());
+        if self.tracks(deadline) {
             if let Some(p) = &mut self.policy {
                 p.on_hit(EntryId(id), hash, now);
             }
@@ -317,8 +324,9 @@ impl Shard {
     /// updates memory accounting and the key's version when dropped.
     pub fn lookup_mut(&mut self, db: usize, key: &[u8], now: Millis) -> Option<EntryMut<'_>> {
         let t = usize::from(self.db_table[db]);
-        let id = self.find_live(t, key, now)?;
-        self.touch(id, now);
+        let found = self.find_live(t, key, now)?;
+        let id = found.id;
+        self.touch(found, now);
         let block = self.slots[id as usize].as_mut()?;
         Some(EntryMut::new(
             block,
@@ -333,7 +341,8 @@ impl Shard {
     /// the key is absent. Counts nothing and touches no recency.
     pub fn watch_version(&mut self, db: usize, key: &[u8], now: Millis) -> Option<u64> {
         let t = usize::from(self.db_table[db]);
-        let id = self.find_live(t, key, now)?;
+        let found = self.find_live(t, key, now)?;
+        let id = found.id;
         let block = self.slots[id as usize].as_mut()?;
         Some(self.watches.version(block, id))
     }
@@ -404,11 +413,12 @@ impl Shard {
         now: Millis,
     ) -> Option<Value> {
         let t = usize::from(self.db_table[db]);
-        let Some(id) = self.find_live(t, &key, now) else {
+        let Some(found) = self.find_live(t, &key, now) else {
             self.insert_new(t, &key, value, deadline(expires_at), now);
             return None;
         };
-        self.touch(id, now);
+        let id = found.id;
+        self.touch(found, now);
         let old_deadline = self.block(id).deadline();
         let volatile_pos = (old_deadline != 0).then(|| self.block(id).volatile_pos());
         let mut block = new_block(&key, value, t, now);
@@ -491,7 +501,8 @@ impl Shard {
     /// Removes `key` from database `db`. An expired key counts as absent.
     pub fn remove(&mut self, db: usize, key: &[u8], now: Millis) -> Option<Value> {
         let t = usize::from(self.db_table[db]);
-        let id = self.find_live(t, key, now)?;
+        let found = self.find_live(t, key, now)?;
+        let id = found.id;
         self.forget_in_policy(id);
         Some(self.unlink(id).into_value())
     }
@@ -500,9 +511,10 @@ impl Shard {
     /// (`DEL`, `UNLINK`). Returns whether it was there.
     pub fn delete(&mut self, db: usize, key: &[u8], now: Millis) -> bool {
         let t = usize::from(self.db_table[db]);
-        let Some(id) = self.find_live(t, key, now) else {
+        let Some(found) = self.find_live(t, key, now) else {
             return false;
         };
+        let id = found.id;
         self.remove_slot(id);
         true
     }
@@ -552,10 +564,11 @@ impl Shard {
         now: Millis,
     ) -> bool {
         let t = usize::from(self.db_table[db]);
-        let Some(id) = self.find_live(t, key, now) else {
+        let Some(found) = self.find_live(t, key, now) else {
             return false;
         };
-        self.touch(id, now);
+        let id = found.id;
+        self.touch(found, now);
         self.watches.touch(self.block(id).watched(), id);
         self.set_deadline(id, deadline(expires_at), now);
         true
@@ -820,7 +833,8 @@ impl Shard {
     /// FREQ` reports it; `None` if the key is absent or the policy keeps none.
     pub fn lfu_counter(&mut self, db: usize, key: &[u8], now: Millis) -> Option<u8> {
         let t = usize::from(self.db_table[db]);
-        let id = self.find_live(t, key, now)?;
+        let found = self.find_live(t, key, now)?;
+        let id = found.id;
         self.policy.as_ref()?.lfu_counter(EntryId(id), now)
     }
 
