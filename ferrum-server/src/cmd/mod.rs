@@ -22,6 +22,7 @@ mod error;
 mod expire;
 mod geo;
 mod hash;
+mod hll;
 mod info;
 mod keys;
 mod latency;

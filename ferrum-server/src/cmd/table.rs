@@ -8,7 +8,7 @@ use super::flag::{
     STALE, SUBSCRIBED_OK, WRITE,
 };
 use super::{
-    bitops, blocking, connection, dump, expire, geo, hash, info, keys, latency, list, memory,
+    bitops, blocking, connection, dump, expire, geo, hash, hll, info, keys, latency, list, memory,
     pubsub, server, set, slowlog, sort, stream, string, tx, zrange, zset, zstore, CommandSpec,
 };
 
@@ -172,6 +172,10 @@ pub(crate) static COMMANDS: &[CommandSpec] = &[
     row!("zdiff", -3, READONLY, NONE, "sorted-set", zstore::zdiff, "Returns the difference between multiple sorted sets."),
     row!("zintercard", -3, READONLY, NONE, "sorted-set", zstore::zintercard, "Returns the number of members of the intersect of multiple sorted sets."),
     row!("zrangestore", -5, WRITE | DENYOOM, KEY1_2, "sorted-set", zrange::zrangestore, "Stores a range of members from sorted set in a key."),
+    // hyperloglog
+    row!("pfadd", -2, WRITE | DENYOOM | FAST, KEY1, "hyperloglog", hll::pfadd, "Adds elements to a HyperLogLog key. Creates the key if it doesn't exist."),
+    row!("pfcount", -2, READONLY, KEYS_ALL, "hyperloglog", hll::pfcount, "Returns the approximated cardinality of the set(s) observed by the HyperLogLog key(s)."),
+    row!("pfmerge", -2, WRITE | DENYOOM, KEYS_ALL, "hyperloglog", hll::pfmerge, "Merges one or more HyperLogLog values into a single key."),
     // geospatial
     row!("geoadd", -5, WRITE | DENYOOM, KEY1, "geo", geo::geoadd, "Adds one or more members to a geospatial index. The key is created if it doesn't exist."),
     row!("geopos", -2, READONLY, KEY1, "geo", geo::geopos, "Returns the longitude and latitude of members from a geospatial index."),

@@ -12,6 +12,7 @@ mod connection;
 mod eviction;
 mod expiry;
 mod hashes;
+mod hyperloglog;
 mod keys;
 mod latency;
 mod lists;
