@@ -181,6 +181,12 @@ pub(crate) static COMMANDS: &[CommandSpec] = &[
     row!("geopos", -2, READONLY, KEY1, "geo", geo::geopos, "Returns the longitude and latitude of members from a geospatial index."),
     row!("geodist", -4, READONLY, KEY1, "geo", geo::geodist, "Returns the distance between two members of a geospatial index."),
     row!("geohash", -2, READONLY, KEY1, "geo", geo::geohash, "Returns members from a geospatial index as geohash strings."),
+    row!("georadius", -6, WRITE | DENYOOM, KEY1, "geo", geo::georadius, "Queries a geospatial index for members within a distance from a coordinate, optionally stores the result."),
+    row!("georadius_ro", -6, READONLY, KEY1, "geo", geo::georadius_ro, "Returns members from a geospatial index that are within a distance from a coordinate."),
+    row!("georadiusbymember", -5, WRITE | DENYOOM, KEY1, "geo", geo::georadiusbymember, "Queries a geospatial index for members within a distance from a member, optionally stores the result."),
+    row!("georadiusbymember_ro", -5, READONLY, KEY1, "geo", geo::georadiusbymember_ro, "Returns members from a geospatial index that are within a distance from a member."),
+    row!("geosearch", -7, READONLY, KEY1, "geo", geo::geosearch, "Queries a geospatial index for members inside an area of a box or a circle."),
+    row!("geosearchstore", -8, WRITE | DENYOOM, KEY1_2, "geo", geo::geosearchstore, "Queries a geospatial index for members inside an area of a box or a circle, optionally stores the result."),
     // streams
     row!("xadd", -5, WRITE | DENYOOM | FAST, KEY1, "stream", stream::xadd, "Appends a new message to a stream. Creates the key if it doesn't exist."),
     row!("xlen", 2, READONLY | FAST, KEY1, "stream", stream::xlen, "Return the number of messages in a stream."),

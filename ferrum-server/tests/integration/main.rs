@@ -11,6 +11,7 @@ mod compat;
 mod connection;
 mod eviction;
 mod expiry;
+mod geo;
 mod hashes;
 mod hyperloglog;
 mod keys;
