@@ -530,6 +530,7 @@ fn wake_written(ctx: &Ctx<'_>, spec: &CommandSpec, args: &[Bytes]) {
     let kind = match spec.group {
         "list" => Some(ValueKind::List),
         "sorted-set" => Some(ValueKind::ZSet),
+        "stream" => Some(ValueKind::Stream),
         _ => None,
     };
     for key in spec.keys(args) {
@@ -552,7 +553,7 @@ pub(crate) fn wake_key(ctx: &Ctx<'_>, db: usize, key: &[u8]) {
             .lookup(db, key, ctx.now, Access::Peek)
             .map(|e| e.kind())
     };
-    if let Some(kind @ (ValueKind::List | ValueKind::ZSet)) = kind {
+    if let Some(kind @ (ValueKind::List | ValueKind::ZSet | ValueKind::Stream)) = kind {
         ctx.shared.blocking.wake(db, key, kind);
     }
 }

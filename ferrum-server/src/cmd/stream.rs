@@ -1,5 +1,7 @@
-//! Stream commands, the part `redis-benchmark` and simple producers use:
-//! XADD (with trimming and NOMKSTREAM), XLEN, XRANGE, XREVRANGE, XDEL, XTRIM.
+//! Stream commands: XADD (with trimming and NOMKSTREAM), XLEN, XRANGE,
+//! XREVRANGE, XDEL, XTRIM, and XREAD (COUNT, BLOCK; a blocked reader is
+//! served through `cmd::blocking` like the blocking pops). Consumer groups
+//! are not served yet.
 
 use bytes::Bytes;
 use ferrum_proto::Frame;
@@ -204,4 +206,119 @@ pub(crate) fn xtrim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         s.trim(t.how, t.approx, t.limit)
     })?;
     Ok(Frame::Integer(n.unwrap_or(0) as i64))
+}
+
+/// Entries after `after` in the stream at `key`, at most `count`, as
+/// `[key, [[id, [field, value, ...]], ...]]`; `None` when there are none
+/// (or no stream).
+pub(crate) fn read_after(
+    ctx: &Ctx<'_>,
+    key: &Bytes,
+    after: StreamId,
+    count: usize,
+) -> Result<Option<Frame>, CmdError> {
+    let Some(start) = after.next() else {
+        return Ok(None);
+    };
+    let entries = read(ctx, key, |s: &Stream| {
+        s.range(start, StreamId::MAX, count, false)
+            .into_iter()
+            .map(|(id, fields)| entry_frame(id, fields))
+            .collect::<Vec<_>>()
+    })?;
+    Ok(entries
+        .filter(|e| !e.is_empty())
+        .map(|e| Frame::Array(vec![Frame::Bulk(key.clone()), Frame::Array(e)])))
+}
+
+fn entry_frame(id: StreamId, fields: &[(Bytes, Bytes)]) -> Frame {
+    let flat = fields
+        .iter()
+        .flat_map(|(f, v)| [Frame::Bulk(f.clone()), Frame::Bulk(v.clone())])
+        .collect();
+    Frame::Array(vec![id_frame(id), Frame::Array(flat)])
+}
+
+/// Builds XREAD's reply from the per-stream results: an array of
+/// `[key, entries]`, or a map in RESP3.
+pub(crate) fn xread_reply(served: Vec<Frame>, resp3: bool) -> Frame {
+    if !resp3 {
+        return Frame::Array(served);
+    }
+    let pairs = served
+        .into_iter()
+        .filter_map(|f| match f {
+            Frame::Array(mut kv) if kv.len() == 2 => {
+                let entries = kv.pop()?;
+                let key = kv.pop()?;
+                Some((key, entries))
+            }
+            _ => None,
+        })
+        .collect();
+    Frame::Map(pairs)
+}
+
+/// `XREAD [COUNT count] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]`
+pub(crate) fn xread(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let (mut count, mut block, mut streams) = (usize::MAX, None, None);
+    let mut i = 1;
+    while i < args.len() {
+        let more = i + 1 < args.len();
+        if is(&args[i], "block") && more {
+            let ms = parse_i64(&args[i + 1])
+                .ok_or_else(|| CmdError::msg("ERR timeout is not an integer or out of range"))?;
+            if ms < 0 {
+                return Err(CmdError::msg("ERR timeout is negative"));
+            }
+            block = Some(ms as u64);
+            i += 2;
+        } else if is(&args[i], "count") && more {
+            let n = int_arg(&args[i + 1])?;
+            count = if n <= 0 { usize::MAX } else { n as usize };
+            i += 2;
+        } else if is(&args[i], "streams") && more {
+            streams = Some(i + 1);
+            break;
+        } else {
+            return Err(CmdError::syntax());
+        }
+    }
+    let Some(first) = streams else {
+        return Err(CmdError::syntax());
+    };
+    let rest = &args[first..];
+    if rest.len() % 2 != 0 {
+        return Err(CmdError::msg(
+            "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.",
+        ));
+    }
+    let (keys, ids) = rest.split_at(rest.len() / 2);
+    let mut after = Vec::with_capacity(ids.len());
+    for (key, id) in keys.iter().zip(ids) {
+        let last = read(ctx, key, |s: &Stream| s.last_id())?;
+        if &id[..] == b"$" {
+            after.push(last.unwrap_or(StreamId::MIN));
+        } else if &id[..] == b">" {
+            return Err(CmdError::msg(
+                "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.",
+            ));
+        } else {
+            after.push(id_arg(id, 0)?);
+        }
+    }
+    let mut served = Vec::new();
+    for (key, id) in keys.iter().zip(&after) {
+        if let Some(f) = read_after(ctx, key, *id, count)? {
+            served.push(f);
+        }
+    }
+    let resp3 = super::coll::resp3(ctx);
+    if !served.is_empty() {
+        return Ok(xread_reply(served, resp3));
+    }
+    let Some(ms) = block else {
+        return Ok(Frame::NullArray);
+    };
+    super::blocking::block_xread(ctx, keys, after, count, ms)
 }

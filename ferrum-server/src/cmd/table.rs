@@ -193,6 +193,7 @@ pub(crate) static COMMANDS: &[CommandSpec] = &[
     row!("xrange", -4, READONLY, KEY1, "stream", stream::xrange, "Returns the messages from a stream within a range of IDs."),
     row!("xrevrange", -4, READONLY, KEY1, "stream", stream::xrevrange, "Returns the messages from a stream within a range of IDs in reverse order."),
     row!("xdel", -3, WRITE | FAST, KEY1, "stream", stream::xdel, "Returns the number of messages after removing them from a stream."),
+    row!("xread", -4, READONLY | BLOCKING, NONE, "stream", stream::xread, "Returns messages from multiple streams with IDs greater than the ones requested. Blocks until a message is available otherwise."),
     row!("xtrim", -4, WRITE, KEY1, "stream", stream::xtrim, "Deletes messages from the beginning of a stream."),
     // keys
     row!("del", -2, WRITE, KEYS_ALL, "generic", keys::del, "Deletes one or more keys."),

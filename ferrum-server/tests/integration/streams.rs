@@ -1,6 +1,7 @@
 //! Stream commands over a real socket.
 
-use crate::common::{err, run, TestServer};
+use crate::blocking::wait_blocked;
+use crate::common::{err, resp, run, TestServer};
 
 type Entry = (String, Vec<String>);
 
@@ -127,4 +128,74 @@ fn ranges_delete_and_trim() {
         err(&mut c, &["XADD", "str", "*", "f", "v"]),
         "WRONGTYPE Operation against a key holding the wrong kind of value"
     );
+}
+
+#[test]
+fn xread_reads_after_the_given_ids_with_redis_errors() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    run::<String>(&mut c, &["XADD", "s1", "1-1", "a", "1"]).unwrap();
+    run::<String>(&mut c, &["XADD", "s1", "2-1", "b", "2"]).unwrap();
+    run::<String>(&mut c, &["XADD", "s2", "5-0", "c", "3"]).unwrap();
+    let v: redis::Value = run(
+        &mut c,
+        &["XREAD", "COUNT", "1", "STREAMS", "s1", "s2", "1-1", "0"],
+    )
+    .unwrap();
+    let bulk = |s: &str| redis::Value::BulkString(s.as_bytes().to_vec());
+    let entry = |id: &str, f: &str, v: &str| {
+        redis::Value::Array(vec![bulk(id), redis::Value::Array(vec![bulk(f), bulk(v)])])
+    };
+    assert_eq!(
+        v,
+        redis::Value::Array(vec![
+            redis::Value::Array(vec![
+                bulk("s1"),
+                redis::Value::Array(vec![entry("2-1", "b", "2")])
+            ]),
+            redis::Value::Array(vec![
+                bulk("s2"),
+                redis::Value::Array(vec![entry("5-0", "c", "3")])
+            ]),
+        ])
+    );
+    // `$` and a missing key: nothing to read, a null reply.
+    let none: redis::Value = run(&mut c, &["XREAD", "STREAMS", "s1", "nokey", "$", "0"]).unwrap();
+    assert_eq!(none, redis::Value::Nil);
+    assert_eq!(
+        err(&mut c, &["XREAD", "STREAMS", "s1", "0", "x"]),
+        "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified."
+    );
+    assert!(err(&mut c, &["XREAD", "STREAMS", "s1", ">"]).contains("XREADGROUP"));
+    assert_eq!(
+        err(&mut c, &["XREAD", "BLOCK", "-1", "STREAMS", "s1", "0"]),
+        "ERR timeout is negative"
+    );
+    assert_eq!(
+        err(&mut c, &["XREAD", "FOO", "STREAMS", "s1", "0"]),
+        "ERR syntax error"
+    );
+    run::<()>(&mut c, &["SET", "str", "x"]).unwrap();
+    assert!(err(&mut c, &["XREAD", "STREAMS", "str", "0"]).starts_with("WRONGTYPE"));
+}
+
+#[test]
+fn blocked_xread_readers_are_all_served_by_one_xadd() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let req = resp(&[b"XREAD", b"BLOCK", b"0", b"STREAMS", b"bk", b"$"]);
+    let (mut r1, mut r2) = (s.raw(), s.raw());
+    r1.send(&req);
+    r2.send(&req);
+    wait_blocked(&mut c, 2);
+    // A write of another type under the same name wakes nobody.
+    run::<i64>(&mut c, &["LPUSH", "other", "x"]).unwrap();
+    run::<String>(&mut c, &["XADD", "bk", "7-0", "k", "v"]).unwrap();
+    let want = b"*1\r\n*2\r\n$2\r\nbk\r\n*1\r\n*2\r\n$3\r\n7-0\r\n*2\r\n$1\r\nk\r\n$1\r\nv\r\n";
+    assert_eq!(r1.read_exact_len(want.len()), want);
+    assert_eq!(r2.read_exact_len(want.len()), want);
+    // A timeout answers null.
+    let mut r3 = s.raw();
+    r3.send(&resp(&[b"XREAD", b"BLOCK", b"20", b"STREAMS", b"bk", b"$"]));
+    assert_eq!(r3.read_exact_len(5), b"*-1\r\n");
 }
