@@ -126,7 +126,8 @@ pub(crate) fn geoadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         return Err(CmdError::syntax());
     }
     if nx && xx {
-        return Err(CmdError::msg(super::error::ZADD_XX_NX));
+        // Unlike ZADD, Redis's GEOADD calls this a syntax error.
+        return Err(CmdError::syntax());
     }
     let mut zargs: Vec<Bytes> = args[..i].to_vec();
     zargs[0] = Bytes::from_static(b"zadd");

@@ -1,7 +1,7 @@
 //! Stream commands: XADD (with trimming and NOMKSTREAM), XLEN, XRANGE,
-//! XREVRANGE, XDEL, XTRIM, and XREAD (COUNT, BLOCK; a blocked reader is
-//! served through `cmd::blocking` like the blocking pops). Consumer groups
-//! are not served yet.
+//! XREVRANGE, XDEL, XTRIM, XSETID, XINFO, and XREAD (COUNT, BLOCK; a
+//! blocked reader is served through `cmd::blocking` like the blocking
+//! pops). Consumer groups are not served yet, so XINFO GROUPS is empty.
 
 use bytes::Bytes;
 use ferrum_proto::Frame;
@@ -321,4 +321,160 @@ pub(crate) fn xread(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         return Ok(Frame::NullArray);
     };
     super::blocking::block_xread(ctx, keys, after, count, ms)
+}
+
+/// `XSETID key last-id [ENTRIESADDED entries-added] [MAXDELETEDID max-deleted-id]`
+pub(crate) fn xsetid(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let id = id_arg(&args[2], 0)?;
+    let (mut added, mut max_del) = (None, None);
+    let mut i = 3;
+    while i < args.len() {
+        let more = i + 1 < args.len();
+        if is(&args[i], "entriesadded") && more {
+            let n = int_arg(&args[i + 1])?;
+            if n < 0 {
+                return Err(CmdError::msg("ERR entries_added must be positive"));
+            }
+            added = Some(n as u64);
+        } else if is(&args[i], "maxdeletedid") && more {
+            let m = id_arg(&args[i + 1], 0)?;
+            if id < m {
+                return Err(CmdError::msg(
+                    "ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id",
+                ));
+            }
+            max_del = Some(m);
+        } else {
+            return Err(CmdError::syntax());
+        }
+        i += 2;
+    }
+    let done = write(ctx, &args[1], false, |s: &mut Stream| {
+        if let Some(top) = s.last_entry_id() {
+            if id < top {
+                return Err(CmdError::msg(
+                    "ERR The ID specified in XSETID is smaller than the target stream top item",
+                ));
+            }
+            if added.is_some_and(|n| (s.len() as u64) > n) {
+                return Err(CmdError::msg(
+                    "ERR The entries_added specified in XSETID is smaller than the target stream length",
+                ));
+            }
+        }
+        s.set_ids(id, added, max_del.filter(|m| *m != StreamId::MIN));
+        Ok(())
+    })?;
+    match done {
+        Some(r) => {
+            r?;
+            ctx.dirty = Some(1);
+            Ok(Frame::ok())
+        }
+        None => Err(CmdError::msg("ERR no such key")),
+    }
+}
+
+const XINFO_HELP: &[&str] = &[
+    "XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "CONSUMERS <key> <groupname>",
+    "    Show consumers of <groupname>.",
+    "GROUPS <key>",
+    "    Show the stream consumer groups.",
+    "STREAM <key> [FULL [COUNT <count>]",
+    "    Show information about the stream.",
+    "HELP",
+    "    Print this help.",
+];
+
+/// `XINFO STREAM key [FULL [COUNT n]] | GROUPS key | CONSUMERS key group | HELP`.
+/// No consumer groups exist yet, so GROUPS is always empty.
+pub(crate) fn xinfo(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let sub = &args[1];
+    let arity = |name: &str| {
+        CmdError::msg(format!(
+            "ERR wrong number of arguments for 'xinfo|{name}' command"
+        ))
+    };
+    if is(sub, "help") {
+        if args.len() != 2 {
+            return Err(arity("help"));
+        }
+        return super::help_reply(XINFO_HELP);
+    }
+    let (name, min, max) = if is(sub, "stream") {
+        ("stream", 3, usize::MAX)
+    } else if is(sub, "groups") {
+        ("groups", 3, 3)
+    } else if is(sub, "consumers") {
+        ("consumers", 4, 4)
+    } else {
+        return Err(CmdError::unknown_subcommand("XINFO", sub));
+    };
+    if args.len() < min || args.len() > max {
+        return Err(arity(name));
+    }
+    let key = &args[2];
+    let info = read(ctx, key, |s: &Stream| match name {
+        "groups" => Ok(Frame::Array(Vec::new())),
+        "consumers" => Err(CmdError::msg(format!(
+            "NOGROUP No such consumer group '{}' for key name '{}'",
+            String::from_utf8_lossy(&args[3]),
+            String::from_utf8_lossy(key)
+        ))),
+        _ => stream_info(s, &args[3..]),
+    })?;
+    info.unwrap_or_else(|| Err(CmdError::msg("ERR no such key")))
+}
+
+/// `XINFO STREAM`'s reply, plain or FULL.
+fn stream_info(s: &Stream, opts: &[Bytes]) -> CmdResult {
+    let full =
+        match opts {
+            [] => None,
+            [f] if is(f, "full") => Some(10),
+            [f, c, n] if is(f, "full") && is(c, "count") => {
+                let n = int_arg(n)?;
+                Some(if n <= 0 { usize::MAX } else { n as usize })
+            }
+            _ => return Err(CmdError::msg(
+                "ERR unknown subcommand or wrong number of arguments for 'stream'. Try XINFO HELP.",
+            )),
+        };
+    let kv = |k: &str, v: Frame| (Frame::bulk(k.to_owned()), v);
+    // Redis keeps entries in listpack nodes of up to NODE_ENTRIES in a
+    // radix tree; FerrumKV's tree differs, so these two are the counts the
+    // same entries would need in Redis's layout (a node per NODE_ENTRIES).
+    let nodes = s.len().div_ceil(NODE_ENTRIES) as i64;
+    let mut out = vec![
+        kv("length", Frame::Integer(s.len() as i64)),
+        kv("radix-tree-keys", Frame::Integer(nodes)),
+        kv("radix-tree-nodes", Frame::Integer(nodes + 1)),
+        kv("last-generated-id", id_frame(s.last_id())),
+        kv("max-deleted-entry-id", id_frame(s.max_deleted())),
+        kv("entries-added", Frame::Integer(s.entries_added() as i64)),
+        kv("recorded-first-entry-id", id_frame(s.first_id())),
+    ];
+    match full {
+        None => {
+            out.push(kv("groups", Frame::Integer(0)));
+            let edge = |rev: bool| {
+                s.range(StreamId::MIN, StreamId::MAX, 1, rev)
+                    .first()
+                    .map_or(Frame::Null, |(id, f)| entry_frame(*id, f))
+            };
+            out.push(kv("first-entry", edge(false)));
+            out.push(kv("last-entry", edge(true)));
+        }
+        Some(count) => {
+            let entries = s
+                .range(StreamId::MIN, StreamId::MAX, count, false)
+                .into_iter()
+                .map(|(id, f)| entry_frame(id, f))
+                .collect();
+            out.push(kv("entries", Frame::Array(entries)));
+            out.push(kv("groups", Frame::Array(Vec::new())));
+        }
+    }
+    Ok(Frame::Map(out))
 }

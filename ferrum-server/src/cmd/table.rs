@@ -194,6 +194,8 @@ pub(crate) static COMMANDS: &[CommandSpec] = &[
     row!("xrevrange", -4, READONLY, KEY1, "stream", stream::xrevrange, "Returns the messages from a stream within a range of IDs in reverse order."),
     row!("xdel", -3, WRITE | FAST, KEY1, "stream", stream::xdel, "Returns the number of messages after removing them from a stream."),
     row!("xread", -4, READONLY | BLOCKING, NONE, "stream", stream::xread, "Returns messages from multiple streams with IDs greater than the ones requested. Blocks until a message is available otherwise."),
+    row!("xsetid", -3, WRITE | DENYOOM | FAST, KEY1, "stream", stream::xsetid, "An internal command for replicating stream values."),
+    row!("xinfo", -2, READONLY | CONTAINER, NONE, "stream", stream::xinfo, "A container for stream introspection commands."),
     row!("xtrim", -4, WRITE, KEY1, "stream", stream::xtrim, "Deletes messages from the beginning of a stream."),
     // keys
     row!("del", -2, WRITE, KEYS_ALL, "generic", keys::del, "Deletes one or more keys."),

@@ -199,3 +199,109 @@ fn blocked_xread_readers_are_all_served_by_one_xadd() {
     r3.send(&resp(&[b"XREAD", b"BLOCK", b"20", b"STREAMS", b"bk", b"$"]));
     assert_eq!(r3.read_exact_len(5), b"*-1\r\n");
 }
+
+#[test]
+fn xinfo_stream_reports_counters_and_xsetid_moves_them() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    for id in ["1-0", "2-0", "3-0"] {
+        run::<String>(&mut c, &["XADD", "x", id, "f", "v"]).unwrap();
+    }
+    run::<i64>(&mut c, &["XDEL", "x", "1-0"]).unwrap();
+    let info: std::collections::HashMap<String, redis::Value> =
+        run(&mut c, &["XINFO", "STREAM", "x"]).unwrap();
+    let text = |v: &redis::Value| match v {
+        redis::Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
+        redis::Value::Int(n) => n.to_string(),
+        other => format!("{other:?}"),
+    };
+    assert_eq!(text(&info["length"]), "2");
+    assert_eq!(text(&info["entries-added"]), "3");
+    assert_eq!(text(&info["last-generated-id"]), "3-0");
+    assert_eq!(text(&info["max-deleted-entry-id"]), "1-0");
+    assert_eq!(text(&info["recorded-first-entry-id"]), "2-0");
+    assert_eq!(text(&info["groups"]), "0");
+    let full: std::collections::HashMap<String, redis::Value> =
+        run(&mut c, &["XINFO", "STREAM", "x", "FULL", "COUNT", "1"]).unwrap();
+    assert!(matches!(&full["entries"], redis::Value::Array(e) if e.len() == 1));
+
+    assert_eq!(
+        run::<String>(
+            &mut c,
+            &[
+                "XSETID",
+                "x",
+                "9-0",
+                "ENTRIESADDED",
+                "7",
+                "MAXDELETEDID",
+                "4-0"
+            ]
+        )
+        .unwrap(),
+        "OK"
+    );
+    let info: std::collections::HashMap<String, redis::Value> =
+        run(&mut c, &["XINFO", "STREAM", "x"]).unwrap();
+    assert_eq!(text(&info["last-generated-id"]), "9-0");
+    assert_eq!(text(&info["entries-added"]), "7");
+    assert_eq!(text(&info["max-deleted-entry-id"]), "4-0");
+    assert!(err(&mut c, &["XADD", "x", "8-0", "f", "v"]).contains("equal or smaller"));
+
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["XSETID", "x", "2-0"],
+            "ERR The ID specified in XSETID is smaller than the target stream top item",
+        ),
+        (&["XSETID", "nokey", "1-1"], "ERR no such key"),
+        (&["XSETID", "x", "10-0", "0"], "ERR syntax error"),
+        (
+            &[
+                "XSETID",
+                "x",
+                "10-0",
+                "ENTRIESADDED",
+                "-1",
+                "MAXDELETEDID",
+                "0-0",
+            ],
+            "ERR entries_added must be positive",
+        ),
+        (
+            &[
+                "XSETID",
+                "x",
+                "10-0",
+                "ENTRIESADDED",
+                "9",
+                "MAXDELETEDID",
+                "11-0",
+            ],
+            "ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id",
+        ),
+        (
+            &[
+                "XSETID",
+                "x",
+                "10-0",
+                "ENTRIESADDED",
+                "1",
+                "MAXDELETEDID",
+                "0-0",
+            ],
+            "ERR The entries_added specified in XSETID is smaller than the target stream length",
+        ),
+        (
+            &["XINFO", "HELP", "x"],
+            "ERR wrong number of arguments for 'xinfo|help' command",
+        ),
+        (&["XINFO", "STREAM", "nokey"], "ERR no such key"),
+        (
+            &["XINFO", "CONSUMERS", "x", "g"],
+            "NOGROUP No such consumer group 'g' for key name 'x'",
+        ),
+    ];
+    for (args, want) in cases {
+        assert_eq!(&err(&mut c, args), want, "{args:?}");
+    }
+}

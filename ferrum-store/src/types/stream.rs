@@ -154,6 +154,46 @@ impl Stream {
         self.0.last_id
     }
 
+    /// How many entries were ever added (`XINFO`'s `entries-added`).
+    pub fn entries_added(&self) -> u64 {
+        self.0.entries_added
+    }
+
+    /// The largest ID ever deleted (`max-deleted-entry-id`), `0-0` if none.
+    pub fn max_deleted(&self) -> StreamId {
+        self.0.max_deleted
+    }
+
+    /// The first entry's ID, `0-0` when empty (`recorded-first-entry-id`).
+    pub fn first_id(&self) -> StreamId {
+        self.0
+            .entries
+            .first_key_value()
+            .map_or(StreamId::MIN, |(id, _)| *id)
+    }
+
+    /// The last entry still present, if any.
+    pub fn last_entry_id(&self) -> Option<StreamId> {
+        self.0.entries.last_key_value().map(|(id, _)| *id)
+    }
+
+    /// `XSETID`: sets the last ID and, when given, the added-entries
+    /// counter and the largest deleted ID. The caller checks them.
+    pub fn set_ids(
+        &mut self,
+        last: StreamId,
+        entries_added: Option<u64>,
+        max_deleted: Option<StreamId>,
+    ) {
+        self.0.last_id = last;
+        if let Some(n) = entries_added {
+            self.0.entries_added = n;
+        }
+        if let Some(id) = max_deleted {
+            self.0.max_deleted = id;
+        }
+    }
+
     /// Heap bytes the stream owns. O(1).
     pub fn heap_bytes(&self) -> usize {
         alloc_size(size_of::<State>()) + self.0.elem_bytes
