@@ -21,7 +21,7 @@ use super::error::{
     COUNT_POSITIVE, NUMKEYS_POSITIVE, TIMEOUT_NEGATIVE, TIMEOUT_NOT_FLOAT, TIMEOUT_RANGE,
 };
 use super::parse::{is, parse_f64, parse_i64};
-use super::{list, stream, zset, CmdError, CmdResult, Ctx};
+use super::{list, stream, xgroup, zset, CmdError, CmdResult, Ctx};
 use crate::client::ConnState;
 use crate::shared::Shared;
 
@@ -71,6 +71,20 @@ pub(crate) enum BlockOp {
         /// Reply as a RESP3 map.
         resp3: bool,
     },
+    /// XREADGROUP BLOCK with `>`: new entries of the first stream with any,
+    /// delivered to the group's consumer.
+    XReadGroup {
+        /// The group name.
+        group: Bytes,
+        /// The consumer name.
+        consumer: Bytes,
+        /// At most this many entries.
+        count: usize,
+        /// Do not add the entries to the pending list.
+        noack: bool,
+        /// Reply as a RESP3 map.
+        resp3: bool,
+    },
 }
 
 /// A client to block: on which keys, for what, and for how long.
@@ -91,7 +105,7 @@ impl BlockSpec {
     pub(crate) fn kind(&self) -> ValueKind {
         match self.op {
             BlockOp::ZPop { .. } | BlockOp::ZMPop { .. } => ValueKind::ZSet,
-            BlockOp::XRead { .. } => ValueKind::Stream,
+            BlockOp::XRead { .. } | BlockOp::XReadGroup { .. } => ValueKind::Stream,
             _ => ValueKind::List,
         }
     }
@@ -213,6 +227,14 @@ fn try_keys(
                 resp3,
             } => stream::read_after(ctx, key, after[i], *count)?
                 .map(|f| stream::xread_reply(vec![f], *resp3)),
+            BlockOp::XReadGroup {
+                group,
+                consumer,
+                count,
+                noack,
+                resp3,
+            } => xgroup::read_new(ctx, key, group, consumer, *count, *noack)?
+                .map(|f| stream::xread_reply(vec![f], *resp3)),
         };
         if reply.is_some() {
             return Ok(reply);
@@ -257,6 +279,34 @@ pub(crate) fn block_xread(
         op: BlockOp::XRead {
             after,
             count,
+            resp3: super::coll::resp3(ctx),
+        },
+        timeout: (ms > 0).then(|| Duration::from_millis(ms)),
+    };
+    if !ctx.may_block {
+        return Ok(spec.timeout_reply());
+    }
+    ctx.block = Some(spec);
+    Ok(Frame::Null)
+}
+
+/// Blocks an XREADGROUP `>` that found nothing (null inside `MULTI`).
+pub(crate) fn block_xreadgroup(
+    ctx: &mut Ctx<'_>,
+    keys: &[Bytes],
+    (group, consumer): (Bytes, Bytes),
+    count: usize,
+    noack: bool,
+    ms: u64,
+) -> CmdResult {
+    let spec = BlockSpec {
+        db: ctx.db(),
+        keys: keys.to_vec(),
+        op: BlockOp::XReadGroup {
+            group,
+            consumer,
+            count,
+            noack,
             resp3: super::coll::resp3(ctx),
         },
         timeout: (ms > 0).then(|| Duration::from_millis(ms)),

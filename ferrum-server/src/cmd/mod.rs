@@ -38,6 +38,7 @@ mod stream;
 mod string;
 mod table;
 mod tx;
+mod xgroup;
 mod zrange;
 mod zset;
 mod zstore;

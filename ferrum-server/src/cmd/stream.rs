@@ -1,11 +1,11 @@
 //! Stream commands: XADD (with trimming and NOMKSTREAM), XLEN, XRANGE,
 //! XREVRANGE, XDEL, XTRIM, XSETID, XINFO, and XREAD (COUNT, BLOCK; a
 //! blocked reader is served through `cmd::blocking` like the blocking
-//! pops). Consumer groups are not served yet, so XINFO GROUPS is empty.
+//! pops). The consumer-group commands are in `cmd::xgroup`.
 
 use bytes::Bytes;
 use ferrum_proto::Frame;
-use ferrum_store::types::{AddError, IdSpec, Stream, StreamId, Trim, NODE_ENTRIES};
+use ferrum_store::types::{AddError, Group, IdSpec, Stream, StreamId, Trim, NODE_ENTRIES};
 
 use super::coll::{read, write};
 use super::error::{STREAM_ID, XADD_EXHAUSTED, XADD_SMALL, XADD_ZERO};
@@ -415,16 +415,69 @@ pub(crate) fn xinfo(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         return Err(arity(name));
     }
     let key = &args[2];
+    let now = ctx.now.0;
     let info = read(ctx, key, |s: &Stream| match name {
-        "groups" => Ok(Frame::Array(Vec::new())),
-        "consumers" => Err(CmdError::msg(format!(
-            "NOGROUP No such consumer group '{}' for key name '{}'",
-            String::from_utf8_lossy(&args[3]),
-            String::from_utf8_lossy(key)
-        ))),
+        "groups" => Ok(Frame::Array(
+            s.groups()
+                .iter()
+                .map(|(name, g)| group_info(s, name, g))
+                .collect(),
+        )),
+        "consumers" => match s.groups().get(&args[3][..]) {
+            Some(g) => Ok(Frame::Array(
+                g.consumers
+                    .iter()
+                    .map(|(name, c)| {
+                        Frame::Map(vec![
+                            (Frame::bulk("name"), Frame::Bulk(name.clone())),
+                            (Frame::bulk("pending"), Frame::Integer(c.pel.len() as i64)),
+                            (
+                                Frame::bulk("idle"),
+                                Frame::Integer(now.saturating_sub(c.seen_time) as i64),
+                            ),
+                        ])
+                    })
+                    .collect(),
+            )),
+            None => Err(CmdError::msg(format!(
+                "NOGROUP No such consumer group '{}' for key name '{}'",
+                String::from_utf8_lossy(&args[3]),
+                String::from_utf8_lossy(key)
+            ))),
+        },
         _ => stream_info(s, &args[3..]),
     })?;
     info.unwrap_or_else(|| Err(CmdError::msg("ERR no such key")))
+}
+
+/// One group in `XINFO GROUPS`: the lag from the group's read counter, or
+/// Redis's estimate from the stream's history when that is unknown.
+fn group_info(s: &Stream, name: &Bytes, g: &Group) -> Frame {
+    let read = g.entries_read;
+    let known = match read {
+        Some(n) if !s.tombstones_from(g.last_id) => Some(n),
+        _ => s.entries_before(g.last_id),
+    };
+    let lag = match known {
+        _ if s.entries_added() == 0 => Frame::Integer(0),
+        Some(n) => Frame::Integer(s.entries_added().saturating_sub(n) as i64),
+        None => Frame::Null,
+    };
+    let read = read.or(known);
+    Frame::Map(vec![
+        (Frame::bulk("name"), Frame::Bulk(name.clone())),
+        (
+            Frame::bulk("consumers"),
+            Frame::Integer(g.consumers.len() as i64),
+        ),
+        (Frame::bulk("pending"), Frame::Integer(g.pel.len() as i64)),
+        (Frame::bulk("last-delivered-id"), id_frame(g.last_id)),
+        (
+            Frame::bulk("entries-read"),
+            read.map_or(Frame::Null, |n| Frame::Integer(n as i64)),
+        ),
+        (Frame::bulk("lag"), lag),
+    ])
 }
 
 /// `XINFO STREAM`'s reply, plain or FULL.
@@ -457,7 +510,7 @@ fn stream_info(s: &Stream, opts: &[Bytes]) -> CmdResult {
     ];
     match full {
         None => {
-            out.push(kv("groups", Frame::Integer(0)));
+            out.push(kv("groups", Frame::Integer(s.groups().len() as i64)));
             let edge = |rev: bool| {
                 s.range(StreamId::MIN, StreamId::MAX, 1, rev)
                     .first()

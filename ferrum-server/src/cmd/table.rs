@@ -9,7 +9,8 @@ use super::flag::{
 };
 use super::{
     bitops, blocking, connection, dump, expire, geo, hash, hll, info, keys, latency, list, memory,
-    pubsub, server, set, slowlog, sort, stream, string, tx, zrange, zset, zstore, CommandSpec,
+    pubsub, server, set, slowlog, sort, stream, string, tx, xgroup, zrange, zset, zstore,
+    CommandSpec,
 };
 
 macro_rules! row {
@@ -196,6 +197,10 @@ pub(crate) static COMMANDS: &[CommandSpec] = &[
     row!("xread", -4, READONLY | BLOCKING, NONE, "stream", stream::xread, "Returns messages from multiple streams with IDs greater than the ones requested. Blocks until a message is available otherwise."),
     row!("xsetid", -3, WRITE | DENYOOM | FAST, KEY1, "stream", stream::xsetid, "An internal command for replicating stream values."),
     row!("xinfo", -2, READONLY | CONTAINER, NONE, "stream", stream::xinfo, "A container for stream introspection commands."),
+    row!("xgroup", -2, CONTAINER, NONE, "stream", xgroup::xgroup, "A container for consumer groups commands."),
+    row!("xreadgroup", -7, WRITE | BLOCKING, NONE, "stream", xgroup::xreadgroup, "Returns new or historical messages from a stream for a consumer in a group. Blocks until a message is available otherwise."),
+    row!("xack", -4, WRITE | FAST, KEY1, "stream", xgroup::xack, "Returns the number of messages that were successfully acknowledged by the consumer group member of a stream."),
+    row!("xpending", -3, READONLY, KEY1, "stream", xgroup::xpending, "Returns the information and entries from a stream consumer group's pending entries list."),
     row!("xtrim", -4, WRITE, KEY1, "stream", stream::xtrim, "Deletes messages from the beginning of a stream."),
     // keys
     row!("del", -2, WRITE, KEYS_ALL, "generic", keys::del, "Deletes one or more keys."),

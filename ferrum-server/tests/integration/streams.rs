@@ -305,3 +305,149 @@ fn xinfo_stream_reports_counters_and_xsetid_moves_them() {
         assert_eq!(&err(&mut c, args), want, "{args:?}");
     }
 }
+
+#[test]
+fn consumer_groups_deliver_track_and_acknowledge() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    assert!(err(&mut c, &["XGROUP", "CREATE", "s", "g", "$"]).contains("MKSTREAM"));
+    assert_eq!(
+        run::<String>(&mut c, &["XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"]).unwrap(),
+        "OK"
+    );
+    assert_eq!(
+        err(&mut c, &["XGROUP", "CREATE", "s", "g", "$"]),
+        "BUSYGROUP Consumer Group name already exists"
+    );
+    for id in ["1-0", "2-0", "3-0"] {
+        run::<String>(&mut c, &["XADD", "s", id, "f", "v"]).unwrap();
+    }
+    let ids = |v: redis::Value| -> Vec<String> {
+        let redis::Value::Array(streams) = v else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for st in streams {
+            let redis::Value::Array(kv) = st else {
+                continue;
+            };
+            let Some(redis::Value::Array(entries)) = kv.get(1) else {
+                continue;
+            };
+            for e in entries {
+                if let redis::Value::Array(pair) = e {
+                    if let Some(redis::Value::BulkString(id)) = pair.first() {
+                        out.push(String::from_utf8_lossy(id).into_owned());
+                    }
+                }
+            }
+        }
+        out
+    };
+    let a = run(
+        &mut c,
+        &[
+            "XREADGROUP",
+            "GROUP",
+            "g",
+            "c1",
+            "COUNT",
+            "1",
+            "STREAMS",
+            "s",
+            ">",
+        ],
+    )
+    .unwrap();
+    assert_eq!(ids(a), ["1-0"]);
+    let b = run(
+        &mut c,
+        &["XREADGROUP", "GROUP", "g", "c2", "STREAMS", "s", ">"],
+    )
+    .unwrap();
+    assert_eq!(ids(b), ["2-0", "3-0"]);
+    // History: only what c1 owns.
+    let h = run(
+        &mut c,
+        &["XREADGROUP", "GROUP", "g", "c1", "STREAMS", "s", "0"],
+    )
+    .unwrap();
+    assert_eq!(ids(h), ["1-0"]);
+    let summary: redis::Value = run(&mut c, &["XPENDING", "s", "g"]).unwrap();
+    let redis::Value::Array(parts) = summary else {
+        panic!("{summary:?}")
+    };
+    assert_eq!(parts[0], redis::Value::Int(3));
+    let ext: Vec<(String, String, i64, i64)> =
+        run(&mut c, &["XPENDING", "s", "g", "-", "+", "10", "c2"]).unwrap();
+    assert_eq!(
+        ext.iter().map(|r| r.0.as_str()).collect::<Vec<_>>(),
+        ["2-0", "3-0"]
+    );
+    assert!(ext.iter().all(|r| r.1 == "c2" && r.3 == 1));
+    assert_eq!(
+        run::<i64>(&mut c, &["XACK", "s", "g", "1-0", "1-0", "9-0"]).unwrap(),
+        1
+    );
+    assert_eq!(
+        run::<i64>(&mut c, &["XGROUP", "DELCONSUMER", "s", "g", "c2"]).unwrap(),
+        2
+    );
+    assert_eq!(
+        run::<i64>(&mut c, &["XGROUP", "CREATECONSUMER", "s", "g", "c9"]).unwrap(),
+        1
+    );
+    assert_eq!(
+        run::<i64>(&mut c, &["XGROUP", "CREATECONSUMER", "s", "g", "c9"]).unwrap(),
+        0
+    );
+    assert!(err(
+        &mut c,
+        &["XREADGROUP", "GROUP", "nog", "c", "STREAMS", "s", ">"]
+    )
+    .starts_with("NOGROUP"));
+    assert!(err(
+        &mut c,
+        &["XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", "$"]
+    )
+    .contains("meaningless"));
+    assert_eq!(
+        err(&mut c, &["XGROUP", "HELP", "x"]),
+        "ERR wrong number of arguments for 'xgroup|help' command"
+    );
+    assert_eq!(
+        run::<i64>(&mut c, &["XGROUP", "DESTROY", "s", "g"]).unwrap(),
+        1
+    );
+    assert_eq!(
+        run::<i64>(&mut c, &["XGROUP", "DESTROY", "s", "g"]).unwrap(),
+        0
+    );
+}
+
+#[test]
+fn blocked_xreadgroup_gets_the_next_entry() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    run::<String>(&mut c, &["XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"]).unwrap();
+    let mut r = s.raw();
+    r.send(&resp(&[
+        b"XREADGROUP",
+        b"GROUP",
+        b"g",
+        b"c",
+        b"BLOCK",
+        b"0",
+        b"STREAMS",
+        b"s",
+        b">",
+    ]));
+    wait_blocked(&mut c, 1);
+    run::<String>(&mut c, &["XADD", "s", "5-0", "k", "v"]).unwrap();
+    let want = b"*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n5-0\r\n*2\r\n$1\r\nk\r\n$1\r\nv\r\n";
+    assert_eq!(r.read_exact_len(want.len()), want);
+    let pending: Vec<(String, String, i64, i64)> =
+        run(&mut c, &["XPENDING", "s", "g", "-", "+", "10"]).unwrap();
+    assert_eq!(pending[0].0, "5-0");
+    assert_eq!(pending[0].1, "c");
+}

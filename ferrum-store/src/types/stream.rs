@@ -131,6 +131,69 @@ struct State {
     entries_added: u64,
     max_deleted: StreamId,
     elem_bytes: usize,
+    groups: BTreeMap<Bytes, Group>,
+}
+
+/// A consumer group: what it has delivered, and to whom it is pending.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Group {
+    /// The last ID delivered to any consumer (`last-delivered-id`).
+    pub last_id: StreamId,
+    /// Entries the group has read, when known (`entries-read`).
+    pub entries_read: Option<u64>,
+    /// Delivered but unacknowledged entries: the pending entries list.
+    pub pel: BTreeMap<StreamId, Pending>,
+    /// The group's consumers by name.
+    pub consumers: BTreeMap<Bytes, Consumer>,
+}
+
+/// One pending entry of a group.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pending {
+    /// The consumer it was last delivered to.
+    pub consumer: Bytes,
+    /// When it was last delivered (ms).
+    pub delivery_time: u64,
+    /// How many times it was delivered.
+    pub delivery_count: u64,
+}
+
+/// One consumer of a group.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Consumer {
+    /// When it last read or was created (ms).
+    pub seen_time: u64,
+    /// The IDs pending for it (a subset of the group's PEL).
+    pub pel: std::collections::BTreeSet<StreamId>,
+}
+
+/// One entry of an XREADGROUP reply: a deleted entry still pending has no
+/// fields.
+pub type GroupEntry = (StreamId, Option<Vec<(Bytes, Bytes)>>);
+
+impl Group {
+    /// The consumer named `name`, created (seen now) if new.
+    pub fn consumer(&mut self, name: &[u8], now: u64) -> &mut Consumer {
+        self.consumers
+            .entry(Bytes::copy_from_slice(name))
+            .or_insert_with(|| Consumer {
+                seen_time: now,
+                pel: Default::default(),
+            })
+    }
+
+    /// Acknowledges `id`: whether it was pending.
+    pub fn ack(&mut self, id: StreamId) -> bool {
+        match self.pel.remove(&id) {
+            Some(p) => {
+                if let Some(c) = self.consumers.get_mut(&p.consumer) {
+                    c.pel.remove(&id);
+                }
+                true
+            }
+            None => false,
+        }
+    }
 }
 
 impl Stream {
@@ -192,6 +255,138 @@ impl Stream {
         if let Some(id) = max_deleted {
             self.0.max_deleted = id;
         }
+    }
+
+    /// The consumer groups by name.
+    pub fn groups(&self) -> &BTreeMap<Bytes, Group> {
+        &self.0.groups
+    }
+
+    /// The consumer groups, for XGROUP and XACK.
+    pub fn groups_mut(&mut self) -> &mut BTreeMap<Bytes, Group> {
+        &mut self.0.groups
+    }
+
+    /// XREADGROUP for one stream. With `after == None` (`>`): up to
+    /// `count` entries never delivered to the group, which become pending
+    /// for `consumer` unless `noack`. With `Some(id)`: the consumer's own
+    /// pending entries after `id` (history), each delivered once more.
+    /// `None` when the group does not exist.
+    pub fn read_group(
+        &mut self,
+        group: &[u8],
+        consumer: &[u8],
+        after: Option<StreamId>,
+        count: usize,
+        noack: bool,
+        now: u64,
+    ) -> Option<Vec<GroupEntry>> {
+        let state = &mut *self.0;
+        let g = state.groups.get_mut(group)?;
+        let name = Bytes::copy_from_slice(consumer);
+        g.consumer(consumer, now).seen_time = now;
+        let mut out = Vec::new();
+        match after {
+            None => {
+                let Some(start) = g.last_id.next() else {
+                    return Some(out);
+                };
+                for (id, fields) in state.entries.range(start..).take(count) {
+                    out.push((*id, Some(fields.clone())));
+                    g.last_id = *id;
+                    let tombstone_ahead =
+                        state.max_deleted != StreamId::MIN && *id <= state.max_deleted;
+                    g.entries_read = match g.entries_read {
+                        Some(n) if !tombstone_ahead => Some(n + 1),
+                        _ => None,
+                    };
+                    if noack {
+                        continue;
+                    }
+                    if let Some(old) = g.pel.get(id).map(|p| p.consumer.clone()) {
+                        if let Some(c) = g.consumers.get_mut(&old) {
+                            c.pel.remove(id);
+                        }
+                    }
+                    g.pel.insert(
+                        *id,
+                        Pending {
+                            consumer: name.clone(),
+                            delivery_time: now,
+                            delivery_count: 1,
+                        },
+                    );
+                    g.consumer(consumer, now).pel.insert(*id);
+                }
+                if g.entries_read.is_none() {
+                    if let Some(&(last, _)) = out.last().map(|e: &GroupEntry| e) {
+                        let est = self.entries_before(last);
+                        if let Some(g) = self.0.groups.get_mut(group) {
+                            g.entries_read = est;
+                        }
+                    }
+                }
+            }
+            Some(after) => {
+                let Some(start) = after.next() else {
+                    return Some(out);
+                };
+                let ids: Vec<StreamId> = g
+                    .consumer(consumer, now)
+                    .pel
+                    .range(start..)
+                    .take(count)
+                    .copied()
+                    .collect();
+                for id in ids {
+                    let fields = state.entries.get(&id).cloned();
+                    if fields.is_some() {
+                        if let Some(p) = g.pel.get_mut(&id) {
+                            p.delivery_count += 1;
+                            p.delivery_time = now;
+                        }
+                    }
+                    out.push((id, fields));
+                }
+            }
+        }
+        Some(out)
+    }
+
+    /// Redis's estimate of how many entries precede and include `id` in
+    /// the stream's history; `None` when deletions make it unknowable.
+    pub fn entries_before(&self, id: StreamId) -> Option<u64> {
+        let s = &*self.0;
+        if s.entries_added == 0 {
+            return Some(0);
+        }
+        if s.entries.is_empty() && id <= s.last_id {
+            return Some(s.entries_added);
+        }
+        if id == s.last_id {
+            return Some(s.entries_added);
+        }
+        if id > s.last_id {
+            return None;
+        }
+        let first = self.first_id();
+        if s.max_deleted == StreamId::MIN || s.max_deleted < first {
+            let before = s.entries_added - s.entries.len() as u64;
+            if id < first {
+                return Some(before);
+            }
+            if id == first {
+                return Some(before + 1);
+            }
+        }
+        None
+    }
+
+    /// Whether a deleted ID lies at or after `id` (Redis's
+    /// `streamRangeHasTombstones` from `id` to the end).
+    pub fn tombstones_from(&self, id: StreamId) -> bool {
+        let s = &*self.0;
+        !s.entries.is_empty() && s.max_deleted != StreamId::MIN && id <= s.max_deleted
     }
 
     /// Heap bytes the stream owns. O(1).

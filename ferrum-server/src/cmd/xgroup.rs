@@ -1,0 +1,428 @@
+//! Stream consumer groups: XGROUP (CREATE, SETID, DESTROY, CREATECONSUMER,
+//! DELCONSUMER, HELP), XREADGROUP (COUNT, BLOCK, NOACK, `>` and history
+//! IDs), XACK and XPENDING (summary and extended, IDLE), with Redis 7.0's
+//! replies and error texts. The group state lives in
+//! `ferrum_store::types::Stream`; these handlers parse and format.
+
+use bytes::Bytes;
+use ferrum_proto::Frame;
+use ferrum_store::types::{Group, GroupEntry, Stream, StreamId};
+
+use super::coll::{read, write};
+use super::error::STREAM_ID;
+use super::parse::{int_arg, is, parse_i64};
+use super::{CmdError, CmdResult, Ctx};
+
+fn id_arg(b: &[u8]) -> Result<StreamId, CmdError> {
+    StreamId::parse(b, 0).ok_or_else(|| CmdError::msg(STREAM_ID))
+}
+
+fn id_frame(id: StreamId) -> Frame {
+    Frame::Bulk(Bytes::from(id.to_string()))
+}
+
+fn text(b: &[u8]) -> std::borrow::Cow<'_, str> {
+    String::from_utf8_lossy(b)
+}
+
+fn no_group(key: &[u8], group: &[u8]) -> CmdError {
+    CmdError::msg(format!(
+        "NOGROUP No such consumer group '{}' for key name '{}'",
+        text(group),
+        text(key)
+    ))
+}
+
+const NEEDS_KEY: &str = "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically.";
+
+const XGROUP_HELP: &[&str] = &[
+    "XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "CREATE <key> <groupname> <id|$> [option]",
+    "    Create a new consumer group. Options are:",
+    "    * MKSTREAM",
+    "      Create the empty stream if it does not exist.",
+    "    * ENTRIESREAD entries_read",
+    "      Set the group's entries_read counter (internal use).",
+    "CREATECONSUMER <key> <groupname> <consumer>",
+    "    Create a new consumer in the specified group.",
+    "DELCONSUMER <key> <groupname> <consumer>",
+    "    Remove the specified consumer.",
+    "DESTROY <key> <groupname>",
+    "    Remove the specified group.",
+    "SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
+    "    Set the current group ID and entries_read counter.",
+    "HELP",
+    "    Print this help.",
+];
+
+/// `[ENTRIESREAD n]` (and MKSTREAM for CREATE) after the ID.
+fn group_opts(opts: &[Bytes], create: bool) -> Result<(bool, Option<u64>), CmdError> {
+    let (mut mkstream, mut read) = (false, None);
+    let mut i = 0;
+    while i < opts.len() {
+        if create && is(&opts[i], "mkstream") {
+            mkstream = true;
+            i += 1;
+        } else if is(&opts[i], "entriesread") && i + 1 < opts.len() {
+            let n = int_arg(&opts[i + 1])?;
+            if n < -1 {
+                return Err(CmdError::msg(
+                    "ERR value for ENTRIESREAD must be positive or -1",
+                ));
+            }
+            read = (n >= 0).then_some(n as u64);
+            i += 2;
+        } else {
+            return Err(CmdError::syntax());
+        }
+    }
+    Ok((mkstream, read))
+}
+
+/// `XGROUP subcommand ...`
+pub(crate) fn xgroup(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let sub = &args[1];
+    let (name, min, max) = match () {
+        _ if is(sub, "help") => ("help", 2, 2),
+        _ if is(sub, "create") => ("create", 5, 8),
+        _ if is(sub, "setid") => ("setid", 5, 7),
+        _ if is(sub, "destroy") => ("destroy", 4, 4),
+        _ if is(sub, "createconsumer") => ("createconsumer", 5, 5),
+        _ if is(sub, "delconsumer") => ("delconsumer", 5, 5),
+        _ => return Err(CmdError::unknown_subcommand("XGROUP", sub)),
+    };
+    if args.len() < min || args.len() > max {
+        return Err(CmdError::msg(format!(
+            "ERR wrong number of arguments for 'xgroup|{name}' command"
+        )));
+    }
+    if name == "help" {
+        return super::help_reply(XGROUP_HELP);
+    }
+    let (key, group) = (&args[2], &args[3]);
+    let now = ctx.now.0;
+    let (mkstream, entries_read) = match name {
+        "create" => group_opts(&args[5..], true)?,
+        "setid" => group_opts(&args[5..], false)?,
+        _ => (false, None),
+    };
+    let explicit = match name {
+        "create" | "setid" if &args[4][..] != b"$" => Some(id_arg(&args[4])?),
+        _ => None,
+    };
+    let reply = write(ctx, key, mkstream, |s: &mut Stream| -> CmdResult {
+        let (last, added) = (s.last_id(), s.entries_added());
+        let (id, read) = match explicit {
+            Some(id) => (id, entries_read),
+            None => (last, entries_read.or(Some(added))),
+        };
+        let groups = s.groups_mut();
+        match name {
+            "create" => {
+                if groups.contains_key(&group[..]) {
+                    return Err(CmdError::msg(
+                        "BUSYGROUP Consumer Group name already exists",
+                    ));
+                }
+                let g = Group {
+                    last_id: id,
+                    entries_read: read,
+                    ..Group::default()
+                };
+                groups.insert(group.clone(), g);
+                Ok(Frame::ok())
+            }
+            "setid" => {
+                let g = groups
+                    .get_mut(&group[..])
+                    .ok_or_else(|| no_group(key, group))?;
+                g.last_id = id;
+                g.entries_read = read;
+                Ok(Frame::ok())
+            }
+            "destroy" => Ok(Frame::Integer(i64::from(
+                groups.remove(&group[..]).is_some(),
+            ))),
+            "createconsumer" => {
+                let g = groups
+                    .get_mut(&group[..])
+                    .ok_or_else(|| no_group(key, group))?;
+                if g.consumers.contains_key(&args[4][..]) {
+                    return Ok(Frame::Integer(0));
+                }
+                g.consumer(&args[4], now);
+                Ok(Frame::Integer(1))
+            }
+            _ => {
+                let g = groups
+                    .get_mut(&group[..])
+                    .ok_or_else(|| no_group(key, group))?;
+                let Some(c) = g.consumers.remove(&args[4][..]) else {
+                    return Ok(Frame::Integer(0));
+                };
+                for id in &c.pel {
+                    g.pel.remove(id);
+                }
+                Ok(Frame::Integer(c.pel.len() as i64))
+            }
+        }
+    })?;
+    let reply = reply.ok_or_else(|| CmdError::msg(NEEDS_KEY))??;
+    ctx.dirty = Some(1);
+    Ok(reply)
+}
+
+/// One stream's part of an XREADGROUP reply: `[key, entries]`.
+pub(crate) fn group_frame(key: &Bytes, entries: Vec<GroupEntry>) -> Frame {
+    let items = entries
+        .into_iter()
+        .map(|(id, fields)| {
+            let body = match fields {
+                Some(f) => Frame::Array(
+                    f.into_iter()
+                        .flat_map(|(k, v)| [Frame::Bulk(k), Frame::Bulk(v)])
+                        .collect(),
+                ),
+                None => Frame::NullArray,
+            };
+            Frame::Array(vec![id_frame(id), body])
+        })
+        .collect();
+    Frame::Array(vec![Frame::Bulk(key.clone()), Frame::Array(items)])
+}
+
+/// Reads `>` for a blocked XREADGROUP: `None` while nothing is new (or the
+/// key or group is gone).
+pub(crate) fn read_new(
+    ctx: &Ctx<'_>,
+    key: &Bytes,
+    group: &[u8],
+    consumer: &[u8],
+    count: usize,
+    noack: bool,
+) -> Result<Option<Frame>, CmdError> {
+    let now = ctx.now.0;
+    let got = write(ctx, key, false, |s: &mut Stream| {
+        s.read_group(group, consumer, None, count, noack, now)
+    })?;
+    Ok(got
+        .flatten()
+        .filter(|e| !e.is_empty())
+        .map(|e| group_frame(key, e)))
+}
+
+/// `XREADGROUP GROUP group consumer [COUNT n] [BLOCK ms] [NOACK] STREAMS key [key ...] id [id ...]`
+pub(crate) fn xreadgroup(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let (mut count, mut block, mut noack, mut streams, mut group) =
+        (usize::MAX, None, false, None, None);
+    let mut i = 1;
+    while i < args.len() {
+        let more = args.len() - i - 1;
+        if is(&args[i], "block") && more >= 1 {
+            let ms = parse_i64(&args[i + 1])
+                .ok_or_else(|| CmdError::msg("ERR timeout is not an integer or out of range"))?;
+            if ms < 0 {
+                return Err(CmdError::msg("ERR timeout is negative"));
+            }
+            block = Some(ms as u64);
+            i += 2;
+        } else if is(&args[i], "count") && more >= 1 {
+            let n = int_arg(&args[i + 1])?;
+            count = if n <= 0 { usize::MAX } else { n as usize };
+            i += 2;
+        } else if is(&args[i], "streams") && more >= 1 {
+            streams = Some(i + 1);
+            break;
+        } else if is(&args[i], "group") && more >= 2 {
+            group = Some((args[i + 1].clone(), args[i + 2].clone()));
+            i += 3;
+        } else if is(&args[i], "noack") {
+            noack = true;
+            i += 1;
+        } else {
+            return Err(CmdError::syntax());
+        }
+    }
+    let Some(first) = streams else {
+        return Err(CmdError::syntax());
+    };
+    let rest = &args[first..];
+    if rest.len() % 2 != 0 {
+        return Err(CmdError::msg(
+            "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.",
+        ));
+    }
+    let Some((gname, cname)) = group else {
+        return Err(CmdError::msg("ERR Missing GROUP option for XREADGROUP"));
+    };
+    let (keys, ids) = rest.split_at(rest.len() / 2);
+    let mut after = Vec::with_capacity(ids.len());
+    for (key, id) in keys.iter().zip(ids) {
+        let has = read(ctx, key, |s: &Stream| s.groups().contains_key(&gname[..]))?;
+        if has != Some(true) {
+            return Err(CmdError::msg(format!(
+                "NOGROUP No such key '{}' or consumer group '{}' in XREADGROUP with GROUP option",
+                text(key),
+                text(&gname)
+            )));
+        }
+        if &id[..] == b"$" {
+            return Err(CmdError::msg("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set."));
+        }
+        after.push(if &id[..] == b">" {
+            None
+        } else {
+            Some(id_arg(id)?)
+        });
+    }
+    let now = ctx.now.0;
+    let mut served = Vec::new();
+    let mut any_history = false;
+    for (key, after) in keys.iter().zip(&after) {
+        any_history |= after.is_some();
+        let got = write(ctx, key, false, |s: &mut Stream| {
+            s.read_group(&gname, &cname, *after, count, noack, now)
+        })?
+        .flatten();
+        match (got, after) {
+            // History is always answered, even when empty.
+            (Some(e), Some(_)) => served.push(group_frame(key, e)),
+            (Some(e), None) if !e.is_empty() => served.push(group_frame(key, e)),
+            _ => {}
+        }
+    }
+    ctx.dirty = Some(1);
+    let resp3 = super::coll::resp3(ctx);
+    if !served.is_empty() {
+        return Ok(super::stream::xread_reply(served, resp3));
+    }
+    match block {
+        Some(ms) if !any_history => {
+            super::blocking::block_xreadgroup(ctx, keys, (gname, cname), count, noack, ms)
+        }
+        _ => Ok(Frame::NullArray),
+    }
+}
+
+/// `XACK key group id [id ...]`
+pub(crate) fn xack(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let ids = args[3..]
+        .iter()
+        .map(|a| id_arg(a))
+        .collect::<Result<Vec<_>, _>>()?;
+    let n = write(ctx, &args[1], false, |s: &mut Stream| {
+        s.groups_mut()
+            .get_mut(&args[2][..])
+            .map_or(0, |g| ids.iter().filter(|id| g.ack(**id)).count())
+    })?
+    .unwrap_or(0);
+    ctx.dirty = Some(n as u64);
+    Ok(Frame::Integer(n as i64))
+}
+
+/// A range end for XPENDING: `-`, `+`, `(id` or an ID.
+fn pending_end(b: &[u8], low: bool) -> Result<StreamId, CmdError> {
+    match b {
+        b"-" => Ok(StreamId::MIN),
+        b"+" => Ok(StreamId::MAX),
+        [b'(', rest @ ..] => {
+            let id = StreamId::parse(rest, if low { 0 } else { u64::MAX })
+                .ok_or_else(|| CmdError::msg(STREAM_ID))?;
+            let moved = if low { id.next() } else { id.prev() };
+            moved.ok_or_else(|| CmdError::msg("ERR invalid start ID for the interval"))
+        }
+        _ => StreamId::parse(b, if low { 0 } else { u64::MAX })
+            .ok_or_else(|| CmdError::msg(STREAM_ID)),
+    }
+}
+
+/// `XPENDING key group [[IDLE min-idle-time] start end count [consumer]]`
+pub(crate) fn xpending(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let (key, gname) = (&args[1], &args[2]);
+    let mut rest = &args[3..];
+    let mut min_idle = 0u64;
+    if rest.first().is_some_and(|a| is(a, "idle")) {
+        if rest.len() < 2 {
+            return Err(CmdError::syntax());
+        }
+        min_idle = int_arg(&rest[1])?.max(0) as u64;
+        rest = &rest[2..];
+        if rest.is_empty() {
+            return Err(CmdError::syntax());
+        }
+    }
+    let extended = match rest.len() {
+        0 => None,
+        3 | 4 => {
+            let (start, end) = (pending_end(&rest[0], true)?, pending_end(&rest[1], false)?);
+            let count = int_arg(&rest[2])?.max(0) as usize;
+            Some((start, end, count, rest.get(3).cloned()))
+        }
+        _ => return Err(CmdError::syntax()),
+    };
+    let now = ctx.now.0;
+    let out = read(ctx, key, |s: &Stream| {
+        let g = s.groups().get(&gname[..])?;
+        Some(match &extended {
+            None => {
+                if g.pel.is_empty() {
+                    return Some(Frame::Array(vec![
+                        Frame::Integer(0),
+                        Frame::Null,
+                        Frame::Null,
+                        Frame::NullArray,
+                    ]));
+                }
+                let first = g.pel.keys().next().copied().unwrap_or_default();
+                let last = g.pel.keys().next_back().copied().unwrap_or_default();
+                let per: Vec<Frame> = g
+                    .consumers
+                    .iter()
+                    .filter(|(_, c)| !c.pel.is_empty())
+                    .map(|(name, c)| {
+                        Frame::Array(vec![
+                            Frame::Bulk(name.clone()),
+                            Frame::Bulk(Bytes::from(c.pel.len().to_string())),
+                        ])
+                    })
+                    .collect();
+                Frame::Array(vec![
+                    Frame::Integer(g.pel.len() as i64),
+                    id_frame(first),
+                    id_frame(last),
+                    Frame::Array(per),
+                ])
+            }
+            Some((start, end, count, consumer)) => {
+                if start > end {
+                    return Some(Frame::Array(Vec::new()));
+                }
+                let rows = g
+                    .pel
+                    .range(*start..=*end)
+                    .filter(|(_, p)| consumer.as_ref().is_none_or(|c| p.consumer == *c))
+                    .map(|(id, p)| (id, p, now.saturating_sub(p.delivery_time)))
+                    .filter(|(_, _, idle)| *idle >= min_idle)
+                    .take(*count)
+                    .map(|(id, p, idle)| {
+                        Frame::Array(vec![
+                            id_frame(*id),
+                            Frame::Bulk(p.consumer.clone()),
+                            Frame::Integer(idle as i64),
+                            Frame::Integer(p.delivery_count as i64),
+                        ])
+                    })
+                    .collect();
+                Frame::Array(rows)
+            }
+        })
+    })?
+    .flatten();
+    out.ok_or_else(|| {
+        CmdError::msg(format!(
+            "NOGROUP No such key '{}' or consumer group '{}'",
+            text(key),
+            text(gname)
+        ))
+    })
+}
