@@ -201,6 +201,8 @@ pub(crate) static COMMANDS: &[CommandSpec] = &[
     row!("xreadgroup", -7, WRITE | BLOCKING, NONE, "stream", xgroup::xreadgroup, "Returns new or historical messages from a stream for a consumer in a group. Blocks until a message is available otherwise."),
     row!("xack", -4, WRITE | FAST, KEY1, "stream", xgroup::xack, "Returns the number of messages that were successfully acknowledged by the consumer group member of a stream."),
     row!("xpending", -3, READONLY, KEY1, "stream", xgroup::xpending, "Returns the information and entries from a stream consumer group's pending entries list."),
+    row!("xclaim", -6, WRITE | FAST, KEY1, "stream", xgroup::xclaim, "Changes, or acquires, ownership of a message in a consumer group, as if the message was delivered a consumer group member."),
+    row!("xautoclaim", -6, WRITE | FAST, KEY1, "stream", xgroup::xautoclaim, "Changes, or acquires, ownership of messages in a consumer group, as if the messages were delivered to as consumer group member."),
     row!("xtrim", -4, WRITE, KEY1, "stream", stream::xtrim, "Deletes messages from the beginning of a stream."),
     // keys
     row!("del", -2, WRITE, KEYS_ALL, "generic", keys::del, "Deletes one or more keys."),

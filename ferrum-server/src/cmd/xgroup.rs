@@ -1,12 +1,13 @@
 //! Stream consumer groups: XGROUP (CREATE, SETID, DESTROY, CREATECONSUMER,
 //! DELCONSUMER, HELP), XREADGROUP (COUNT, BLOCK, NOACK, `>` and history
-//! IDs), XACK and XPENDING (summary and extended, IDLE), with Redis 7.0's
+//! IDs), XACK, XPENDING (summary and extended, IDLE), XCLAIM and
+//! XAUTOCLAIM, with Redis 7.0's
 //! replies and error texts. The group state lives in
 //! `ferrum_store::types::Stream`; these handlers parse and format.
 
 use bytes::Bytes;
 use ferrum_proto::Frame;
-use ferrum_store::types::{Group, GroupEntry, Stream, StreamId};
+use ferrum_store::types::{Claim, Group, GroupEntry, Stream, StreamId};
 
 use super::coll::{read, write};
 use super::error::STREAM_ID;
@@ -425,4 +426,159 @@ pub(crate) fn xpending(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             text(gname)
         ))
     })
+}
+
+fn no_key_or_group(key: &[u8], group: &[u8]) -> CmdError {
+    CmdError::msg(format!(
+        "NOGROUP No such key '{}' or consumer group '{}'",
+        text(key),
+        text(group)
+    ))
+}
+
+/// Whether `key` holds a stream with group `group` (`WRONGTYPE` for
+/// another type).
+fn has_group(ctx: &Ctx<'_>, key: &[u8], group: &[u8]) -> Result<bool, CmdError> {
+    Ok(read(ctx, key, |s: &Stream| s.groups().contains_key(group))? == Some(true))
+}
+
+fn min_idle(arg: &[u8], cmd: &str) -> Result<u64, CmdError> {
+    let n = parse_i64(arg)
+        .ok_or_else(|| CmdError::msg(format!("ERR Invalid min-idle-time argument for {cmd}")))?;
+    Ok(n.max(0) as u64)
+}
+
+fn claimed_frame(entries: Vec<GroupEntry>, justid: bool) -> Frame {
+    Frame::Array(
+        entries
+            .into_iter()
+            .map(|(id, fields)| {
+                if justid {
+                    return id_frame(id);
+                }
+                match fields {
+                    Some(f) => Frame::Array(vec![
+                        id_frame(id),
+                        Frame::Array(
+                            f.into_iter()
+                                .flat_map(|(k, v)| [Frame::Bulk(k), Frame::Bulk(v)])
+                                .collect(),
+                        ),
+                    ]),
+                    None => Frame::Null,
+                }
+            })
+            .collect(),
+    )
+}
+
+/// `XCLAIM key group consumer min-idle-time id [id ...] [IDLE ms] [TIME ms]
+/// [RETRYCOUNT count] [FORCE] [JUSTID] [LASTID id]`
+pub(crate) fn xclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let (key, group, consumer) = (&args[1], &args[2], &args[3]);
+    if !has_group(ctx, key, group)? {
+        return Err(no_key_or_group(key, group));
+    }
+    let now = ctx.now.0;
+    let mut o = Claim {
+        min_idle: min_idle(&args[4], "XCLAIM")?,
+        time: now,
+        ..Claim::default()
+    };
+    let mut j = 5;
+    let mut ids = Vec::new();
+    while j < args.len() {
+        match StreamId::parse(&args[j], 0) {
+            Some(id) => ids.push(id),
+            None => break,
+        }
+        j += 1;
+    }
+    let opt_int = |a: &Bytes, what: &str| {
+        parse_i64(a)
+            .ok_or_else(|| CmdError::msg(format!("ERR Invalid {what} option argument for XCLAIM")))
+    };
+    let mut time = None;
+    while j < args.len() {
+        let more = j + 1 < args.len();
+        let a = &args[j];
+        if is(a, "force") {
+            o.force = true;
+        } else if is(a, "justid") {
+            o.justid = true;
+        } else if is(a, "idle") && more {
+            j += 1;
+            time = Some(now as i64 - opt_int(&args[j], "IDLE")?);
+        } else if is(a, "time") && more {
+            j += 1;
+            time = Some(opt_int(&args[j], "TIME")?);
+        } else if is(a, "retrycount") && more {
+            j += 1;
+            o.retry = Some(opt_int(&args[j], "RETRYCOUNT")?.max(0) as u64);
+        } else if is(a, "lastid") && more {
+            j += 1;
+            o.last_id = Some(id_arg(&args[j])?);
+        } else {
+            return Err(CmdError::msg(format!(
+                "ERR Unrecognized XCLAIM option '{}'",
+                text(a)
+            )));
+        }
+        j += 1;
+    }
+    if let Some(t) = time {
+        // A time in the future or before the epoch means now, as in Redis.
+        o.time = if t < 0 || t as u64 > now {
+            now
+        } else {
+            t as u64
+        };
+    }
+    let got = write(ctx, key, false, |s: &mut Stream| {
+        s.claim(group, consumer, &ids, &o, now)
+    })?
+    .flatten()
+    .ok_or_else(|| no_key_or_group(key, group))?;
+    ctx.dirty = Some(1);
+    Ok(claimed_frame(got, o.justid))
+}
+
+/// `XAUTOCLAIM key group consumer min-idle-time start [COUNT count] [JUSTID]`
+pub(crate) fn xautoclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let (key, group, consumer) = (&args[1], &args[2], &args[3]);
+    if !has_group(ctx, key, group)? {
+        return Err(no_key_or_group(key, group));
+    }
+    let min = min_idle(&args[4], "XAUTOCLAIM")?;
+    let start = pending_end(&args[5], true)?;
+    let (mut count, mut justid) = (100usize, false);
+    let mut j = 6;
+    while j < args.len() {
+        if is(&args[j], "count") && j + 1 < args.len() {
+            let n =
+                parse_i64(&args[j + 1]).ok_or_else(|| CmdError::msg("ERR COUNT must be > 0"))?;
+            if !(1..=i64::MAX / 10).contains(&n) {
+                return Err(CmdError::msg("ERR COUNT must be > 0"));
+            }
+            count = n as usize;
+            j += 2;
+        } else if is(&args[j], "justid") {
+            justid = true;
+            j += 1;
+        } else {
+            return Err(CmdError::syntax());
+        }
+    }
+    let now = ctx.now.0;
+    let (next, claimed, deleted) = write(ctx, key, false, |s: &mut Stream| {
+        s.autoclaim(group, consumer, min, start, count, justid, now)
+    })?
+    .flatten()
+    .ok_or_else(|| no_key_or_group(key, group))?;
+    ctx.dirty = Some(1);
+    Ok(Frame::Array(vec![
+        id_frame(next),
+        claimed_frame(claimed, justid),
+        Frame::Array(deleted.into_iter().map(id_frame).collect()),
+    ]))
 }

@@ -451,3 +451,88 @@ fn blocked_xreadgroup_gets_the_next_entry() {
     assert_eq!(pending[0].0, "5-0");
     assert_eq!(pending[0].1, "c");
 }
+
+#[test]
+fn xclaim_and_xautoclaim_move_pending_entries() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    run::<String>(&mut c, &["XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"]).unwrap();
+    for id in ["1-0", "2-0", "3-0", "4-0"] {
+        run::<String>(&mut c, &["XADD", "s", id, "f", "v"]).unwrap();
+    }
+    run::<redis::Value>(
+        &mut c,
+        &["XREADGROUP", "GROUP", "g", "c1", "STREAMS", "s", ">"],
+    )
+    .unwrap();
+    let ids: Vec<String> = run(
+        &mut c,
+        &["XCLAIM", "s", "g", "c2", "0", "1-0", "2-0", "JUSTID"],
+    )
+    .unwrap();
+    assert_eq!(ids, ["1-0", "2-0"]);
+    // A large min-idle-time leaves the entry where it is.
+    let none: Vec<String> = run(&mut c, &["XCLAIM", "s", "g", "c2", "3600000", "3-0"]).unwrap();
+    assert!(none.is_empty());
+    let rows: Vec<(String, String, i64, i64)> =
+        run(&mut c, &["XPENDING", "s", "g", "-", "+", "10"]).unwrap();
+    let owners: Vec<(&str, &str, i64)> = rows
+        .iter()
+        .map(|r| (r.0.as_str(), r.1.as_str(), r.3))
+        .collect();
+    assert_eq!(
+        owners,
+        [
+            ("1-0", "c2", 1),
+            ("2-0", "c2", 1),
+            ("3-0", "c1", 1),
+            ("4-0", "c1", 1)
+        ]
+    );
+    // XAUTOCLAIM drops the pending entry whose stream entry was deleted.
+    run::<i64>(&mut c, &["XDEL", "s", "3-0"]).unwrap();
+    let (cursor, claimed, deleted): (String, Vec<String>, Vec<String>) = run(
+        &mut c,
+        &[
+            "XAUTOCLAIM",
+            "s",
+            "g",
+            "c3",
+            "0",
+            "0",
+            "COUNT",
+            "3",
+            "JUSTID",
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        (cursor.as_str(), claimed, deleted),
+        (
+            "4-0",
+            vec!["1-0".to_owned(), "2-0".to_owned()],
+            vec!["3-0".to_owned()]
+        )
+    );
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["XAUTOCLAIM", "s", "g", "c", "0", "0", "COUNT", "0"],
+            "ERR COUNT must be > 0",
+        ),
+        (
+            &["XCLAIM", "s", "nog", "c", "0", "1-0"],
+            "NOGROUP No such key 's' or consumer group 'nog'",
+        ),
+        (
+            &["XCLAIM", "s", "g", "c", "x", "1-0"],
+            "ERR Invalid min-idle-time argument for XCLAIM",
+        ),
+        (
+            &["XCLAIM", "s", "g", "c", "0", "1-0", "bogus"],
+            "ERR Unrecognized XCLAIM option 'bogus'",
+        ),
+    ];
+    for (args, want) in cases {
+        assert_eq!(&err(&mut c, args), want, "{args:?}");
+    }
+}

@@ -31,6 +31,7 @@ pub use limits::EncodingLimits;
 pub use list::{End, Iter as ListIter, List};
 pub use set::Set;
 pub use stream::{
-    AddError, Consumer, Group, GroupEntry, IdSpec, Pending, Stream, StreamId, Trim, NODE_ENTRIES,
+    AddError, Claim, Consumer, Group, GroupEntry, IdSpec, Pending, Stream, StreamId, Trim,
+    NODE_ENTRIES,
 };
 pub use zset::{LexBound, ScoreBound, ZSet};

@@ -167,6 +167,23 @@ pub struct Consumer {
     pub pel: std::collections::BTreeSet<StreamId>,
 }
 
+/// XCLAIM's options.
+#[derive(Clone, Debug, Default)]
+pub struct Claim {
+    /// Only entries idle at least this long (ms) move.
+    pub min_idle: u64,
+    /// The delivery time to record (ms).
+    pub time: u64,
+    /// RETRYCOUNT: the delivery count to set.
+    pub retry: Option<u64>,
+    /// FORCE: create the pending entry if the stream has the entry.
+    pub force: bool,
+    /// JUSTID: reply IDs only and leave the delivery count.
+    pub justid: bool,
+    /// LASTID: raise the group's last delivered ID to this.
+    pub last_id: Option<StreamId>,
+}
+
 /// One entry of an XREADGROUP reply: a deleted entry still pending has no
 /// fields.
 pub type GroupEntry = (StreamId, Option<Vec<(Bytes, Bytes)>>);
@@ -351,6 +368,136 @@ impl Stream {
             }
         }
         Some(out)
+    }
+
+    /// XCLAIM: moves the pending `ids` idle at least `o.min_idle` to
+    /// `consumer`. Entries deleted from the stream leave the PEL. `None`
+    /// when the group does not exist.
+    pub fn claim(
+        &mut self,
+        group: &[u8],
+        consumer: &[u8],
+        ids: &[StreamId],
+        o: &Claim,
+        now: u64,
+    ) -> Option<Vec<GroupEntry>> {
+        let state = &mut *self.0;
+        let g = state.groups.get_mut(group)?;
+        if let Some(last) = o.last_id {
+            if last > g.last_id {
+                g.last_id = last;
+            }
+        }
+        let mut out = Vec::new();
+        for &id in ids {
+            let Some(fields) = state.entries.get(&id) else {
+                g.ack(id);
+                continue;
+            };
+            match g.pel.get(&id) {
+                None if !o.force => continue,
+                // FORCE creates the pending entry; no idle time to check.
+                None => {}
+                Some(p) if o.min_idle > 0 && now.saturating_sub(p.delivery_time) < o.min_idle => {
+                    continue
+                }
+                Some(_) => {}
+            }
+            out.push((id, (!o.justid).then(|| fields.clone())));
+            Self::move_pending(g, id, consumer, o.time, o.retry, !o.justid, now);
+        }
+        Some(out)
+    }
+
+    /// XAUTOCLAIM: claims up to `count` pending entries from `start` on,
+    /// idle at least `min_idle`, examining at most `10 * count`. Returns the
+    /// cursor (next PEL ID or `0-0`), the claimed entries and the IDs
+    /// dropped because their entries were deleted.
+    #[allow(clippy::too_many_arguments)]
+    pub fn autoclaim(
+        &mut self,
+        group: &[u8],
+        consumer: &[u8],
+        min_idle: u64,
+        start: StreamId,
+        count: usize,
+        justid: bool,
+        now: u64,
+    ) -> Option<(StreamId, Vec<GroupEntry>, Vec<StreamId>)> {
+        let state = &mut *self.0;
+        let g = state.groups.get_mut(group)?;
+        let (mut claimed, mut deleted) = (Vec::new(), Vec::new());
+        let mut attempts = count.saturating_mul(10);
+        let mut left = count;
+        let mut cursor = start;
+        let mut next = StreamId::MIN;
+        loop {
+            let Some((&id, p)) = g.pel.range(cursor..).next() else {
+                next = StreamId::MIN;
+                break;
+            };
+            if attempts == 0 || left == 0 {
+                next = id;
+                break;
+            }
+            attempts -= 1;
+            cursor = match id.next() {
+                Some(n) => n,
+                None => StreamId::MAX,
+            };
+            let idle = now.saturating_sub(p.delivery_time);
+            match state.entries.get(&id) {
+                None => {
+                    g.ack(id);
+                    deleted.push(id);
+                    left -= 1;
+                }
+                Some(_) if min_idle > 0 && idle < min_idle => {}
+                Some(fields) => {
+                    claimed.push((id, (!justid).then(|| fields.clone())));
+                    Self::move_pending(g, id, consumer, now, None, !justid, now);
+                    left -= 1;
+                }
+            }
+            if id == StreamId::MAX {
+                break;
+            }
+        }
+        Some((next, claimed, deleted))
+    }
+
+    /// Gives pending (or FORCE-created) `id` to `consumer`.
+    fn move_pending(
+        g: &mut Group,
+        id: StreamId,
+        consumer: &[u8],
+        time: u64,
+        retry: Option<u64>,
+        bump: bool,
+        now: u64,
+    ) {
+        let name = Bytes::copy_from_slice(consumer);
+        g.consumer(consumer, now).seen_time = now;
+        let p = g.pel.entry(id).or_insert_with(|| Pending {
+            consumer: Bytes::new(),
+            delivery_time: time,
+            delivery_count: 1,
+        });
+        let old = std::mem::replace(&mut p.consumer, name.clone());
+        p.delivery_time = time;
+        match retry {
+            Some(n) => p.delivery_count = n,
+            None if bump => p.delivery_count += 1,
+            None => {}
+        }
+        if old != name {
+            if let Some(c) = g.consumers.get_mut(&old) {
+                c.pel.remove(&id);
+            }
+        }
+        if let Some(c) = g.consumers.get_mut(&name) {
+            c.pel.insert(id);
+        }
     }
 
     /// Redis's estimate of how many entries precede and include `id` in
