@@ -170,7 +170,10 @@ fn try_keys(
 ) -> Result<Option<Frame>, CmdError> {
     let (db, now) = (ctx.db(), ctx.now);
     for (i, key) in keys.iter().enumerate() {
-        if let Some(kind) = serving {
+        if let BlockOp::XReadGroup { .. } = op {
+            // Group readers check the key and group themselves: a key that
+            // changed type is an error for them, not a reason to wait on.
+        } else if let Some(kind) = serving {
             let mut ks = ctx.store().lock_key(key);
             let held = ks
                 .shard(key)

@@ -557,6 +557,11 @@ pub(crate) fn wake_key(ctx: &Ctx<'_>, db: usize, key: &[u8]) {
     if let Some(kind @ (ValueKind::List | ValueKind::ZSet | ValueKind::Stream)) = kind {
         ctx.shared.blocking.wake(db, key, kind);
     }
+    if kind != Some(ValueKind::Stream) {
+        // A group reader blocked on a stream that is gone (or is now
+        // another type) is answered with an error, so it must look again.
+        ctx.shared.blocking.wake(db, key, ValueKind::Stream);
+    }
 }
 
 fn unknown_command(args: &[Bytes]) -> CmdError {

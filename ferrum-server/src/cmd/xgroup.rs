@@ -170,6 +170,12 @@ pub(crate) fn xgroup(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     })?;
     let reply = reply.ok_or_else(|| CmdError::msg(NEEDS_KEY))??;
     ctx.dirty = Some(1);
+    if name == "destroy" {
+        // Readers blocked on the group answer NOGROUP.
+        ctx.shared
+            .blocking
+            .wake(ctx.db(), key, ferrum_store::ValueKind::Stream);
+    }
     Ok(reply)
 }
 
@@ -192,8 +198,9 @@ pub(crate) fn group_frame(key: &Bytes, entries: Vec<GroupEntry>) -> Frame {
     Frame::Array(vec![Frame::Bulk(key.clone()), Frame::Array(items)])
 }
 
-/// Reads `>` for a blocked XREADGROUP: `None` while nothing is new (or the
-/// key or group is gone).
+/// Reads `>` for a blocked XREADGROUP: `None` while nothing is new. A
+/// key that is gone or no longer a stream, or a destroyed group, is an
+/// error, as Redis unblocks such readers with one.
 pub(crate) fn read_new(
     ctx: &Ctx<'_>,
     key: &Bytes,
@@ -203,13 +210,16 @@ pub(crate) fn read_new(
     noack: bool,
 ) -> Result<Option<Frame>, CmdError> {
     let now = ctx.now.0;
+    let gone = || CmdError::msg("UNBLOCKED the stream key no longer exists");
     let got = write(ctx, key, false, |s: &mut Stream| {
         s.read_group(group, consumer, None, count, noack, now)
+    })
+    .map_err(|_| gone())?
+    .ok_or_else(gone)?
+    .ok_or_else(|| {
+        CmdError::msg("NOGROUP the consumer group this client was blocked on no longer exists")
     })?;
-    Ok(got
-        .flatten()
-        .filter(|e| !e.is_empty())
-        .map(|e| group_frame(key, e)))
+    Ok((!got.is_empty()).then(|| group_frame(key, got)))
 }
 
 /// `XREADGROUP GROUP group consumer [COUNT n] [BLOCK ms] [NOACK] STREAMS key [key ...] id [id ...]`

@@ -536,3 +536,37 @@ fn xclaim_and_xautoclaim_move_pending_entries() {
         assert_eq!(&err(&mut c, args), want, "{args:?}");
     }
 }
+
+#[test]
+fn blocked_xreadgroup_is_told_when_its_key_or_group_goes_away() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let req = resp(&[
+        b"XREADGROUP",
+        b"GROUP",
+        b"g",
+        b"alice",
+        b"BLOCK",
+        b"0",
+        b"STREAMS",
+        b"s",
+        b">",
+    ]);
+    let gone = b"-UNBLOCKED the stream key no longer exists\r\n";
+    let nogroup = b"-NOGROUP the consumer group this client was blocked on no longer exists\r\n";
+    let cases: [(&[&str], &[u8]); 3] = [
+        (&["DEL", "s"], gone),
+        (&["SET", "s", "x"], gone),
+        (&["XGROUP", "DESTROY", "s", "g"], nogroup),
+    ];
+    for (action, want) in cases {
+        run::<()>(&mut c, &["DEL", "s"]).unwrap();
+        run::<String>(&mut c, &["XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"]).unwrap();
+        let mut r = s.raw();
+        r.send(&req);
+        wait_blocked(&mut c, 1);
+        run::<redis::Value>(&mut c, action).unwrap();
+        assert_eq!(r.read_exact_len(want.len()), want, "{action:?}");
+        wait_blocked(&mut c, 0);
+    }
+}
