@@ -480,6 +480,65 @@ fn group_info(s: &Stream, name: &Bytes, g: &Group) -> Frame {
     ])
 }
 
+/// One group in `XINFO STREAM ... FULL`: its counters, its first `count`
+/// pending entries, and each consumer with its first `count` pending.
+fn full_group(s: &Stream, name: &Bytes, g: &Group, count: usize) -> Frame {
+    let Frame::Map(mut fields) = group_info(s, name, g) else {
+        return Frame::Null;
+    };
+    // group_info's order is name, consumers, pending, last-delivered-id,
+    // entries-read, lag; FULL has name, last-delivered-id, entries-read,
+    // lag, pel-count, pending, consumers.
+    let lag = fields.remove(5);
+    let read = fields.remove(4);
+    let last = fields.remove(3);
+    fields.truncate(1);
+    fields.extend([last, read, lag]);
+    let kv = |k: &str, v: Frame| (Frame::bulk(k.to_owned()), v);
+    fields.push(kv("pel-count", Frame::Integer(g.pel.len() as i64)));
+    let pending = g
+        .pel
+        .iter()
+        .take(count)
+        .map(|(id, p)| {
+            Frame::Array(vec![
+                id_frame(*id),
+                Frame::Bulk(p.consumer.clone()),
+                Frame::Integer(p.delivery_time as i64),
+                Frame::Integer(p.delivery_count as i64),
+            ])
+        })
+        .collect();
+    fields.push(kv("pending", Frame::Array(pending)));
+    let consumers = g
+        .consumers
+        .iter()
+        .map(|(cname, c)| {
+            let pel = c
+                .pel
+                .iter()
+                .take(count)
+                .filter_map(|id| g.pel.get(id).map(|p| (id, p)))
+                .map(|(id, p)| {
+                    Frame::Array(vec![
+                        id_frame(*id),
+                        Frame::Integer(p.delivery_time as i64),
+                        Frame::Integer(p.delivery_count as i64),
+                    ])
+                })
+                .collect();
+            Frame::Map(vec![
+                kv("name", Frame::Bulk(cname.clone())),
+                kv("seen-time", Frame::Integer(c.seen_time as i64)),
+                kv("pel-count", Frame::Integer(c.pel.len() as i64)),
+                kv("pending", Frame::Array(pel)),
+            ])
+        })
+        .collect();
+    fields.push(kv("consumers", Frame::Array(consumers)));
+    Frame::Map(fields)
+}
+
 /// `XINFO STREAM`'s reply, plain or FULL.
 fn stream_info(s: &Stream, opts: &[Bytes]) -> CmdResult {
     let full =
@@ -526,7 +585,12 @@ fn stream_info(s: &Stream, opts: &[Bytes]) -> CmdResult {
                 .map(|(id, f)| entry_frame(id, f))
                 .collect();
             out.push(kv("entries", Frame::Array(entries)));
-            out.push(kv("groups", Frame::Array(Vec::new())));
+            let groups = s
+                .groups()
+                .iter()
+                .map(|(name, g)| full_group(s, name, g, count))
+                .collect();
+            out.push(kv("groups", Frame::Array(groups)));
         }
     }
     Ok(Frame::Map(out))

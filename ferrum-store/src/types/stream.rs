@@ -167,6 +167,34 @@ pub struct Consumer {
     pub pel: std::collections::BTreeSet<StreamId>,
 }
 
+/// [`Stream::entries_before`] over the state's parts, usable while a group
+/// is borrowed.
+fn estimate_read(s: &State, id: StreamId) -> Option<u64> {
+    if s.entries_added == 0 {
+        return Some(0);
+    }
+    if (s.entries.is_empty() && id <= s.last_id) || id == s.last_id {
+        return Some(s.entries_added);
+    }
+    if id > s.last_id {
+        return None;
+    }
+    let first = s
+        .entries
+        .first_key_value()
+        .map_or(StreamId::MIN, |(id, _)| *id);
+    if s.max_deleted == StreamId::MIN || s.max_deleted < first {
+        let before = s.entries_added - s.entries.len() as u64;
+        if id < first {
+            return Some(before);
+        }
+        if id == first {
+            return Some(before + 1);
+        }
+    }
+    None
+}
+
 /// XCLAIM's options.
 #[derive(Clone, Debug, Default)]
 pub struct Claim {
@@ -298,8 +326,25 @@ impl Stream {
         noack: bool,
         now: u64,
     ) -> Option<Vec<GroupEntry>> {
-        let state = &mut *self.0;
-        let g = state.groups.get_mut(group)?;
+        let mut groups = std::mem::take(&mut self.0.groups);
+        let out = self.read_group_in(&mut groups, group, consumer, after, count, noack, now);
+        self.0.groups = groups;
+        out
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn read_group_in(
+        &self,
+        groups: &mut BTreeMap<Bytes, Group>,
+        group: &[u8],
+        consumer: &[u8],
+        after: Option<StreamId>,
+        count: usize,
+        noack: bool,
+        now: u64,
+    ) -> Option<Vec<GroupEntry>> {
+        let state = &*self.0;
+        let g = groups.get_mut(group)?;
         let name = Bytes::copy_from_slice(consumer);
         g.consumer(consumer, now).seen_time = now;
         let mut out = Vec::new();
@@ -311,11 +356,13 @@ impl Stream {
                 for (id, fields) in state.entries.range(start..).take(count) {
                     out.push((*id, Some(fields.clone())));
                     g.last_id = *id;
-                    let tombstone_ahead =
-                        state.max_deleted != StreamId::MIN && *id <= state.max_deleted;
+                    let tombstone_ahead = !state.entries.is_empty()
+                        && state.max_deleted != StreamId::MIN
+                        && *id <= state.max_deleted;
                     g.entries_read = match g.entries_read {
                         Some(n) if !tombstone_ahead => Some(n + 1),
-                        _ => None,
+                        _ if state.entries_added > 0 => estimate_read(state, *id),
+                        keep => keep,
                     };
                     if noack {
                         continue;
@@ -334,14 +381,6 @@ impl Stream {
                         },
                     );
                     g.consumer(consumer, now).pel.insert(*id);
-                }
-                if g.entries_read.is_none() {
-                    if let Some(&(last, _)) = out.last().map(|e: &GroupEntry| e) {
-                        let est = self.entries_before(last);
-                        if let Some(g) = self.0.groups.get_mut(group) {
-                            g.entries_read = est;
-                        }
-                    }
                 }
             }
             Some(after) => {
@@ -503,30 +542,7 @@ impl Stream {
     /// Redis's estimate of how many entries precede and include `id` in
     /// the stream's history; `None` when deletions make it unknowable.
     pub fn entries_before(&self, id: StreamId) -> Option<u64> {
-        let s = &*self.0;
-        if s.entries_added == 0 {
-            return Some(0);
-        }
-        if s.entries.is_empty() && id <= s.last_id {
-            return Some(s.entries_added);
-        }
-        if id == s.last_id {
-            return Some(s.entries_added);
-        }
-        if id > s.last_id {
-            return None;
-        }
-        let first = self.first_id();
-        if s.max_deleted == StreamId::MIN || s.max_deleted < first {
-            let before = s.entries_added - s.entries.len() as u64;
-            if id < first {
-                return Some(before);
-            }
-            if id == first {
-                return Some(before + 1);
-            }
-        }
-        None
+        estimate_read(&self.0, id)
     }
 
     /// Whether a deleted ID lies at or after `id` (Redis's
