@@ -450,8 +450,9 @@ pub(crate) fn xinfo(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     info.unwrap_or_else(|| Err(CmdError::msg("ERR no such key")))
 }
 
-/// One group in `XINFO GROUPS`: the lag from the group's read counter, or
-/// Redis's estimate from the stream's history when that is unknown.
+/// One group in `XINFO GROUPS`: its stored read counter (nil when
+/// unknown), and the lag from it or, when unknown, from Redis's estimate
+/// over the stream's history.
 fn group_info(s: &Stream, name: &Bytes, g: &Group) -> Frame {
     let read = g.entries_read;
     let known = match read {
@@ -463,7 +464,6 @@ fn group_info(s: &Stream, name: &Bytes, g: &Group) -> Frame {
         Some(n) => Frame::Integer(s.entries_added().saturating_sub(n) as i64),
         None => Frame::Null,
     };
-    let read = read.or(known);
     Frame::Map(vec![
         (Frame::bulk("name"), Frame::Bulk(name.clone())),
         (

@@ -107,8 +107,12 @@ pub(crate) fn xgroup(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         "setid" => group_opts(&args[5..], false)?,
         _ => (false, None),
     };
-    let explicit = match name {
-        "create" | "setid" if &args[4][..] != b"$" => Some(id_arg(&args[4])?),
+    // `-` and `+` stand for the smallest and largest IDs, as in Redis.
+    let explicit = match (name, &args.get(4).map(|a| &a[..])) {
+        ("create" | "setid", Some(b"$")) => None,
+        ("create" | "setid", Some(b"-")) => Some(StreamId::MIN),
+        ("create" | "setid", Some(b"+")) => Some(StreamId::MAX),
+        ("create" | "setid", Some(a)) => Some(id_arg(a)?),
         _ => None,
     };
     let reply = write(ctx, key, mkstream, |s: &mut Stream| -> CmdResult {
@@ -556,9 +560,6 @@ pub(crate) fn xclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 /// `XAUTOCLAIM key group consumer min-idle-time start [COUNT count] [JUSTID]`
 pub(crate) fn xautoclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let (key, group, consumer) = (&args[1], &args[2], &args[3]);
-    if !has_group(ctx, key, group)? {
-        return Err(no_key_or_group(key, group));
-    }
     let min = min_idle(&args[4], "XAUTOCLAIM")?;
     let start = pending_end(&args[5], true)?;
     let (mut count, mut justid) = (100usize, false);
@@ -578,6 +579,10 @@ pub(crate) fn xautoclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         } else {
             return Err(CmdError::syntax());
         }
+    }
+    // Redis checks the arguments before the key, unlike XCLAIM.
+    if !has_group(ctx, key, group)? {
+        return Err(no_key_or_group(key, group));
     }
     let now = ctx.now.0;
     let (next, claimed, deleted) = write(ctx, key, false, |s: &mut Stream| {

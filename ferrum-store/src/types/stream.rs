@@ -658,10 +658,10 @@ impl Stream {
         if limit > 0 {
             n = n.min(limit);
         }
+        // Trimming, unlike XDEL, leaves max-deleted-entry-id alone (Redis 7.0).
         for _ in 0..n {
-            if let Some((id, fields)) = self.0.entries.pop_first() {
+            if let Some((_, fields)) = self.0.entries.pop_first() {
                 self.0.elem_bytes -= Stream::entry_bytes(&fields);
-                self.0.max_deleted = self.0.max_deleted.max(id);
             }
         }
         n
