@@ -125,7 +125,13 @@ impl Blocking {
         let Some(queue) = queues.get(&(db, Bytes::copy_from_slice(key))) else {
             return;
         };
-        if let Some(w) = queue.iter().find(|w| w.kind == kind) {
+        if kind == ValueKind::Stream {
+            // Readers take nothing away: every one of them is served.
+            queue
+                .iter()
+                .filter(|w| w.kind == kind)
+                .for_each(|w| w.wake.notify_one());
+        } else if let Some(w) = queue.iter().find(|w| w.kind == kind) {
             w.wake.notify_one();
         }
     }

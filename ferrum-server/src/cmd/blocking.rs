@@ -14,14 +14,14 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use ferrum_proto::Frame;
-use ferrum_store::types::End;
+use ferrum_store::types::{End, StreamId};
 use ferrum_store::ValueKind;
 
 use super::error::{
     COUNT_POSITIVE, NUMKEYS_POSITIVE, TIMEOUT_NEGATIVE, TIMEOUT_NOT_FLOAT, TIMEOUT_RANGE,
 };
 use super::parse::{is, parse_f64, parse_i64};
-use super::{list, zset, CmdError, CmdResult, Ctx};
+use super::{list, stream, xgroup, zset, CmdError, CmdResult, Ctx};
 use crate::client::ConnState;
 use crate::shared::Shared;
 
@@ -60,6 +60,31 @@ pub(crate) enum BlockOp {
         /// At most this many members.
         count: usize,
     },
+    /// XREAD BLOCK: the entries after `after[i]` of the first stream
+    /// `keys[i]` that has any; replies `[[key, entries]]` (a map in RESP3).
+    /// Nothing is removed, so every reader waiting on a stream is woken.
+    XRead {
+        /// Per key, the ID to read after (`$` already resolved).
+        after: Vec<StreamId>,
+        /// At most this many entries.
+        count: usize,
+        /// Reply as a RESP3 map.
+        resp3: bool,
+    },
+    /// XREADGROUP BLOCK with `>`: new entries of the first stream with any,
+    /// delivered to the group's consumer.
+    XReadGroup {
+        /// The group name.
+        group: Bytes,
+        /// The consumer name.
+        consumer: Bytes,
+        /// At most this many entries.
+        count: usize,
+        /// Do not add the entries to the pending list.
+        noack: bool,
+        /// Reply as a RESP3 map.
+        resp3: bool,
+    },
 }
 
 /// A client to block: on which keys, for what, and for how long.
@@ -80,6 +105,7 @@ impl BlockSpec {
     pub(crate) fn kind(&self) -> ValueKind {
         match self.op {
             BlockOp::ZPop { .. } | BlockOp::ZMPop { .. } => ValueKind::ZSet,
+            BlockOp::XRead { .. } | BlockOp::XReadGroup { .. } => ValueKind::Stream,
             _ => ValueKind::List,
         }
     }
@@ -143,8 +169,11 @@ fn try_keys(
     serving: Option<ValueKind>,
 ) -> Result<Option<Frame>, CmdError> {
     let (db, now) = (ctx.db(), ctx.now);
-    for key in keys {
-        if let Some(kind) = serving {
+    for (i, key) in keys.iter().enumerate() {
+        if let BlockOp::XReadGroup { .. } = op {
+            // Group readers check the key and group themselves: a key that
+            // changed type is an error for them, not a reason to wait on.
+        } else if let Some(kind) = serving {
             let mut ks = ctx.store().lock_key(key);
             let held = ks
                 .shard(key)
@@ -195,6 +224,20 @@ fn try_keys(
                         Frame::Array(vec![Frame::Bulk(key.clone()), items])
                     })
             }
+            BlockOp::XRead {
+                after,
+                count,
+                resp3,
+            } => stream::read_after(ctx, key, after[i], *count)?
+                .map(|f| stream::xread_reply(vec![f], *resp3)),
+            BlockOp::XReadGroup {
+                group,
+                consumer,
+                count,
+                noack,
+                resp3,
+            } => xgroup::read_new(ctx, key, group, consumer, *count, *noack)?
+                .map(|f| stream::xread_reply(vec![f], *resp3)),
         };
         if reply.is_some() {
             return Ok(reply);
@@ -221,6 +264,60 @@ fn start(ctx: &mut Ctx<'_>, keys: &[Bytes], op: BlockOp, timeout: &[u8]) -> CmdR
     }
     ctx.block = Some(spec);
     // Never sent: the connection replies once the client is served.
+    Ok(Frame::Null)
+}
+
+/// Blocks an XREAD that found nothing (or answers null inside `MULTI`);
+/// `ms == 0` waits forever.
+pub(crate) fn block_xread(
+    ctx: &mut Ctx<'_>,
+    keys: &[Bytes],
+    after: Vec<StreamId>,
+    count: usize,
+    ms: u64,
+) -> CmdResult {
+    let spec = BlockSpec {
+        db: ctx.db(),
+        keys: keys.to_vec(),
+        op: BlockOp::XRead {
+            after,
+            count,
+            resp3: super::coll::resp3(ctx),
+        },
+        timeout: (ms > 0).then(|| Duration::from_millis(ms)),
+    };
+    if !ctx.may_block {
+        return Ok(spec.timeout_reply());
+    }
+    ctx.block = Some(spec);
+    Ok(Frame::Null)
+}
+
+/// Blocks an XREADGROUP `>` that found nothing (null inside `MULTI`).
+pub(crate) fn block_xreadgroup(
+    ctx: &mut Ctx<'_>,
+    keys: &[Bytes],
+    (group, consumer): (Bytes, Bytes),
+    count: usize,
+    noack: bool,
+    ms: u64,
+) -> CmdResult {
+    let spec = BlockSpec {
+        db: ctx.db(),
+        keys: keys.to_vec(),
+        op: BlockOp::XReadGroup {
+            group,
+            consumer,
+            count,
+            noack,
+            resp3: super::coll::resp3(ctx),
+        },
+        timeout: (ms > 0).then(|| Duration::from_millis(ms)),
+    };
+    if !ctx.may_block {
+        return Ok(spec.timeout_reply());
+    }
+    ctx.block = Some(spec);
     Ok(Frame::Null)
 }
 

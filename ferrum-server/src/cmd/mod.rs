@@ -22,6 +22,7 @@ mod error;
 mod expire;
 mod geo;
 mod hash;
+mod hll;
 mod info;
 mod keys;
 mod latency;
@@ -37,6 +38,7 @@ mod stream;
 mod string;
 mod table;
 mod tx;
+mod xgroup;
 mod zrange;
 mod zset;
 mod zstore;
@@ -529,6 +531,7 @@ fn wake_written(ctx: &Ctx<'_>, spec: &CommandSpec, args: &[Bytes]) {
     let kind = match spec.group {
         "list" => Some(ValueKind::List),
         "sorted-set" => Some(ValueKind::ZSet),
+        "stream" => Some(ValueKind::Stream),
         _ => None,
     };
     for key in spec.keys(args) {
@@ -551,8 +554,13 @@ pub(crate) fn wake_key(ctx: &Ctx<'_>, db: usize, key: &[u8]) {
             .lookup(db, key, ctx.now, Access::Peek)
             .map(|e| e.kind())
     };
-    if let Some(kind @ (ValueKind::List | ValueKind::ZSet)) = kind {
+    if let Some(kind @ (ValueKind::List | ValueKind::ZSet | ValueKind::Stream)) = kind {
         ctx.shared.blocking.wake(db, key, kind);
+    }
+    if kind != Some(ValueKind::Stream) {
+        // A group reader blocked on a stream that is gone (or is now
+        // another type) is answered with an error, so it must look again.
+        ctx.shared.blocking.wake(db, key, ValueKind::Stream);
     }
 }
 

@@ -36,6 +36,13 @@ fn flush(ctx: &mut Ctx<'_>, args: &[Bytes], all: bool) -> CmdResult {
             shard.flush_db(db);
         }
     }
+    drop(ks);
+    // Blocked stream-group readers answer that their key is gone.
+    for db in dbs {
+        for key in ctx.shared.blocking.keys_in(db) {
+            super::wake_key(ctx, db, &key);
+        }
+    }
     Ok(Frame::ok())
 }
 

@@ -1,9 +1,11 @@
-//! Stream commands, the part `redis-benchmark` and simple producers use:
-//! XADD (with trimming and NOMKSTREAM), XLEN, XRANGE, XREVRANGE, XDEL, XTRIM.
+//! Stream commands: XADD (with trimming and NOMKSTREAM), XLEN, XRANGE,
+//! XREVRANGE, XDEL, XTRIM, XSETID, XINFO, and XREAD (COUNT, BLOCK; a
+//! blocked reader is served through `cmd::blocking` like the blocking
+//! pops). The consumer-group commands are in `cmd::xgroup`.
 
 use bytes::Bytes;
 use ferrum_proto::Frame;
-use ferrum_store::types::{AddError, IdSpec, Stream, StreamId, Trim, NODE_ENTRIES};
+use ferrum_store::types::{AddError, Group, IdSpec, Stream, StreamId, Trim, NODE_ENTRIES};
 
 use super::coll::{read, write};
 use super::error::{STREAM_ID, XADD_EXHAUSTED, XADD_SMALL, XADD_ZERO};
@@ -204,4 +206,392 @@ pub(crate) fn xtrim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         s.trim(t.how, t.approx, t.limit)
     })?;
     Ok(Frame::Integer(n.unwrap_or(0) as i64))
+}
+
+/// Entries after `after` in the stream at `key`, at most `count`, as
+/// `[key, [[id, [field, value, ...]], ...]]`; `None` when there are none
+/// (or no stream).
+pub(crate) fn read_after(
+    ctx: &Ctx<'_>,
+    key: &Bytes,
+    after: StreamId,
+    count: usize,
+) -> Result<Option<Frame>, CmdError> {
+    let Some(start) = after.next() else {
+        return Ok(None);
+    };
+    let entries = read(ctx, key, |s: &Stream| {
+        s.range(start, StreamId::MAX, count, false)
+            .into_iter()
+            .map(|(id, fields)| entry_frame(id, fields))
+            .collect::<Vec<_>>()
+    })?;
+    Ok(entries
+        .filter(|e| !e.is_empty())
+        .map(|e| Frame::Array(vec![Frame::Bulk(key.clone()), Frame::Array(e)])))
+}
+
+fn entry_frame(id: StreamId, fields: &[(Bytes, Bytes)]) -> Frame {
+    let flat = fields
+        .iter()
+        .flat_map(|(f, v)| [Frame::Bulk(f.clone()), Frame::Bulk(v.clone())])
+        .collect();
+    Frame::Array(vec![id_frame(id), Frame::Array(flat)])
+}
+
+/// Builds XREAD's reply from the per-stream results: an array of
+/// `[key, entries]`, or a map in RESP3.
+pub(crate) fn xread_reply(served: Vec<Frame>, resp3: bool) -> Frame {
+    if !resp3 {
+        return Frame::Array(served);
+    }
+    let pairs = served
+        .into_iter()
+        .filter_map(|f| match f {
+            Frame::Array(mut kv) if kv.len() == 2 => {
+                let entries = kv.pop()?;
+                let key = kv.pop()?;
+                Some((key, entries))
+            }
+            _ => None,
+        })
+        .collect();
+    Frame::Map(pairs)
+}
+
+/// `XREAD [COUNT count] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]`
+pub(crate) fn xread(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let (mut count, mut block, mut streams) = (usize::MAX, None, None);
+    let mut i = 1;
+    while i < args.len() {
+        let more = i + 1 < args.len();
+        if is(&args[i], "block") && more {
+            let ms = parse_i64(&args[i + 1])
+                .ok_or_else(|| CmdError::msg("ERR timeout is not an integer or out of range"))?;
+            if ms < 0 {
+                return Err(CmdError::msg("ERR timeout is negative"));
+            }
+            block = Some(ms as u64);
+            i += 2;
+        } else if is(&args[i], "count") && more {
+            let n = int_arg(&args[i + 1])?;
+            count = if n <= 0 { usize::MAX } else { n as usize };
+            i += 2;
+        } else if is(&args[i], "streams") && more {
+            streams = Some(i + 1);
+            break;
+        } else {
+            return Err(CmdError::syntax());
+        }
+    }
+    let Some(first) = streams else {
+        return Err(CmdError::syntax());
+    };
+    let rest = &args[first..];
+    if rest.len() % 2 != 0 {
+        return Err(CmdError::msg(
+            "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.",
+        ));
+    }
+    let (keys, ids) = rest.split_at(rest.len() / 2);
+    let mut after = Vec::with_capacity(ids.len());
+    for (key, id) in keys.iter().zip(ids) {
+        let last = read(ctx, key, |s: &Stream| s.last_id())?;
+        if &id[..] == b"$" {
+            after.push(last.unwrap_or(StreamId::MIN));
+        } else if &id[..] == b">" {
+            return Err(CmdError::msg(
+                "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.",
+            ));
+        } else {
+            after.push(id_arg(id, 0)?);
+        }
+    }
+    let mut served = Vec::new();
+    for (key, id) in keys.iter().zip(&after) {
+        if let Some(f) = read_after(ctx, key, *id, count)? {
+            served.push(f);
+        }
+    }
+    let resp3 = super::coll::resp3(ctx);
+    if !served.is_empty() {
+        return Ok(xread_reply(served, resp3));
+    }
+    let Some(ms) = block else {
+        return Ok(Frame::NullArray);
+    };
+    super::blocking::block_xread(ctx, keys, after, count, ms)
+}
+
+/// `XSETID key last-id [ENTRIESADDED entries-added] [MAXDELETEDID max-deleted-id]`
+pub(crate) fn xsetid(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let id = id_arg(&args[2], 0)?;
+    let (mut added, mut max_del) = (None, None);
+    let mut i = 3;
+    while i < args.len() {
+        let more = i + 1 < args.len();
+        if is(&args[i], "entriesadded") && more {
+            let n = int_arg(&args[i + 1])?;
+            if n < 0 {
+                return Err(CmdError::msg("ERR entries_added must be positive"));
+            }
+            added = Some(n as u64);
+        } else if is(&args[i], "maxdeletedid") && more {
+            let m = id_arg(&args[i + 1], 0)?;
+            if id < m {
+                return Err(CmdError::msg(
+                    "ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id",
+                ));
+            }
+            max_del = Some(m);
+        } else {
+            return Err(CmdError::syntax());
+        }
+        i += 2;
+    }
+    let done = write(ctx, &args[1], false, |s: &mut Stream| {
+        if let Some(top) = s.last_entry_id() {
+            if id < top {
+                return Err(CmdError::msg(
+                    "ERR The ID specified in XSETID is smaller than the target stream top item",
+                ));
+            }
+            if added.is_some_and(|n| (s.len() as u64) > n) {
+                return Err(CmdError::msg(
+                    "ERR The entries_added specified in XSETID is smaller than the target stream length",
+                ));
+            }
+        }
+        s.set_ids(id, added, max_del.filter(|m| *m != StreamId::MIN));
+        Ok(())
+    })?;
+    match done {
+        Some(r) => {
+            r?;
+            ctx.dirty = Some(1);
+            Ok(Frame::ok())
+        }
+        None => Err(CmdError::msg("ERR no such key")),
+    }
+}
+
+const XINFO_HELP: &[&str] = &[
+    "XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "CONSUMERS <key> <groupname>",
+    "    Show consumers of <groupname>.",
+    "GROUPS <key>",
+    "    Show the stream consumer groups.",
+    "STREAM <key> [FULL [COUNT <count>]",
+    "    Show information about the stream.",
+    "HELP",
+    "    Print this help.",
+];
+
+/// `XINFO STREAM key [FULL [COUNT n]] | GROUPS key | CONSUMERS key group | HELP`.
+/// No consumer groups exist yet, so GROUPS is always empty.
+pub(crate) fn xinfo(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let sub = &args[1];
+    let arity = |name: &str| {
+        CmdError::msg(format!(
+            "ERR wrong number of arguments for 'xinfo|{name}' command"
+        ))
+    };
+    if is(sub, "help") {
+        if args.len() != 2 {
+            return Err(arity("help"));
+        }
+        return super::help_reply(XINFO_HELP);
+    }
+    let (name, min, max) = if is(sub, "stream") {
+        ("stream", 3, usize::MAX)
+    } else if is(sub, "groups") {
+        ("groups", 3, 3)
+    } else if is(sub, "consumers") {
+        ("consumers", 4, 4)
+    } else {
+        return Err(CmdError::unknown_subcommand("XINFO", sub));
+    };
+    if args.len() < min || args.len() > max {
+        return Err(arity(name));
+    }
+    let key = &args[2];
+    let now = ctx.now.0;
+    let info = read(ctx, key, |s: &Stream| match name {
+        "groups" => Ok(Frame::Array(
+            s.groups()
+                .iter()
+                .map(|(name, g)| group_info(s, name, g))
+                .collect(),
+        )),
+        "consumers" => match s.groups().get(&args[3][..]) {
+            Some(g) => Ok(Frame::Array(
+                g.consumers
+                    .iter()
+                    .map(|(name, c)| {
+                        Frame::Map(vec![
+                            (Frame::bulk("name"), Frame::Bulk(name.clone())),
+                            (Frame::bulk("pending"), Frame::Integer(c.pel.len() as i64)),
+                            (
+                                Frame::bulk("idle"),
+                                Frame::Integer(now.saturating_sub(c.seen_time) as i64),
+                            ),
+                        ])
+                    })
+                    .collect(),
+            )),
+            None => Err(CmdError::msg(format!(
+                "NOGROUP No such consumer group '{}' for key name '{}'",
+                String::from_utf8_lossy(&args[3]),
+                String::from_utf8_lossy(key)
+            ))),
+        },
+        _ => stream_info(s, &args[3..]),
+    })?;
+    info.unwrap_or_else(|| Err(CmdError::msg("ERR no such key")))
+}
+
+/// One group in `XINFO GROUPS`: its stored read counter (nil when
+/// unknown), and the lag from it or, when unknown, from Redis's estimate
+/// over the stream's history.
+fn group_info(s: &Stream, name: &Bytes, g: &Group) -> Frame {
+    let read = g.entries_read;
+    let known = match read {
+        Some(n) if !s.tombstones_from(g.last_id) => Some(n),
+        _ => s.entries_before(g.last_id),
+    };
+    let lag = match known {
+        _ if s.entries_added() == 0 => Frame::Integer(0),
+        Some(n) => Frame::Integer(s.entries_added().saturating_sub(n) as i64),
+        None => Frame::Null,
+    };
+    Frame::Map(vec![
+        (Frame::bulk("name"), Frame::Bulk(name.clone())),
+        (
+            Frame::bulk("consumers"),
+            Frame::Integer(g.consumers.len() as i64),
+        ),
+        (Frame::bulk("pending"), Frame::Integer(g.pel.len() as i64)),
+        (Frame::bulk("last-delivered-id"), id_frame(g.last_id)),
+        (
+            Frame::bulk("entries-read"),
+            read.map_or(Frame::Null, |n| Frame::Integer(n as i64)),
+        ),
+        (Frame::bulk("lag"), lag),
+    ])
+}
+
+/// One group in `XINFO STREAM ... FULL`: its counters, its first `count`
+/// pending entries, and each consumer with its first `count` pending.
+fn full_group(s: &Stream, name: &Bytes, g: &Group, count: usize) -> Frame {
+    let Frame::Map(mut fields) = group_info(s, name, g) else {
+        return Frame::Null;
+    };
+    // group_info's order is name, consumers, pending, last-delivered-id,
+    // entries-read, lag; FULL has name, last-delivered-id, entries-read,
+    // lag, pel-count, pending, consumers.
+    let lag = fields.remove(5);
+    let read = fields.remove(4);
+    let last = fields.remove(3);
+    fields.truncate(1);
+    fields.extend([last, read, lag]);
+    let kv = |k: &str, v: Frame| (Frame::bulk(k.to_owned()), v);
+    fields.push(kv("pel-count", Frame::Integer(g.pel.len() as i64)));
+    let pending = g
+        .pel
+        .iter()
+        .take(count)
+        .map(|(id, p)| {
+            Frame::Array(vec![
+                id_frame(*id),
+                Frame::Bulk(p.consumer.clone()),
+                Frame::Integer(p.delivery_time as i64),
+                Frame::Integer(p.delivery_count as i64),
+            ])
+        })
+        .collect();
+    fields.push(kv("pending", Frame::Array(pending)));
+    let consumers = g
+        .consumers
+        .iter()
+        .map(|(cname, c)| {
+            let pel = c
+                .pel
+                .iter()
+                .take(count)
+                .filter_map(|id| g.pel.get(id).map(|p| (id, p)))
+                .map(|(id, p)| {
+                    Frame::Array(vec![
+                        id_frame(*id),
+                        Frame::Integer(p.delivery_time as i64),
+                        Frame::Integer(p.delivery_count as i64),
+                    ])
+                })
+                .collect();
+            Frame::Map(vec![
+                kv("name", Frame::Bulk(cname.clone())),
+                kv("seen-time", Frame::Integer(c.seen_time as i64)),
+                kv("pel-count", Frame::Integer(c.pel.len() as i64)),
+                kv("pending", Frame::Array(pel)),
+            ])
+        })
+        .collect();
+    fields.push(kv("consumers", Frame::Array(consumers)));
+    Frame::Map(fields)
+}
+
+/// `XINFO STREAM`'s reply, plain or FULL.
+fn stream_info(s: &Stream, opts: &[Bytes]) -> CmdResult {
+    let full =
+        match opts {
+            [] => None,
+            [f] if is(f, "full") => Some(10),
+            [f, c, n] if is(f, "full") && is(c, "count") => {
+                let n = int_arg(n)?;
+                Some(if n <= 0 { usize::MAX } else { n as usize })
+            }
+            _ => return Err(CmdError::msg(
+                "ERR unknown subcommand or wrong number of arguments for 'stream'. Try XINFO HELP.",
+            )),
+        };
+    let kv = |k: &str, v: Frame| (Frame::bulk(k.to_owned()), v);
+    // Redis keeps entries in listpack nodes of up to NODE_ENTRIES in a
+    // radix tree; FerrumKV's tree differs, so these two are the counts the
+    // same entries would need in Redis's layout (a node per NODE_ENTRIES).
+    let nodes = s.len().div_ceil(NODE_ENTRIES) as i64;
+    let mut out = vec![
+        kv("length", Frame::Integer(s.len() as i64)),
+        kv("radix-tree-keys", Frame::Integer(nodes)),
+        kv("radix-tree-nodes", Frame::Integer(nodes + 1)),
+        kv("last-generated-id", id_frame(s.last_id())),
+        kv("max-deleted-entry-id", id_frame(s.max_deleted())),
+        kv("entries-added", Frame::Integer(s.entries_added() as i64)),
+        kv("recorded-first-entry-id", id_frame(s.first_id())),
+    ];
+    match full {
+        None => {
+            out.push(kv("groups", Frame::Integer(s.groups().len() as i64)));
+            let edge = |rev: bool| {
+                s.range(StreamId::MIN, StreamId::MAX, 1, rev)
+                    .first()
+                    .map_or(Frame::Null, |(id, f)| entry_frame(*id, f))
+            };
+            out.push(kv("first-entry", edge(false)));
+            out.push(kv("last-entry", edge(true)));
+        }
+        Some(count) => {
+            let entries = s
+                .range(StreamId::MIN, StreamId::MAX, count, false)
+                .into_iter()
+                .map(|(id, f)| entry_frame(id, f))
+                .collect();
+            out.push(kv("entries", Frame::Array(entries)));
+            let groups = s
+                .groups()
+                .iter()
+                .map(|(name, g)| full_group(s, name, g, count))
+                .collect();
+            out.push(kv("groups", Frame::Array(groups)));
+        }
+    }
+    Ok(Frame::Map(out))
 }

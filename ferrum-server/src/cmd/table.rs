@@ -8,8 +8,9 @@ use super::flag::{
     STALE, SUBSCRIBED_OK, WRITE,
 };
 use super::{
-    bitops, blocking, connection, dump, expire, geo, hash, info, keys, latency, list, memory,
-    pubsub, server, set, slowlog, sort, stream, string, tx, zrange, zset, zstore, CommandSpec,
+    bitops, blocking, connection, dump, expire, geo, hash, hll, info, keys, latency, list, memory,
+    pubsub, server, set, slowlog, sort, stream, string, tx, xgroup, zrange, zset, zstore,
+    CommandSpec,
 };
 
 macro_rules! row {
@@ -172,17 +173,36 @@ pub(crate) static COMMANDS: &[CommandSpec] = &[
     row!("zdiff", -3, READONLY, NONE, "sorted-set", zstore::zdiff, "Returns the difference between multiple sorted sets."),
     row!("zintercard", -3, READONLY, NONE, "sorted-set", zstore::zintercard, "Returns the number of members of the intersect of multiple sorted sets."),
     row!("zrangestore", -5, WRITE | DENYOOM, KEY1_2, "sorted-set", zrange::zrangestore, "Stores a range of members from sorted set in a key."),
+    // hyperloglog
+    row!("pfadd", -2, WRITE | DENYOOM | FAST, KEY1, "hyperloglog", hll::pfadd, "Adds elements to a HyperLogLog key. Creates the key if it doesn't exist."),
+    row!("pfcount", -2, READONLY, KEYS_ALL, "hyperloglog", hll::pfcount, "Returns the approximated cardinality of the set(s) observed by the HyperLogLog key(s)."),
+    row!("pfmerge", -2, WRITE | DENYOOM, KEYS_ALL, "hyperloglog", hll::pfmerge, "Merges one or more HyperLogLog values into a single key."),
     // geospatial
     row!("geoadd", -5, WRITE | DENYOOM, KEY1, "geo", geo::geoadd, "Adds one or more members to a geospatial index. The key is created if it doesn't exist."),
     row!("geopos", -2, READONLY, KEY1, "geo", geo::geopos, "Returns the longitude and latitude of members from a geospatial index."),
     row!("geodist", -4, READONLY, KEY1, "geo", geo::geodist, "Returns the distance between two members of a geospatial index."),
     row!("geohash", -2, READONLY, KEY1, "geo", geo::geohash, "Returns members from a geospatial index as geohash strings."),
+    row!("georadius", -6, WRITE | DENYOOM, KEY1, "geo", geo::georadius, "Queries a geospatial index for members within a distance from a coordinate, optionally stores the result."),
+    row!("georadius_ro", -6, READONLY, KEY1, "geo", geo::georadius_ro, "Returns members from a geospatial index that are within a distance from a coordinate."),
+    row!("georadiusbymember", -5, WRITE | DENYOOM, KEY1, "geo", geo::georadiusbymember, "Queries a geospatial index for members within a distance from a member, optionally stores the result."),
+    row!("georadiusbymember_ro", -5, READONLY, KEY1, "geo", geo::georadiusbymember_ro, "Returns members from a geospatial index that are within a distance from a member."),
+    row!("geosearch", -7, READONLY, KEY1, "geo", geo::geosearch, "Queries a geospatial index for members inside an area of a box or a circle."),
+    row!("geosearchstore", -8, WRITE | DENYOOM, KEY1_2, "geo", geo::geosearchstore, "Queries a geospatial index for members inside an area of a box or a circle, optionally stores the result."),
     // streams
     row!("xadd", -5, WRITE | DENYOOM | FAST, KEY1, "stream", stream::xadd, "Appends a new message to a stream. Creates the key if it doesn't exist."),
     row!("xlen", 2, READONLY | FAST, KEY1, "stream", stream::xlen, "Return the number of messages in a stream."),
     row!("xrange", -4, READONLY, KEY1, "stream", stream::xrange, "Returns the messages from a stream within a range of IDs."),
     row!("xrevrange", -4, READONLY, KEY1, "stream", stream::xrevrange, "Returns the messages from a stream within a range of IDs in reverse order."),
     row!("xdel", -3, WRITE | FAST, KEY1, "stream", stream::xdel, "Returns the number of messages after removing them from a stream."),
+    row!("xread", -4, READONLY | BLOCKING, NONE, "stream", stream::xread, "Returns messages from multiple streams with IDs greater than the ones requested. Blocks until a message is available otherwise."),
+    row!("xsetid", -3, WRITE | DENYOOM | FAST, KEY1, "stream", stream::xsetid, "An internal command for replicating stream values."),
+    row!("xinfo", -2, READONLY | CONTAINER, NONE, "stream", stream::xinfo, "A container for stream introspection commands."),
+    row!("xgroup", -2, CONTAINER, NONE, "stream", xgroup::xgroup, "A container for consumer groups commands."),
+    row!("xreadgroup", -7, WRITE | BLOCKING, NONE, "stream", xgroup::xreadgroup, "Returns new or historical messages from a stream for a consumer in a group. Blocks until a message is available otherwise."),
+    row!("xack", -4, WRITE | FAST, KEY1, "stream", xgroup::xack, "Returns the number of messages that were successfully acknowledged by the consumer group member of a stream."),
+    row!("xpending", -3, READONLY, KEY1, "stream", xgroup::xpending, "Returns the information and entries from a stream consumer group's pending entries list."),
+    row!("xclaim", -6, WRITE | FAST, KEY1, "stream", xgroup::xclaim, "Changes, or acquires, ownership of a message in a consumer group, as if the message was delivered a consumer group member."),
+    row!("xautoclaim", -6, WRITE | FAST, KEY1, "stream", xgroup::xautoclaim, "Changes, or acquires, ownership of messages in a consumer group, as if the messages were delivered to as consumer group member."),
     row!("xtrim", -4, WRITE, KEY1, "stream", stream::xtrim, "Deletes messages from the beginning of a stream."),
     // keys
     row!("del", -2, WRITE, KEYS_ALL, "generic", keys::del, "Deletes one or more keys."),

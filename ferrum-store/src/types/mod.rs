@@ -30,5 +30,8 @@ pub use hash::{Hash, Iter as HashIter};
 pub use limits::EncodingLimits;
 pub use list::{End, Iter as ListIter, List};
 pub use set::Set;
-pub use stream::{AddError, IdSpec, Stream, StreamId, Trim, NODE_ENTRIES};
+pub use stream::{
+    AddError, Claim, Consumer, Group, GroupEntry, IdSpec, Pending, Stream, StreamId, Trim,
+    NODE_ENTRIES,
+};
 pub use zset::{LexBound, ScoreBound, ZSet};

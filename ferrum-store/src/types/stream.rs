@@ -131,6 +131,114 @@ struct State {
     entries_added: u64,
     max_deleted: StreamId,
     elem_bytes: usize,
+    groups: BTreeMap<Bytes, Group>,
+}
+
+/// A consumer group: what it has delivered, and to whom it is pending.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Group {
+    /// The last ID delivered to any consumer (`last-delivered-id`).
+    pub last_id: StreamId,
+    /// Entries the group has read, when known (`entries-read`).
+    pub entries_read: Option<u64>,
+    /// Delivered but unacknowledged entries: the pending entries list.
+    pub pel: BTreeMap<StreamId, Pending>,
+    /// The group's consumers by name.
+    pub consumers: BTreeMap<Bytes, Consumer>,
+}
+
+/// One pending entry of a group.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pending {
+    /// The consumer it was last delivered to.
+    pub consumer: Bytes,
+    /// When it was last delivered (ms).
+    pub delivery_time: u64,
+    /// How many times it was delivered.
+    pub delivery_count: u64,
+}
+
+/// One consumer of a group.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Consumer {
+    /// When it last read or was created (ms).
+    pub seen_time: u64,
+    /// The IDs pending for it (a subset of the group's PEL).
+    pub pel: std::collections::BTreeSet<StreamId>,
+}
+
+/// [`Stream::entries_before`] over the state's parts, usable while a group
+/// is borrowed.
+fn estimate_read(s: &State, id: StreamId) -> Option<u64> {
+    if s.entries_added == 0 {
+        return Some(0);
+    }
+    if (s.entries.is_empty() && id <= s.last_id) || id == s.last_id {
+        return Some(s.entries_added);
+    }
+    if id > s.last_id {
+        return None;
+    }
+    let first = s
+        .entries
+        .first_key_value()
+        .map_or(StreamId::MIN, |(id, _)| *id);
+    if s.max_deleted == StreamId::MIN || s.max_deleted < first {
+        let before = s.entries_added - s.entries.len() as u64;
+        if id < first {
+            return Some(before);
+        }
+        if id == first {
+            return Some(before + 1);
+        }
+    }
+    None
+}
+
+/// XCLAIM's options.
+#[derive(Clone, Debug, Default)]
+pub struct Claim {
+    /// Only entries idle at least this long (ms) move.
+    pub min_idle: u64,
+    /// The delivery time to record (ms).
+    pub time: u64,
+    /// RETRYCOUNT: the delivery count to set.
+    pub retry: Option<u64>,
+    /// FORCE: create the pending entry if the stream has the entry.
+    pub force: bool,
+    /// JUSTID: reply IDs only and leave the delivery count.
+    pub justid: bool,
+    /// LASTID: raise the group's last delivered ID to this.
+    pub last_id: Option<StreamId>,
+}
+
+/// One entry of an XREADGROUP reply: a deleted entry still pending has no
+/// fields.
+pub type GroupEntry = (StreamId, Option<Vec<(Bytes, Bytes)>>);
+
+impl Group {
+    /// The consumer named `name`, created (seen now) if new.
+    pub fn consumer(&mut self, name: &[u8], now: u64) -> &mut Consumer {
+        self.consumers
+            .entry(Bytes::copy_from_slice(name))
+            .or_insert_with(|| Consumer {
+                seen_time: now,
+                pel: Default::default(),
+            })
+    }
+
+    /// Acknowledges `id`: whether it was pending.
+    pub fn ack(&mut self, id: StreamId) -> bool {
+        match self.pel.remove(&id) {
+            Some(p) => {
+                if let Some(c) = self.consumers.get_mut(&p.consumer) {
+                    c.pel.remove(&id);
+                }
+                true
+            }
+            None => false,
+        }
+    }
 }
 
 impl Stream {
@@ -152,6 +260,296 @@ impl Stream {
     /// The last ID ever added (not necessarily still present).
     pub fn last_id(&self) -> StreamId {
         self.0.last_id
+    }
+
+    /// How many entries were ever added (`XINFO`'s `entries-added`).
+    pub fn entries_added(&self) -> u64 {
+        self.0.entries_added
+    }
+
+    /// The largest ID ever deleted (`max-deleted-entry-id`), `0-0` if none.
+    pub fn max_deleted(&self) -> StreamId {
+        self.0.max_deleted
+    }
+
+    /// The first entry's ID, `0-0` when empty (`recorded-first-entry-id`).
+    pub fn first_id(&self) -> StreamId {
+        self.0
+            .entries
+            .first_key_value()
+            .map_or(StreamId::MIN, |(id, _)| *id)
+    }
+
+    /// The last entry still present, if any.
+    pub fn last_entry_id(&self) -> Option<StreamId> {
+        self.0.entries.last_key_value().map(|(id, _)| *id)
+    }
+
+    /// `XSETID`: sets the last ID and, when given, the added-entries
+    /// counter and the largest deleted ID. The caller checks them.
+    pub fn set_ids(
+        &mut self,
+        last: StreamId,
+        entries_added: Option<u64>,
+        max_deleted: Option<StreamId>,
+    ) {
+        self.0.last_id = last;
+        if let Some(n) = entries_added {
+            self.0.entries_added = n;
+        }
+        if let Some(id) = max_deleted {
+            self.0.max_deleted = id;
+        }
+    }
+
+    /// The consumer groups by name.
+    pub fn groups(&self) -> &BTreeMap<Bytes, Group> {
+        &self.0.groups
+    }
+
+    /// The consumer groups, for XGROUP and XACK.
+    pub fn groups_mut(&mut self) -> &mut BTreeMap<Bytes, Group> {
+        &mut self.0.groups
+    }
+
+    /// XREADGROUP for one stream. With `after == None` (`>`): up to
+    /// `count` entries never delivered to the group, which become pending
+    /// for `consumer` unless `noack`. With `Some(id)`: the consumer's own
+    /// pending entries after `id` (history), each delivered once more.
+    /// `None` when the group does not exist.
+    pub fn read_group(
+        &mut self,
+        group: &[u8],
+        consumer: &[u8],
+        after: Option<StreamId>,
+        count: usize,
+        noack: bool,
+        now: u64,
+    ) -> Option<Vec<GroupEntry>> {
+        let mut groups = std::mem::take(&mut self.0.groups);
+        let out = self.read_group_in(&mut groups, group, consumer, after, count, noack, now);
+        self.0.groups = groups;
+        out
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn read_group_in(
+        &self,
+        groups: &mut BTreeMap<Bytes, Group>,
+        group: &[u8],
+        consumer: &[u8],
+        after: Option<StreamId>,
+        count: usize,
+        noack: bool,
+        now: u64,
+    ) -> Option<Vec<GroupEntry>> {
+        let state = &*self.0;
+        let g = groups.get_mut(group)?;
+        let name = Bytes::copy_from_slice(consumer);
+        g.consumer(consumer, now).seen_time = now;
+        let mut out = Vec::new();
+        match after {
+            None => {
+                let Some(start) = g.last_id.next() else {
+                    return Some(out);
+                };
+                for (id, fields) in state.entries.range(start..).take(count) {
+                    out.push((*id, Some(fields.clone())));
+                    g.last_id = *id;
+                    let tombstone_ahead = !state.entries.is_empty()
+                        && state.max_deleted != StreamId::MIN
+                        && *id <= state.max_deleted;
+                    g.entries_read = match g.entries_read {
+                        Some(n) if !tombstone_ahead => Some(n + 1),
+                        _ if state.entries_added > 0 => estimate_read(state, *id),
+                        keep => keep,
+                    };
+                    if noack {
+                        continue;
+                    }
+                    if let Some(old) = g.pel.get(id).map(|p| p.consumer.clone()) {
+                        if let Some(c) = g.consumers.get_mut(&old) {
+                            c.pel.remove(id);
+                        }
+                    }
+                    g.pel.insert(
+                        *id,
+                        Pending {
+                            consumer: name.clone(),
+                            delivery_time: now,
+                            delivery_count: 1,
+                        },
+                    );
+                    g.consumer(consumer, now).pel.insert(*id);
+                }
+            }
+            Some(after) => {
+                let Some(start) = after.next() else {
+                    return Some(out);
+                };
+                let ids: Vec<StreamId> = g
+                    .consumer(consumer, now)
+                    .pel
+                    .range(start..)
+                    .take(count)
+                    .copied()
+                    .collect();
+                for id in ids {
+                    let fields = state.entries.get(&id).cloned();
+                    if fields.is_some() {
+                        if let Some(p) = g.pel.get_mut(&id) {
+                            p.delivery_count += 1;
+                            p.delivery_time = now;
+                        }
+                    }
+                    out.push((id, fields));
+                }
+            }
+        }
+        Some(out)
+    }
+
+    /// XCLAIM: moves the pending `ids` idle at least `o.min_idle` to
+    /// `consumer`. Entries deleted from the stream leave the PEL. `None`
+    /// when the group does not exist.
+    pub fn claim(
+        &mut self,
+        group: &[u8],
+        consumer: &[u8],
+        ids: &[StreamId],
+        o: &Claim,
+        now: u64,
+    ) -> Option<Vec<GroupEntry>> {
+        let state = &mut *self.0;
+        let g = state.groups.get_mut(group)?;
+        if let Some(last) = o.last_id {
+            if last > g.last_id {
+                g.last_id = last;
+            }
+        }
+        let mut out = Vec::new();
+        for &id in ids {
+            let Some(fields) = state.entries.get(&id) else {
+                g.ack(id);
+                continue;
+            };
+            match g.pel.get(&id) {
+                None if !o.force => continue,
+                // FORCE creates the pending entry; no idle time to check.
+                None => {}
+                Some(p) if o.min_idle > 0 && now.saturating_sub(p.delivery_time) < o.min_idle => {
+                    continue
+                }
+                Some(_) => {}
+            }
+            out.push((id, (!o.justid).then(|| fields.clone())));
+            Self::move_pending(g, id, consumer, o.time, o.retry, !o.justid, now);
+        }
+        Some(out)
+    }
+
+    /// XAUTOCLAIM: claims up to `count` pending entries from `start` on,
+    /// idle at least `min_idle`, examining at most `10 * count`. Returns the
+    /// cursor (next PEL ID or `0-0`), the claimed entries and the IDs
+    /// dropped because their entries were deleted.
+    #[allow(clippy::too_many_arguments)]
+    pub fn autoclaim(
+        &mut self,
+        group: &[u8],
+        consumer: &[u8],
+        min_idle: u64,
+        start: StreamId,
+        count: usize,
+        justid: bool,
+        now: u64,
+    ) -> Option<(StreamId, Vec<GroupEntry>, Vec<StreamId>)> {
+        let state = &mut *self.0;
+        let g = state.groups.get_mut(group)?;
+        let (mut claimed, mut deleted) = (Vec::new(), Vec::new());
+        let mut attempts = count.saturating_mul(10);
+        let mut left = count;
+        let mut cursor = start;
+        let mut next = StreamId::MIN;
+        loop {
+            let Some((&id, p)) = g.pel.range(cursor..).next() else {
+                next = StreamId::MIN;
+                break;
+            };
+            if attempts == 0 || left == 0 {
+                next = id;
+                break;
+            }
+            attempts -= 1;
+            cursor = match id.next() {
+                Some(n) => n,
+                None => StreamId::MAX,
+            };
+            let idle = now.saturating_sub(p.delivery_time);
+            match state.entries.get(&id) {
+                None => {
+                    g.ack(id);
+                    deleted.push(id);
+                    left -= 1;
+                }
+                Some(_) if min_idle > 0 && idle < min_idle => {}
+                Some(fields) => {
+                    claimed.push((id, (!justid).then(|| fields.clone())));
+                    Self::move_pending(g, id, consumer, now, None, !justid, now);
+                    left -= 1;
+                }
+            }
+            if id == StreamId::MAX {
+                break;
+            }
+        }
+        Some((next, claimed, deleted))
+    }
+
+    /// Gives pending (or FORCE-created) `id` to `consumer`.
+    fn move_pending(
+        g: &mut Group,
+        id: StreamId,
+        consumer: &[u8],
+        time: u64,
+        retry: Option<u64>,
+        bump: bool,
+        now: u64,
+    ) {
+        let name = Bytes::copy_from_slice(consumer);
+        g.consumer(consumer, now).seen_time = now;
+        let p = g.pel.entry(id).or_insert_with(|| Pending {
+            consumer: Bytes::new(),
+            delivery_time: time,
+            delivery_count: 1,
+        });
+        let old = std::mem::replace(&mut p.consumer, name.clone());
+        p.delivery_time = time;
+        match retry {
+            Some(n) => p.delivery_count = n,
+            None if bump => p.delivery_count += 1,
+            None => {}
+        }
+        if old != name {
+            if let Some(c) = g.consumers.get_mut(&old) {
+                c.pel.remove(&id);
+            }
+        }
+        if let Some(c) = g.consumers.get_mut(&name) {
+            c.pel.insert(id);
+        }
+    }
+
+    /// Redis's estimate of how many entries precede and include `id` in
+    /// the stream's history; `None` when deletions make it unknowable.
+    pub fn entries_before(&self, id: StreamId) -> Option<u64> {
+        estimate_read(&self.0, id)
+    }
+
+    /// Whether a deleted ID lies at or after `id` (Redis's
+    /// `streamRangeHasTombstones` from `id` to the end).
+    pub fn tombstones_from(&self, id: StreamId) -> bool {
+        let s = &*self.0;
+        !s.entries.is_empty() && s.max_deleted != StreamId::MIN && id <= s.max_deleted
     }
 
     /// Heap bytes the stream owns. O(1).
@@ -260,10 +658,10 @@ impl Stream {
         if limit > 0 {
             n = n.min(limit);
         }
+        // Trimming, unlike XDEL, leaves max-deleted-entry-id alone (Redis 7.0).
         for _ in 0..n {
-            if let Some((id, fields)) = self.0.entries.pop_first() {
+            if let Some((_, fields)) = self.0.entries.pop_first() {
                 self.0.elem_bytes -= Stream::entry_bytes(&fields);
-                self.0.max_deleted = self.0.max_deleted.max(id);
             }
         }
         n

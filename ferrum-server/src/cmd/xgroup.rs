@@ -1,0 +1,599 @@
+//! Stream consumer groups: XGROUP (CREATE, SETID, DESTROY, CREATECONSUMER,
+//! DELCONSUMER, HELP), XREADGROUP (COUNT, BLOCK, NOACK, `>` and history
+//! IDs), XACK, XPENDING (summary and extended, IDLE), XCLAIM and
+//! XAUTOCLAIM, with Redis 7.0's
+//! replies and error texts. The group state lives in
+//! `ferrum_store::types::Stream`; these handlers parse and format.
+
+use bytes::Bytes;
+use ferrum_proto::Frame;
+use ferrum_store::types::{Claim, Group, GroupEntry, Stream, StreamId};
+
+use super::coll::{read, write};
+use super::error::STREAM_ID;
+use super::parse::{int_arg, is, parse_i64};
+use super::{CmdError, CmdResult, Ctx};
+
+fn id_arg(b: &[u8]) -> Result<StreamId, CmdError> {
+    StreamId::parse(b, 0).ok_or_else(|| CmdError::msg(STREAM_ID))
+}
+
+fn id_frame(id: StreamId) -> Frame {
+    Frame::Bulk(Bytes::from(id.to_string()))
+}
+
+fn text(b: &[u8]) -> std::borrow::Cow<'_, str> {
+    String::from_utf8_lossy(b)
+}
+
+fn no_group(key: &[u8], group: &[u8]) -> CmdError {
+    CmdError::msg(format!(
+        "NOGROUP No such consumer group '{}' for key name '{}'",
+        text(group),
+        text(key)
+    ))
+}
+
+const NEEDS_KEY: &str = "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically.";
+
+const XGROUP_HELP: &[&str] = &[
+    "XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "CREATE <key> <groupname> <id|$> [option]",
+    "    Create a new consumer group. Options are:",
+    "    * MKSTREAM",
+    "      Create the empty stream if it does not exist.",
+    "    * ENTRIESREAD entries_read",
+    "      Set the group's entries_read counter (internal use).",
+    "CREATECONSUMER <key> <groupname> <consumer>",
+    "    Create a new consumer in the specified group.",
+    "DELCONSUMER <key> <groupname> <consumer>",
+    "    Remove the specified consumer.",
+    "DESTROY <key> <groupname>",
+    "    Remove the specified group.",
+    "SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
+    "    Set the current group ID and entries_read counter.",
+    "HELP",
+    "    Print this help.",
+];
+
+/// `[ENTRIESREAD n]` (and MKSTREAM for CREATE) after the ID.
+fn group_opts(opts: &[Bytes], create: bool) -> Result<(bool, Option<u64>), CmdError> {
+    let (mut mkstream, mut read) = (false, None);
+    let mut i = 0;
+    while i < opts.len() {
+        if create && is(&opts[i], "mkstream") {
+            mkstream = true;
+            i += 1;
+        } else if is(&opts[i], "entriesread") && i + 1 < opts.len() {
+            let n = int_arg(&opts[i + 1])?;
+            if n < -1 {
+                return Err(CmdError::msg(
+                    "ERR value for ENTRIESREAD must be positive or -1",
+                ));
+            }
+            read = (n >= 0).then_some(n as u64);
+            i += 2;
+        } else {
+            return Err(CmdError::syntax());
+        }
+    }
+    Ok((mkstream, read))
+}
+
+/// `XGROUP subcommand ...`
+pub(crate) fn xgroup(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let sub = &args[1];
+    let (name, min, max) = match () {
+        _ if is(sub, "help") => ("help", 2, 2),
+        _ if is(sub, "create") => ("create", 5, 8),
+        _ if is(sub, "setid") => ("setid", 5, 7),
+        _ if is(sub, "destroy") => ("destroy", 4, 4),
+        _ if is(sub, "createconsumer") => ("createconsumer", 5, 5),
+        _ if is(sub, "delconsumer") => ("delconsumer", 5, 5),
+        _ => return Err(CmdError::unknown_subcommand("XGROUP", sub)),
+    };
+    if args.len() < min || args.len() > max {
+        return Err(CmdError::msg(format!(
+            "ERR wrong number of arguments for 'xgroup|{name}' command"
+        )));
+    }
+    if name == "help" {
+        return super::help_reply(XGROUP_HELP);
+    }
+    let (key, group) = (&args[2], &args[3]);
+    let now = ctx.now.0;
+    let (mkstream, entries_read) = match name {
+        "create" => group_opts(&args[5..], true)?,
+        "setid" => group_opts(&args[5..], false)?,
+        _ => (false, None),
+    };
+    // `-` and `+` stand for the smallest and largest IDs, as in Redis.
+    let explicit = match (name, &args.get(4).map(|a| &a[..])) {
+        ("create" | "setid", Some(b"$")) => None,
+        ("create" | "setid", Some(b"-")) => Some(StreamId::MIN),
+        ("create" | "setid", Some(b"+")) => Some(StreamId::MAX),
+        ("create" | "setid", Some(a)) => Some(id_arg(a)?),
+        _ => None,
+    };
+    let reply = write(ctx, key, mkstream, |s: &mut Stream| -> CmdResult {
+        let (last, added) = (s.last_id(), s.entries_added());
+        let (id, read) = match explicit {
+            Some(id) => (id, entries_read),
+            None => (last, entries_read.or(Some(added))),
+        };
+        let groups = s.groups_mut();
+        match name {
+            "create" => {
+                if groups.contains_key(&group[..]) {
+                    return Err(CmdError::msg(
+                        "BUSYGROUP Consumer Group name already exists",
+                    ));
+                }
+                let g = Group {
+                    last_id: id,
+                    entries_read: read,
+                    ..Group::default()
+                };
+                groups.insert(group.clone(), g);
+                Ok(Frame::ok())
+            }
+            "setid" => {
+                let g = groups
+                    .get_mut(&group[..])
+                    .ok_or_else(|| no_group(key, group))?;
+                g.last_id = id;
+                g.entries_read = read;
+                Ok(Frame::ok())
+            }
+            "destroy" => Ok(Frame::Integer(i64::from(
+                groups.remove(&group[..]).is_some(),
+            ))),
+            "createconsumer" => {
+                let g = groups
+                    .get_mut(&group[..])
+                    .ok_or_else(|| no_group(key, group))?;
+                if g.consumers.contains_key(&args[4][..]) {
+                    return Ok(Frame::Integer(0));
+                }
+                g.consumer(&args[4], now);
+                Ok(Frame::Integer(1))
+            }
+            _ => {
+                let g = groups
+                    .get_mut(&group[..])
+                    .ok_or_else(|| no_group(key, group))?;
+                let Some(c) = g.consumers.remove(&args[4][..]) else {
+                    return Ok(Frame::Integer(0));
+                };
+                for id in &c.pel {
+                    g.pel.remove(id);
+                }
+                Ok(Frame::Integer(c.pel.len() as i64))
+            }
+        }
+    })?;
+    let reply = reply.ok_or_else(|| CmdError::msg(NEEDS_KEY))??;
+    ctx.dirty = Some(1);
+    if name == "destroy" {
+        // Readers blocked on the group answer NOGROUP.
+        ctx.shared
+            .blocking
+            .wake(ctx.db(), key, ferrum_store::ValueKind::Stream);
+    }
+    Ok(reply)
+}
+
+/// One stream's part of an XREADGROUP reply: `[key, entries]`.
+pub(crate) fn group_frame(key: &Bytes, entries: Vec<GroupEntry>) -> Frame {
+    let items = entries
+        .into_iter()
+        .map(|(id, fields)| {
+            let body = match fields {
+                Some(f) => Frame::Array(
+                    f.into_iter()
+                        .flat_map(|(k, v)| [Frame::Bulk(k), Frame::Bulk(v)])
+                        .collect(),
+                ),
+                None => Frame::NullArray,
+            };
+            Frame::Array(vec![id_frame(id), body])
+        })
+        .collect();
+    Frame::Array(vec![Frame::Bulk(key.clone()), Frame::Array(items)])
+}
+
+/// Reads `>` for a blocked XREADGROUP: `None` while nothing is new. A
+/// key that is gone or no longer a stream, or a destroyed group, is an
+/// error, as Redis unblocks such readers with one.
+pub(crate) fn read_new(
+    ctx: &Ctx<'_>,
+    key: &Bytes,
+    group: &[u8],
+    consumer: &[u8],
+    count: usize,
+    noack: bool,
+) -> Result<Option<Frame>, CmdError> {
+    let now = ctx.now.0;
+    let gone = || CmdError::msg("UNBLOCKED the stream key no longer exists");
+    let got = write(ctx, key, false, |s: &mut Stream| {
+        s.read_group(group, consumer, None, count, noack, now)
+    })
+    .map_err(|_| gone())?
+    .ok_or_else(gone)?
+    .ok_or_else(|| {
+        CmdError::msg("NOGROUP the consumer group this client was blocked on no longer exists")
+    })?;
+    Ok((!got.is_empty()).then(|| group_frame(key, got)))
+}
+
+/// `XREADGROUP GROUP group consumer [COUNT n] [BLOCK ms] [NOACK] STREAMS key [key ...] id [id ...]`
+pub(crate) fn xreadgroup(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let (mut count, mut block, mut noack, mut streams, mut group) =
+        (usize::MAX, None, false, None, None);
+    let mut i = 1;
+    while i < args.len() {
+        let more = args.len() - i - 1;
+        if is(&args[i], "block") && more >= 1 {
+            let ms = parse_i64(&args[i + 1])
+                .ok_or_else(|| CmdError::msg("ERR timeout is not an integer or out of range"))?;
+            if ms < 0 {
+                return Err(CmdError::msg("ERR timeout is negative"));
+            }
+            block = Some(ms as u64);
+            i += 2;
+        } else if is(&args[i], "count") && more >= 1 {
+            let n = int_arg(&args[i + 1])?;
+            count = if n <= 0 { usize::MAX } else { n as usize };
+            i += 2;
+        } else if is(&args[i], "streams") && more >= 1 {
+            streams = Some(i + 1);
+            break;
+        } else if is(&args[i], "group") && more >= 2 {
+            group = Some((args[i + 1].clone(), args[i + 2].clone()));
+            i += 3;
+        } else if is(&args[i], "noack") {
+            noack = true;
+            i += 1;
+        } else {
+            return Err(CmdError::syntax());
+        }
+    }
+    let Some(first) = streams else {
+        return Err(CmdError::syntax());
+    };
+    let rest = &args[first..];
+    if rest.len() % 2 != 0 {
+        return Err(CmdError::msg(
+            "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.",
+        ));
+    }
+    let Some((gname, cname)) = group else {
+        return Err(CmdError::msg("ERR Missing GROUP option for XREADGROUP"));
+    };
+    let (keys, ids) = rest.split_at(rest.len() / 2);
+    let mut after = Vec::with_capacity(ids.len());
+    for (key, id) in keys.iter().zip(ids) {
+        let has = read(ctx, key, |s: &Stream| s.groups().contains_key(&gname[..]))?;
+        if has != Some(true) {
+            return Err(CmdError::msg(format!(
+                "NOGROUP No such key '{}' or consumer group '{}' in XREADGROUP with GROUP option",
+                text(key),
+                text(&gname)
+            )));
+        }
+        if &id[..] == b"$" {
+            return Err(CmdError::msg("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set."));
+        }
+        after.push(if &id[..] == b">" {
+            None
+        } else {
+            Some(id_arg(id)?)
+        });
+    }
+    let now = ctx.now.0;
+    let mut served = Vec::new();
+    let mut any_history = false;
+    for (key, after) in keys.iter().zip(&after) {
+        any_history |= after.is_some();
+        let got = write(ctx, key, false, |s: &mut Stream| {
+            s.read_group(&gname, &cname, *after, count, noack, now)
+        })?
+        .flatten();
+        match (got, after) {
+            // History is always answered, even when empty.
+            (Some(e), Some(_)) => served.push(group_frame(key, e)),
+            (Some(e), None) if !e.is_empty() => served.push(group_frame(key, e)),
+            _ => {}
+        }
+    }
+    ctx.dirty = Some(1);
+    let resp3 = super::coll::resp3(ctx);
+    if !served.is_empty() {
+        return Ok(super::stream::xread_reply(served, resp3));
+    }
+    match block {
+        Some(ms) if !any_history => {
+            super::blocking::block_xreadgroup(ctx, keys, (gname, cname), count, noack, ms)
+        }
+        _ => Ok(Frame::NullArray),
+    }
+}
+
+/// `XACK key group id [id ...]`
+pub(crate) fn xack(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let ids = args[3..]
+        .iter()
+        .map(|a| id_arg(a))
+        .collect::<Result<Vec<_>, _>>()?;
+    let n = write(ctx, &args[1], false, |s: &mut Stream| {
+        s.groups_mut()
+            .get_mut(&args[2][..])
+            .map_or(0, |g| ids.iter().filter(|id| g.ack(**id)).count())
+    })?
+    .unwrap_or(0);
+    ctx.dirty = Some(n as u64);
+    Ok(Frame::Integer(n as i64))
+}
+
+/// A range end for XPENDING: `-`, `+`, `(id` or an ID.
+fn pending_end(b: &[u8], low: bool) -> Result<StreamId, CmdError> {
+    match b {
+        b"-" => Ok(StreamId::MIN),
+        b"+" => Ok(StreamId::MAX),
+        [b'(', rest @ ..] => {
+            let id = StreamId::parse(rest, if low { 0 } else { u64::MAX })
+                .ok_or_else(|| CmdError::msg(STREAM_ID))?;
+            let moved = if low { id.next() } else { id.prev() };
+            moved.ok_or_else(|| CmdError::msg("ERR invalid start ID for the interval"))
+        }
+        _ => StreamId::parse(b, if low { 0 } else { u64::MAX })
+            .ok_or_else(|| CmdError::msg(STREAM_ID)),
+    }
+}
+
+/// `XPENDING key group [[IDLE min-idle-time] start end count [consumer]]`
+pub(crate) fn xpending(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let (key, gname) = (&args[1], &args[2]);
+    let mut rest = &args[3..];
+    let mut min_idle = 0u64;
+    if rest.first().is_some_and(|a| is(a, "idle")) {
+        if rest.len() < 2 {
+            return Err(CmdError::syntax());
+        }
+        min_idle = int_arg(&rest[1])?.max(0) as u64;
+        rest = &rest[2..];
+        if rest.is_empty() {
+            return Err(CmdError::syntax());
+        }
+    }
+    let extended = match rest.len() {
+        0 => None,
+        3 | 4 => {
+            let (start, end) = (pending_end(&rest[0], true)?, pending_end(&rest[1], false)?);
+            let count = int_arg(&rest[2])?.max(0) as usize;
+            Some((start, end, count, rest.get(3).cloned()))
+        }
+        _ => return Err(CmdError::syntax()),
+    };
+    let now = ctx.now.0;
+    let out = read(ctx, key, |s: &Stream| {
+        let g = s.groups().get(&gname[..])?;
+        Some(match &extended {
+            None => {
+                if g.pel.is_empty() {
+                    return Some(Frame::Array(vec![
+                        Frame::Integer(0),
+                        Frame::Null,
+                        Frame::Null,
+                        Frame::NullArray,
+                    ]));
+                }
+                let first = g.pel.keys().next().copied().unwrap_or_default();
+                let last = g.pel.keys().next_back().copied().unwrap_or_default();
+                let per: Vec<Frame> = g
+                    .consumers
+                    .iter()
+                    .filter(|(_, c)| !c.pel.is_empty())
+                    .map(|(name, c)| {
+                        Frame::Array(vec![
+                            Frame::Bulk(name.clone()),
+                            Frame::Bulk(Bytes::from(c.pel.len().to_string())),
+                        ])
+                    })
+                    .collect();
+                Frame::Array(vec![
+                    Frame::Integer(g.pel.len() as i64),
+                    id_frame(first),
+                    id_frame(last),
+                    Frame::Array(per),
+                ])
+            }
+            Some((start, end, count, consumer)) => {
+                if start > end {
+                    return Some(Frame::Array(Vec::new()));
+                }
+                let rows = g
+                    .pel
+                    .range(*start..=*end)
+                    .filter(|(_, p)| consumer.as_ref().is_none_or(|c| p.consumer == *c))
+                    .map(|(id, p)| (id, p, now.saturating_sub(p.delivery_time)))
+                    .filter(|(_, _, idle)| *idle >= min_idle)
+                    .take(*count)
+                    .map(|(id, p, idle)| {
+                        Frame::Array(vec![
+                            id_frame(*id),
+                            Frame::Bulk(p.consumer.clone()),
+                            Frame::Integer(idle as i64),
+                            Frame::Integer(p.delivery_count as i64),
+                        ])
+                    })
+                    .collect();
+                Frame::Array(rows)
+            }
+        })
+    })?
+    .flatten();
+    out.ok_or_else(|| {
+        CmdError::msg(format!(
+            "NOGROUP No such key '{}' or consumer group '{}'",
+            text(key),
+            text(gname)
+        ))
+    })
+}
+
+fn no_key_or_group(key: &[u8], group: &[u8]) -> CmdError {
+    CmdError::msg(format!(
+        "NOGROUP No such key '{}' or consumer group '{}'",
+        text(key),
+        text(group)
+    ))
+}
+
+/// Whether `key` holds a stream with group `group` (`WRONGTYPE` for
+/// another type).
+fn has_group(ctx: &Ctx<'_>, key: &[u8], group: &[u8]) -> Result<bool, CmdError> {
+    Ok(read(ctx, key, |s: &Stream| s.groups().contains_key(group))? == Some(true))
+}
+
+fn min_idle(arg: &[u8], cmd: &str) -> Result<u64, CmdError> {
+    let n = parse_i64(arg)
+        .ok_or_else(|| CmdError::msg(format!("ERR Invalid min-idle-time argument for {cmd}")))?;
+    Ok(n.max(0) as u64)
+}
+
+fn claimed_frame(entries: Vec<GroupEntry>, justid: bool) -> Frame {
+    Frame::Array(
+        entries
+            .into_iter()
+            .map(|(id, fields)| {
+                if justid {
+                    return id_frame(id);
+                }
+                match fields {
+                    Some(f) => Frame::Array(vec![
+                        id_frame(id),
+                        Frame::Array(
+                            f.into_iter()
+                                .flat_map(|(k, v)| [Frame::Bulk(k), Frame::Bulk(v)])
+                                .collect(),
+                        ),
+                    ]),
+                    None => Frame::Null,
+                }
+            })
+            .collect(),
+    )
+}
+
+/// `XCLAIM key group consumer min-idle-time id [id ...] [IDLE ms] [TIME ms]
+/// [RETRYCOUNT count] [FORCE] [JUSTID] [LASTID id]`
+pub(crate) fn xclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let (key, group, consumer) = (&args[1], &args[2], &args[3]);
+    if !has_group(ctx, key, group)? {
+        return Err(no_key_or_group(key, group));
+    }
+    let now = ctx.now.0;
+    let mut o = Claim {
+        min_idle: min_idle(&args[4], "XCLAIM")?,
+        time: now,
+        ..Claim::default()
+    };
+    let mut j = 5;
+    let mut ids = Vec::new();
+    while j < args.len() {
+        match StreamId::parse(&args[j], 0) {
+            Some(id) => ids.push(id),
+            None => break,
+        }
+        j += 1;
+    }
+    let opt_int = |a: &Bytes, what: &str| {
+        parse_i64(a)
+            .ok_or_else(|| CmdError::msg(format!("ERR Invalid {what} option argument for XCLAIM")))
+    };
+    let mut time = None;
+    while j < args.len() {
+        let more = j + 1 < args.len();
+        let a = &args[j];
+        if is(a, "force") {
+            o.force = true;
+        } else if is(a, "justid") {
+            o.justid = true;
+        } else if is(a, "idle") && more {
+            j += 1;
+            time = Some(now as i64 - opt_int(&args[j], "IDLE")?);
+        } else if is(a, "time") && more {
+            j += 1;
+            time = Some(opt_int(&args[j], "TIME")?);
+        } else if is(a, "retrycount") && more {
+            j += 1;
+            o.retry = Some(opt_int(&args[j], "RETRYCOUNT")?.max(0) as u64);
+        } else if is(a, "lastid") && more {
+            j += 1;
+            o.last_id = Some(id_arg(&args[j])?);
+        } else {
+            return Err(CmdError::msg(format!(
+                "ERR Unrecognized XCLAIM option '{}'",
+                text(a)
+            )));
+        }
+        j += 1;
+    }
+    if let Some(t) = time {
+        // A time in the future or before the epoch means now, as in Redis.
+        o.time = if t < 0 || t as u64 > now {
+            now
+        } else {
+            t as u64
+        };
+    }
+    let got = write(ctx, key, false, |s: &mut Stream| {
+        s.claim(group, consumer, &ids, &o, now)
+    })?
+    .flatten()
+    .ok_or_else(|| no_key_or_group(key, group))?;
+    ctx.dirty = Some(1);
+    Ok(claimed_frame(got, o.justid))
+}
+
+/// `XAUTOCLAIM key group consumer min-idle-time start [COUNT count] [JUSTID]`
+pub(crate) fn xautoclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let (key, group, consumer) = (&args[1], &args[2], &args[3]);
+    let min = min_idle(&args[4], "XAUTOCLAIM")?;
+    let start = pending_end(&args[5], true)?;
+    let (mut count, mut justid) = (100usize, false);
+    let mut j = 6;
+    while j < args.len() {
+        if is(&args[j], "count") && j + 1 < args.len() {
+            let n =
+                parse_i64(&args[j + 1]).ok_or_else(|| CmdError::msg("ERR COUNT must be > 0"))?;
+            if !(1..=i64::MAX / 10).contains(&n) {
+                return Err(CmdError::msg("ERR COUNT must be > 0"));
+            }
+            count = n as usize;
+            j += 2;
+        } else if is(&args[j], "justid") {
+            justid = true;
+            j += 1;
+        } else {
+            return Err(CmdError::syntax());
+        }
+    }
+    // Redis checks the arguments before the key, unlike XCLAIM.
+    if !has_group(ctx, key, group)? {
+        return Err(no_key_or_group(key, group));
+    }
+    let now = ctx.now.0;
+    let (next, claimed, deleted) = write(ctx, key, false, |s: &mut Stream| {
+        s.autoclaim(group, consumer, min, start, count, justid, now)
+    })?
+    .flatten()
+    .ok_or_else(|| no_key_or_group(key, group))?;
+    ctx.dirty = Some(1);
+    Ok(Frame::Array(vec![
+        id_frame(next),
+        claimed_frame(claimed, justid),
+        Frame::Array(deleted.into_iter().map(id_frame).collect()),
+    ]))
+}
