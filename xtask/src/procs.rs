@@ -63,6 +63,27 @@ impl ServerProcess {
         extra: &[&str],
         log: &Path,
     ) -> Result<ServerProcess> {
+        // `free_port` releases the port before the server binds it, so a
+        // process started at the same moment (another test's server) can
+        // take it: this one then exits at startup, or the readiness check
+        // reaches the other one. Both show as an exit, checked again after
+        // the port answers; a new port is tried then.
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            match ServerProcess::start_once(kind, target_dir, extra, log) {
+                Err(e) if attempt < 3 && e.to_string().contains("exited at startup") => {}
+                other => return other,
+            }
+        }
+    }
+
+    fn start_once(
+        kind: ServerKind,
+        target_dir: &Path,
+        extra: &[&str],
+        log: &Path,
+    ) -> Result<ServerProcess> {
         let port = free_port()?;
         let port_s = port.to_string();
         let (program, mut args): (PathBuf, Vec<&str>) = match kind {
@@ -97,6 +118,15 @@ impl ServerProcess {
                 );
             }
             if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                // A server that lost the port to another exits right away.
+                thread::sleep(Duration::from_millis(200));
+                if let Some(status) = child.try_wait()? {
+                    bail!(
+                        "{} on port {port} exited at startup ({status}); see {}",
+                        kind.name(),
+                        log.display()
+                    );
+                }
                 return Ok(ServerProcess { child, port });
             }
             if Instant::now() > deadline {
