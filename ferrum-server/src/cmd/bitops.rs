@@ -21,8 +21,8 @@ use super::{CmdError, CmdResult, Ctx};
 const MAX_BYTES: u64 = 512 * 1024 * 1024;
 
 /// The string at `key`, copied out: `Ok(None)` when absent, `WRONGTYPE`
-/// for another type.
-fn read_str(
+/// for another type. (HyperLogLogs are strings too: `hll.rs` uses it.)
+pub(super) fn read_str(
     shard: &mut Shard,
     db: usize,
     key: &[u8],
@@ -36,7 +36,7 @@ fn read_str(
 
 /// Stores `bytes` as the string at `key`: an existing key keeps its TTL, a
 /// new one has none.
-fn put_str(shard: &mut Shard, db: usize, key: &Bytes, bytes: &[u8], now: Millis) {
+pub(super) fn put_str(shard: &mut Shard, db: usize, key: &Bytes, bytes: &[u8], now: Millis) {
     if let Some(mut e) = shard.lookup_mut(db, key, now) {
         e.set_str(bytes);
         return;

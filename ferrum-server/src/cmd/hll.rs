@@ -21,8 +21,8 @@
 
 use bytes::Bytes;
 use ferrum_proto::Frame;
-use ferrum_store::{Access, Millis, Shard, Value};
 
+use super::bitops::{put_str, read_str};
 use super::{CmdError, CmdResult, Ctx};
 
 /// log2 of the register count.
@@ -422,27 +422,6 @@ fn count_raw(max: &[u8; REGISTERS]) -> u64 {
         histo[usize::from(v & 63)] += 1;
     }
     estimate(&histo)
-}
-
-/// The string at `key`, copied out (`WRONGTYPE` for another type).
-fn read_str(
-    shard: &mut Shard,
-    db: usize,
-    key: &[u8],
-    now: Millis,
-) -> Result<Option<Vec<u8>>, CmdError> {
-    match shard.lookup(db, key, now, Access::Read) {
-        Some(e) => Ok(Some(e.value().as_str()?.to_vec())),
-        None => Ok(None),
-    }
-}
-
-fn put_str(shard: &mut Shard, db: usize, key: &Bytes, bytes: &[u8], now: Millis) {
-    if let Some(mut e) = shard.lookup_mut(db, key, now) {
-        e.set_str(bytes);
-        return;
-    }
-    shard.insert(db, key.clone(), Value::str(bytes), None, now);
 }
 
 fn sparse_max(ctx: &Ctx<'_>) -> usize {
