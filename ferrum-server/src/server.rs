@@ -69,17 +69,10 @@ impl Server {
         let notify = crate::notify::Notifier::default();
         notify.install(config.stored_value("notify-keyspace-events"));
         let latency = crate::cmd::Latency::default();
-        latency.threshold_ms.store(
-            config
-                .stored_value("latency-monitor-threshold")
-                .parse()
-                .unwrap_or(0),
-            Ordering::Relaxed,
-        );
-        let tracking_max = config
-            .stored_value("tracking-table-max-keys")
-            .parse()
-            .unwrap_or(1_000_000);
+        latency
+            .threshold_ms
+            .store(config.latency_threshold_ms(), Ordering::Relaxed);
+        let tracking_max = config.tracking_max_keys();
         let shared = Arc::new(Shared {
             store,
             auth_required: AtomicBool::new(config.requirepass.is_some()),

@@ -174,17 +174,11 @@ fn config_set(ctx: &mut Ctx<'_>, pairs: &[Bytes]) -> CmdResult {
     shared
         .notify
         .install(config.stored_value("notify-keyspace-events"));
-    ctx.shared.latency.threshold_ms.store(
-        config
-            .stored_value("latency-monitor-threshold")
-            .parse()
-            .unwrap_or(0),
-        Ordering::Relaxed,
-    );
-    let tracking_max = config
-        .stored_value("tracking-table-max-keys")
-        .parse()
-        .unwrap_or(1_000_000);
+    ctx.shared
+        .latency
+        .threshold_ms
+        .store(config.latency_threshold_ms(), Ordering::Relaxed);
+    let tracking_max = config.tracking_max_keys();
     drop(config);
     shared.tracking.set_max_keys(shared, tracking_max);
     if policy_changed {

@@ -971,6 +971,20 @@ impl Config {
         self.stored.get(name).map_or("", String::as_str)
     }
 
+    /// `latency-monitor-threshold`, in ms (0: off).
+    pub(crate) fn latency_threshold_ms(&self) -> u64 {
+        self.stored_value("latency-monitor-threshold")
+            .parse()
+            .unwrap_or(0)
+    }
+
+    /// `tracking-table-max-keys` (0: unlimited).
+    pub(crate) fn tracking_max_keys(&self) -> u64 {
+        self.stored_value("tracking-table-max-keys")
+            .parse()
+            .unwrap_or(1_000_000)
+    }
+
     /// A value for every field, overwritten by `Default` from the table.
     fn blank() -> Config {
         Config {
