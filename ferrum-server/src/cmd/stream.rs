@@ -284,16 +284,7 @@ pub(crate) fn xread(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             return Err(CmdError::syntax());
         }
     }
-    let Some(first) = streams else {
-        return Err(CmdError::syntax());
-    };
-    let rest = &args[first..];
-    if rest.len() % 2 != 0 {
-        return Err(CmdError::msg(
-            "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.",
-        ));
-    }
-    let (keys, ids) = rest.split_at(rest.len() / 2);
+    let (keys, ids) = stream_list(args, streams)?;
     let mut after = Vec::with_capacity(ids.len());
     for (key, id) in keys.iter().zip(ids) {
         let last = read(ctx, key, |s: &Stream| s.last_id())?;
@@ -594,4 +585,22 @@ fn stream_info(s: &Stream, opts: &[Bytes]) -> CmdResult {
         }
     }
     Ok(Frame::Map(out))
+}
+
+/// The `STREAMS key ... id ...` tail of `XREAD`/`XREADGROUP`, whose first key
+/// is at `streams` (`None`: no `STREAMS` option), split into keys and IDs.
+pub(super) fn stream_list(
+    args: &[Bytes],
+    streams: Option<usize>,
+) -> Result<(&[Bytes], &[Bytes]), CmdError> {
+    let Some(first) = streams else {
+        return Err(CmdError::syntax());
+    };
+    let rest = &args[first..];
+    if rest.len() % 2 != 0 {
+        return Err(CmdError::msg(
+            "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.",
+        ));
+    }
+    Ok(rest.split_at(rest.len() / 2))
 }

@@ -258,19 +258,10 @@ pub(crate) fn xreadgroup(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             return Err(CmdError::syntax());
         }
     }
-    let Some(first) = streams else {
-        return Err(CmdError::syntax());
-    };
-    let rest = &args[first..];
-    if rest.len() % 2 != 0 {
-        return Err(CmdError::msg(
-            "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.",
-        ));
-    }
+    let (keys, ids) = super::stream::stream_list(args, streams)?;
     let Some((gname, cname)) = group else {
         return Err(CmdError::msg("ERR Missing GROUP option for XREADGROUP"));
     };
-    let (keys, ids) = rest.split_at(rest.len() / 2);
     let mut after = Vec::with_capacity(ids.len());
     for (key, id) in keys.iter().zip(ids) {
         let has = read(ctx, key, |s: &Stream| s.groups().contains_key(&gname[..]))?;
