@@ -175,10 +175,7 @@ impl Bench {
     /// Runs the benchmark; see the module docs.
     pub(crate) fn run(self) -> Result<()> {
         let started = Instant::now();
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .parent()
-            .context("xtask is not inside the workspace")?
-            .to_path_buf();
+        let root = crate::workspace_root()?;
         std::env::set_current_dir(&root)?;
         let target =
             std::env::var_os("CARGO_TARGET_DIR").map_or(root.join("target"), PathBuf::from);

@@ -6,10 +6,15 @@
 //!   (simulator and live), and write `benches/*.md`, the charts and
 //!   `target/bench/<run>/results.json`. See `cargo xtask bench --help`.
 //!
+//! - `cargo xtask ci`: the whole test suite, as CI runs it: installs what
+//!   the tests need (apt-get, where it can), then fmt, clippy, the
+//!   workspace's tests, redis-py, and Redis's own test suite with its bar.
+//!
 //! xtask holds no server code: it drives the release binaries through
 //! `std::process` and reads their JSON.
 
 mod bench;
+mod ci;
 mod equal_memory;
 mod keys;
 mod machine;
@@ -18,7 +23,9 @@ mod redis_benchmark;
 mod report;
 mod throughput;
 
-use anyhow::Result;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
 /// FerrumKV repository tasks.
@@ -33,11 +40,24 @@ struct Cli {
 enum Task {
     /// Benchmark FerrumKV (and Redis, when installed): throughput with
     /// redis-benchmark, hit ratios with the simulator and the live driver.
-    Bench(bench::Bench),
+    Bench(Box<bench::Bench>),
+    /// The whole test suite as CI runs it: installs missing tools (apt-get),
+    /// then fmt, clippy, `cargo test --workspace`, redis-py and Redis's own
+    /// test suite, failing below its bar.
+    Ci(ci::Ci),
+}
+
+/// The workspace's root directory (xtask's parent).
+pub(crate) fn workspace_root() -> Result<PathBuf> {
+    Ok(Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .context("xtask is not inside the workspace")?
+        .to_path_buf())
 }
 
 fn main() -> Result<()> {
     match Cli::parse().task {
         Task::Bench(flags) => flags.run(),
+        Task::Ci(flags) => flags.run(),
     }
 }

@@ -1,0 +1,433 @@
+//! `cargo xtask ci`: the whole test suite in one command, on a fresh
+//! machine as on CI.
+//!
+//! 1. **Prerequisites.** Each tool a test needs is looked for; a missing
+//!    one is installed with `apt-get` when that is possible (Debian, as
+//!    root), and otherwise named with its package and the run stops there.
+//! 2. `cargo fmt --check`, `cargo clippy -D warnings`, `cargo test
+//!    --workspace`.
+//! 3. redis-py 8 against the debug server (`scripts/compat.sh`).
+//! 4. Redis 7.0.15's own TCL suite (`../shared/redis-tests/run.sh`,
+//!    external mode, profile `core`) against the release server, its
+//!    per-file table printed, and the run failed below the must-reach line
+//!    of issue 13: 95% overall and 90% in every file, less the files in
+//!    [`KNOWN_SHORT`], each named with what it still lacks.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+
+use crate::procs::{ServerKind, ServerProcess};
+
+/// The share of Redis's passing tests FerrumKV must pass over all files.
+const MIN_OVERALL: f64 = 0.95;
+/// The share every file must reach, except those in [`KNOWN_SHORT`].
+const MIN_PER_FILE: f64 = 0.90;
+
+/// Files allowed under [`MIN_PER_FILE`] for now, with what they still
+/// lack. A file here still counts in the overall share; the list only
+/// shrinks (a file that reaches the bar is reported, so it can be taken
+/// off).
+const KNOWN_SHORT: &[(&str, &str)] = &[
+    ("unit/multi", "EVAL inside MULTI (Lua, issue 14)"),
+    ("unit/introspection", "EVAL in CLIENT and MONITOR tests"),
+    (
+        "unit/introspection-2",
+        "COMMAND GETKEYS, TOUCH/OBJECT IDLETIME from scripts",
+    ),
+    ("unit/lazyfree", "lazy freeing counters"),
+    ("unit/slowlog", "EVAL in one test"),
+    ("unit/latency-monitor", "latency of blocked commands"),
+    ("unit/pause", "EVAL and MULTI under CLIENT PAUSE WRITE"),
+];
+
+/// The files of the suite CI runs: the runner's `@wide` list.
+const SUITE_FILES: &str = "@wide";
+
+/// A tool the tests need and the Debian package that has it.
+struct Prerequisite {
+    /// A program on `PATH`.
+    program: &'static str,
+    /// The Debian package that installs it.
+    package: &'static str,
+    /// What needs it.
+    needed_by: &'static str,
+}
+
+const PREREQUISITES: &[Prerequisite] = &[
+    Prerequisite {
+        program: "promtool",
+        package: "prometheus",
+        needed_by: "the metrics tests (exposition lint)",
+    },
+    Prerequisite {
+        program: "prometheus",
+        package: "prometheus",
+        needed_by: "the metrics tests (a real scrape)",
+    },
+    Prerequisite {
+        program: "tclsh",
+        package: "tcl",
+        needed_by: "Redis's own test suite",
+    },
+    Prerequisite {
+        program: "redis-server",
+        package: "redis-server",
+        needed_by: "the side-by-side scenario tests of xtask",
+    },
+    Prerequisite {
+        program: "redis-benchmark",
+        package: "redis-tools",
+        needed_by: "the side-by-side scenario tests of xtask",
+    },
+];
+
+/// `cargo xtask ci`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Ci {
+    /// Only report missing prerequisites; never run apt-get.
+    #[arg(long)]
+    no_install: bool,
+    /// Skip Redis's TCL suite (the slowest step).
+    #[arg(long)]
+    no_redis_suite: bool,
+    /// Where Redis's test suite and its runner are (default:
+    /// `$FERRUM_REDIS_TESTS`, else `../shared/redis-tests` beside the
+    /// repository).
+    #[arg(long)]
+    redis_tests: Option<PathBuf>,
+}
+
+impl Ci {
+    /// Runs every step; the first that fails stops the run.
+    pub(crate) fn run(self) -> Result<()> {
+        let started = Instant::now();
+        let root = crate::workspace_root()?;
+        std::env::set_current_dir(&root)?;
+        let suite = self
+            .redis_tests
+            .clone()
+            .or_else(|| std::env::var_os("FERRUM_REDIS_TESTS").map(PathBuf::from))
+            .unwrap_or_else(|| root.join("../shared/redis-tests"));
+
+        self.prerequisites()?;
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        run_step(
+            "cargo fmt --check",
+            Command::new(&cargo).args(["fmt", "--all", "--check"]),
+        )?;
+        run_step(
+            "cargo clippy",
+            Command::new(&cargo).args([
+                "clippy",
+                "--workspace",
+                "--all-targets",
+                "--",
+                "-D",
+                "warnings",
+            ]),
+        )?;
+        run_step(
+            "cargo test --workspace",
+            Command::new(&cargo).args(["test", "--workspace"]),
+        )?;
+        run_step(
+            "redis-py compatibility",
+            Command::new("scripts/compat.sh").arg("target/debug/ferrum-server"),
+        )?;
+        if self.no_redis_suite {
+            println!("== Redis's test suite: skipped (--no-redis-suite)");
+        } else {
+            run_step(
+                "cargo build --release -p ferrum-server",
+                Command::new(&cargo).args(["build", "--release", "-p", "ferrum-server"]),
+            )?;
+            redis_suite(&root, &suite)?;
+        }
+        println!("== all checks passed in {:.0?}", started.elapsed());
+        Ok(())
+    }
+
+    /// Installs what is missing where apt-get can, or names it and stops.
+    fn prerequisites(&self) -> Result<()> {
+        let mut packages: Vec<&str> = PREREQUISITES
+            .iter()
+            .filter(|p| !on_path(p.program))
+            .map(|p| p.package)
+            .collect();
+        let python_ok = Command::new("python3")
+            .args(["-c", "import ensurepip, venv"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !python_ok {
+            packages.push("python3-venv");
+        }
+        packages.dedup();
+        if packages.is_empty() {
+            return Ok(());
+        }
+        let can_install = !self.no_install && have_apt_as_root();
+        if can_install {
+            println!("== installing {}", packages.join(" "));
+            run_step(
+                "apt-get update",
+                Command::new("apt-get").args(["update", "-qq"]),
+            )?;
+            run_step(
+                "apt-get install",
+                Command::new("apt-get")
+                    .args(["install", "-y", "-qq", "--no-install-recommends"])
+                    .args(&packages)
+                    .env("DEBIAN_FRONTEND", "noninteractive"),
+            )?;
+        }
+        let missing: Vec<String> = PREREQUISITES
+            .iter()
+            .filter(|p| !on_path(p.program))
+            .map(|p| {
+                format!(
+                    "  {} (Debian package {}), for {}",
+                    p.program, p.package, p.needed_by
+                )
+            })
+            .collect();
+        if !missing.is_empty() {
+            bail!(
+                "missing tools{}:\n{}",
+                if can_install {
+                    " after apt-get install"
+                } else {
+                    ""
+                },
+                missing.join("\n")
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Whether `program` is an executable file in a `PATH` directory (not run:
+/// `tclsh` has no `--version` and would read a script from its input).
+fn on_path(program: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path).any(|dir| {
+            std::fs::metadata(dir.join(program))
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+    })
+}
+
+/// Whether `apt-get` is there and this process may use it.
+fn have_apt_as_root() -> bool {
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    root && on_path("apt-get")
+}
+
+/// Runs one step with its output passed through; fails the run if it does.
+fn run_step(name: &str, command: &mut Command) -> Result<()> {
+    println!("== {name}");
+    let started = Instant::now();
+    let status = command
+        .status()
+        .with_context(|| format!("cannot run {name}"))?;
+    if !status.success() {
+        bail!("{name} failed ({status})");
+    }
+    println!("   ({name}: {:.0?})", started.elapsed());
+    Ok(())
+}
+
+/// Runs the suite against a release server and checks the bar.
+fn redis_suite(root: &Path, suite: &Path) -> Result<()> {
+    let runner = suite.join("run.sh");
+    if !runner.is_file() {
+        bail!(
+            "Redis's test suite is not at {} (set FERRUM_REDIS_TESTS or pass --redis-tests)",
+            suite.display()
+        );
+    }
+    println!("== Redis's test suite ({SUITE_FILES}, external mode, profile core)");
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or(root.join("target"), PathBuf::from);
+    let log = target.join("ci-ferrum-server.log");
+    let server = ServerProcess::start(ServerKind::Ferrum, &target, &[], &log)?;
+    let started = Instant::now();
+    let out = Command::new(&runner)
+        .args(["127.0.0.1", &server.port.to_string(), SUITE_FILES])
+        .stderr(Stdio::inherit())
+        .output()
+        .context("cannot run the suite's run.sh")?;
+    drop(server);
+    let text = String::from_utf8_lossy(&out.stdout);
+    print!("{text}");
+    println!("   (Redis's test suite: {:.0?})", started.elapsed());
+    let rows = parse_table(&text);
+    if rows.is_empty() {
+        bail!(
+            "the suite's runner printed no per-file table (exit {})",
+            out.status
+        );
+    }
+    let verdict = judge(&rows);
+    print!("{}", verdict.report);
+    if !verdict.failures.is_empty() {
+        bail!(
+            "Redis's test suite is below the bar:\n{}",
+            verdict.failures.join("\n")
+        );
+    }
+    Ok(())
+}
+
+/// One file's row of the runner's table.
+#[derive(Debug, PartialEq)]
+struct FileRow {
+    file: String,
+    passed: u32,
+    /// What Redis 7.0.15 passes (the runner's baseline).
+    baseline: u32,
+}
+
+/// The rows of the runner's final table that have a baseline.
+fn parse_table(text: &str) -> Vec<FileRow> {
+    text.lines()
+        .filter(|l| l.starts_with("unit/"))
+        .filter_map(|line| {
+            let cols: Vec<&str> = line.split_whitespace().collect();
+            // FILE PASSED FAILED IGNORED SKIPPED BASELINE STATUS...
+            Some(FileRow {
+                file: cols.first()?.to_string(),
+                passed: cols.get(1)?.parse().ok()?,
+                baseline: cols.get(5)?.parse().ok()?,
+            })
+        })
+        .collect()
+}
+
+/// The bar's verdict: a printed summary, and what falls short.
+struct Verdict {
+    report: String,
+    failures: Vec<String>,
+}
+
+fn judge(rows: &[FileRow]) -> Verdict {
+    let passed: u32 = rows.iter().map(|r| r.passed).sum();
+    let baseline: u32 = rows.iter().map(|r| r.baseline).sum();
+    let share = |p: u32, b: u32| {
+        if b == 0 {
+            1.0
+        } else {
+            f64::from(p) / f64::from(b)
+        }
+    };
+    let mut report = String::new();
+    let mut failures = Vec::new();
+    let overall = share(passed, baseline);
+    let _ = writeln!(
+        report,
+        "overall: {passed} of {baseline} ({:.1}%), bar {:.0}%",
+        overall * 100.0,
+        MIN_OVERALL * 100.0
+    );
+    if overall < MIN_OVERALL {
+        failures.push(format!(
+            "  overall {:.1}% < {:.0}%",
+            overall * 100.0,
+            MIN_OVERALL * 100.0
+        ));
+    }
+    for row in rows {
+        let s = share(row.passed, row.baseline);
+        let known = KNOWN_SHORT.iter().find(|(f, _)| *f == row.file);
+        match (s >= MIN_PER_FILE, known) {
+            (true, Some(_)) => {
+                let _ = writeln!(
+                    report,
+                    "  {} now at {:.1}%: take it off xtask's KNOWN_SHORT list",
+                    row.file,
+                    s * 100.0
+                );
+            }
+            (false, Some((_, lacks))) => {
+                let _ = writeln!(
+                    report,
+                    "  {} {}/{} ({:.1}%), known short: {lacks}",
+                    row.file,
+                    row.passed,
+                    row.baseline,
+                    s * 100.0
+                );
+            }
+            (false, None) => failures.push(format!(
+                "  {} {}/{} ({:.1}%) < {:.0}%",
+                row.file,
+                row.passed,
+                row.baseline,
+                s * 100.0,
+                MIN_PER_FILE * 100.0
+            )),
+            (true, None) => {}
+        }
+    }
+    Verdict { report, failures }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TABLE: &str = "\
+FILE                     PASSED FAILED IGNORED SKIPPED BASELINE  STATUS
+unit/type/string             72      0       3       0       72  ok (4s)
+unit/multi                   30      9       0       0       39  failures (9s)
+unit/geo                     50      9       0       0       59  failures (9s)
+(IGNORED = tag-filtered blocks/tests, incl. external:skip; BASELINE = tests Redis 7.0.15 ran)
+TOTALS                      152     18       3       0
+passed/total: 152/170 (89.4%)
+";
+
+    #[test]
+    fn the_runners_table_is_read_per_file() {
+        let rows = parse_table(TABLE);
+        assert_eq!(rows.len(), 3);
+        assert_eq!(
+            rows[2],
+            FileRow {
+                file: "unit/geo".into(),
+                passed: 50,
+                baseline: 59
+            }
+        );
+    }
+
+    #[test]
+    fn a_short_file_fails_unless_known_and_the_overall_bar_holds() {
+        let verdict = judge(&parse_table(TABLE));
+        // 152/170 is under 95%; geo (84.7%) is not on the known list;
+        // multi (76.9%) is, so it is reported, not failed.
+        assert_eq!(verdict.failures.len(), 2, "{:?}", verdict.failures);
+        assert!(verdict.failures.iter().any(|f| f.contains("overall")));
+        assert!(verdict.failures.iter().any(|f| f.contains("unit/geo")));
+        assert!(verdict.report.contains("unit/multi 30/39"));
+    }
+
+    #[test]
+    fn a_known_file_that_reaches_the_bar_is_pointed_out() {
+        let rows = [FileRow {
+            file: "unit/multi".into(),
+            passed: 39,
+            baseline: 39,
+        }];
+        let verdict = judge(&rows);
+        assert!(verdict.failures.is_empty());
+        assert!(verdict.report.contains("take it off"));
+    }
+}
