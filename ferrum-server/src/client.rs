@@ -42,9 +42,21 @@ pub(crate) struct ConnState {
     /// Whether `CLIENT TRACKING` is on (the settings are in
     /// `Shared::tracking`).
     pub(crate) tracking: bool,
+    /// The end of the previous command of the current batch: the next
+    /// command's clock reading, so that a pipeline reads the clock once a
+    /// command instead of twice. `None` after the connection awaited
+    /// anything (see [`ConnState::clock_stale`]).
+    pub(crate) clock_at: Option<Instant>,
 }
 
 impl ConnState {
+    /// Forgets the chained clock reading: the next command reads the
+    /// clock itself. Called whenever the connection has awaited (input,
+    /// a flush, a wake-up), since time passed that the chain did not see.
+    pub(crate) fn clock_stale(&mut self) {
+        self.clock_at = None;
+    }
+
     /// A fresh connection's state.
     pub(crate) fn new(handle: Arc<ClientHandle>, authenticated: bool) -> ConnState {
         // Every connection has its message queue from the start, so that
@@ -65,6 +77,7 @@ impl ConnState {
             reply_off: false,
             reply_skip: 0,
             tracking: false,
+            clock_at: None,
         }
     }
 }

@@ -39,7 +39,12 @@ impl Clock {
     /// Now, both in Unix milliseconds and as the instant it was read at:
     /// one clock read serves a command's `now` and the start of its timing.
     pub(crate) fn reading(&self) -> (Millis, Instant) {
-        let at = Instant::now();
+        self.reading_at(Instant::now())
+    }
+
+    /// The reading of an instant already taken (the end of the previous
+    /// command of a pipeline, which is when the next one starts).
+    pub(crate) fn reading_at(&self, at: Instant) -> (Millis, Instant) {
         let elapsed = at.duration_since(self.start).as_millis() as u64;
         let ms = self.start_unix_ms + self.offset_ms.load(Ordering::Relaxed) + elapsed;
         (Millis(ms), at)

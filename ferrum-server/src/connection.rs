@@ -168,6 +168,7 @@ impl Connection {
     /// (flushing early past [`FLUSH_THRESHOLD`]). Stops at a command that
     /// blocks and returns what it waits for.
     async fn run_buffered(&mut self) -> Result<Option<Stop>, Closed> {
+        self.state.clock_stale();
         loop {
             let pending = self.rbuf.len();
             match self.codec.decode_args_into(&mut self.rbuf, &mut self.args) {
@@ -191,6 +192,7 @@ impl Connection {
             }
             if self.wbuf.len() >= FLUSH_THRESHOLD {
                 self.flush().await?;
+                self.state.clock_stale();
             }
         }
     }
@@ -236,6 +238,7 @@ impl Connection {
                 () = self.handle.kill.notified() => return Err(self.killed()),
                 () = self.shutdown.cancelled() => return Err(Closed::Normally),
             }
+            self.state.clock_stale();
             match self.run_command() {
                 Some(Stop::Paused) => {}
                 other => return Ok(other),

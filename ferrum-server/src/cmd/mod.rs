@@ -315,7 +315,13 @@ pub(crate) fn help_reply(lines: &[&'static str]) -> CmdResult {
 /// nothing in a command can close the connection except `QUIT`, which sets
 /// `conn.closing`.
 pub(crate) fn execute(shared: &Shared, conn: &mut ConnState, args: &[Bytes]) -> Reply {
-    let mut ctx = Ctx::at(shared, conn, shared.clock.reading());
+    // In a pipeline the previous command's end is this one's start: one
+    // clock read a command (see `ConnState::clock_at`).
+    let reading = match conn.clock_at.take() {
+        Some(at) => shared.clock.reading_at(at),
+        None => shared.clock.reading(),
+    };
+    let mut ctx = Ctx::at(shared, conn, reading);
     let frame = match prepare(&mut ctx, args) {
         // Transaction control runs outside the gate: EXEC takes its write side.
         Ok(Prepared::Run(spec)) if spec.has(flag::NO_QUEUE) => run(&mut ctx, spec, args),
@@ -472,6 +478,7 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
     let ended = Instant::now();
     let usec = ended.duration_since(ctx.started).as_micros() as u64;
     ctx.started = ended;
+    ctx.conn.clock_at = Some(ended);
     ctx.shared.stats.record_call(spec, usec);
     if let Some(sub) = sub {
         let name = format!(
