@@ -202,7 +202,7 @@ impl Block {
         if key.len() > MAX_LEN {
             return Err(TooLong);
         }
-        let mut block = match value {
+        let block = match value {
             Value::Str(s) => {
                 if s.len() > MAX_LEN {
                     return Err(TooLong);
@@ -239,16 +239,43 @@ impl Block {
                 }
             },
         };
-        let shape = block.shape();
+        Ok(block.with_key(key, table, now_ms))
+    }
+
+    /// A string key's block with `bytes` copied straight in (or into its
+    /// own buffer, where the value spills): one allocation fewer than
+    /// [`Block::new`] with a `Value::Str` built first.
+    pub(crate) fn new_str(
+        key: &[u8],
+        bytes: &[u8],
+        table: u16,
+        now_ms: u64,
+    ) -> Result<Block, TooLong> {
+        if key.len() > MAX_LEN || bytes.len() > MAX_LEN {
+            return Err(TooLong);
+        }
+        let shape = Shape::for_str(key.len(), bytes.len(), 0);
+        let mut b = Block::alloc(shape, bytes.len());
+        if shape.flags & F_SPILL != 0 {
+            b.write_ptr(shape, Box::into_raw(Box::<[u8]>::from(bytes)).cast::<u8>());
+        } else {
+            b.value_area(shape).copy_from_slice(bytes);
+        }
+        Ok(b.with_key(key, table, now_ms))
+    }
+
+    /// Fills in a new block's key, database table and last access.
+    fn with_key(mut self, key: &[u8], table: u16, now_ms: u64) -> Block {
+        let shape = self.shape();
+        debug_assert_eq!(shape.key_len, key.len());
         // SAFETY: the key area holds `key.len()` bytes.
         unsafe {
-            block
-                .key_ptr(shape)
+            self.key_ptr(shape)
                 .copy_from_nonoverlapping(key.as_ptr(), key.len())
         };
-        block.write_u16(12, table);
-        block.set_last_access(now_ms);
-        Ok(block)
+        self.write_u16(12, table);
+        self.set_last_access(now_ms);
+        self
     }
 
     /// Allocates a block of `shape` with the header's lengths and flags set

@@ -49,9 +49,19 @@ fn is_expired(block: &Block, now: Millis) -> bool {
 /// The block for a new key. Keys and strings arrive as bulks no longer than
 /// `proto-max-bulk-len`, whose maximum is the block's length limit, and
 /// writes that grow a string check Redis's 512 MB limit first.
-fn new_block(key: &[u8], value: Value, table: usize, now: Millis) -> Block {
-    Block::new(key, value, table as u16, now.0)
-        .unwrap_or_else(|_| unreachable!("bulk lengths are capped below the block limit"))
+/// What a new entry holds: a value built already, or a string's bytes,
+/// copied once, straight into the entry's block (a `SET` from the network).
+enum NewValue<'a> {
+    Owned(Value),
+    Str(&'a [u8]),
+}
+
+fn new_block(key: &[u8], value: NewValue<'_>, table: usize, now: Millis) -> Block {
+    match value {
+        NewValue::Owned(v) => Block::new(key, v, table as u16, now.0),
+        NewValue::Str(bytes) => Block::new_str(key, bytes, table as u16, now.0),
+    }
+    .unwrap_or_else(|_| unreachable!("bulk lengths are capped below the block limit"))
 }
 
 /// One database's index within a shard: key hash to slot id. The keys and
@@ -412,16 +422,40 @@ impl Shard {
         expires_at: Option<Millis>,
         now: Millis,
     ) -> Option<Value> {
+        self.insert_value(db, &key, NewValue::Owned(value), expires_at, now)
+    }
+
+    /// Stores the string `bytes` under `key`, as [`Shard::insert`] with a
+    /// `Value::Str`, but copying the bytes only once, into the entry.
+    pub fn insert_str(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        bytes: &[u8],
+        expires_at: Option<Millis>,
+        now: Millis,
+    ) -> Option<Value> {
+        self.insert_value(db, key, NewValue::Str(bytes), expires_at, now)
+    }
+
+    fn insert_value(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        value: NewValue<'_>,
+        expires_at: Option<Millis>,
+        now: Millis,
+    ) -> Option<Value> {
         let t = usize::from(self.db_table[db]);
-        let Some(found) = self.find_live(t, &key, now) else {
-            self.insert_new(t, &key, value, deadline(expires_at), now);
+        let Some(found) = self.find_live(t, key, now) else {
+            self.insert_new(t, key, value, deadline(expires_at), now);
             return None;
         };
         let id = found.id;
         self.touch(found, now);
         let old_deadline = self.block(id).deadline();
         let volatile_pos = (old_deadline != 0).then(|| self.block(id).volatile_pos());
-        let mut block = new_block(&key, value, t, now);
+        let mut block = new_block(key, value, t, now);
         // Keep the list position while the old deadline is in place, so
         // `set_deadline` below sees the key as it was.
         if let Some(pos) = volatile_pos {
@@ -440,7 +474,14 @@ impl Shard {
         Some(old.into_value())
     }
 
-    fn insert_new(&mut self, t: usize, key: &[u8], value: Value, expires_at: u64, now: Millis) {
+    fn insert_new(
+        &mut self,
+        t: usize,
+        key: &[u8],
+        value: NewValue<'_>,
+        expires_at: u64,
+        now: Millis,
+    ) {
         let id = match self.free_slots.pop() {
             Some(i) => i,
             None => {
@@ -915,5 +956,27 @@ mod tests {
         for i in 20_000..20_000 + n {
             assert!(shard.lookup(0, &key(i), Millis(0), Access::Peek).is_some());
         }
+    }
+
+    #[test]
+    fn insert_str_stores_what_insert_of_a_string_value_stores() {
+        // Inline, at the spill boundary region, and spilled values; new keys
+        // and replacements, with and without a deadline.
+        let sizes = [0, 1, 31, 32, 200, 1_000, 5_000, 70_000];
+        let [mut by_value, mut by_str] =
+            [(); 2].map(|()| Shard::new(1, PolicyKind::AllKeysLru, PolicyConfig::default()));
+        for (round, at) in [(0, None), (1, Some(Millis(60_000)))] {
+            for (i, &len) in sizes.iter().enumerate() {
+                let v = vec![b'a' + (i + round) as u8; len];
+                let old_a = by_value.insert(0, key(i), Value::str(&v), at, Millis(1));
+                let old_b = by_str.insert_str(0, &key(i), &v, at, Millis(1));
+                assert_eq!(old_a.is_some(), old_b.is_some());
+                let got = by_str.lookup(0, &key(i), Millis(2), Access::Peek).unwrap();
+                assert_eq!(got.value().as_str().unwrap(), &v[..]);
+                assert_eq!(got.expires_at(), at);
+                assert_eq!(by_str.memory_bytes(), by_value.memory_bytes());
+            }
+        }
+        assert_eq!(by_str.len(0), sizes.len());
     }
 }

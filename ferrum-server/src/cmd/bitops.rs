@@ -7,7 +7,7 @@
 
 use bytes::Bytes;
 use ferrum_proto::Frame;
-use ferrum_store::{Access, Millis, Shard, Value};
+use ferrum_store::{Access, Millis, Shard};
 
 use super::error::{
     BITFIELD_OVERFLOW, BITFIELD_RO_GET_ONLY, BITFIELD_TYPE, BITOP_NOT_SINGLE, BITPOS_BIT,
@@ -41,7 +41,7 @@ pub(super) fn put_str(shard: &mut Shard, db: usize, key: &Bytes, bytes: &[u8], n
         e.set_str(bytes);
         return;
     }
-    shard.insert(db, key.clone(), Value::str(bytes), None, now);
+    shard.insert_str(db, key, bytes, None, now);
 }
 
 /// A bit offset argument: a non-negative integer addressing less than
@@ -298,7 +298,7 @@ pub(crate) fn bitop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         })
         .collect();
     // BITOP replaces the destination like SET: any TTL goes.
-    shard.insert(db, dest.clone(), Value::str(&out), None, now);
+    shard.insert_str(db, dest, &out, None, now);
     Ok(Frame::Integer(len as i64))
 }
 

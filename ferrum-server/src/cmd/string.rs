@@ -2,7 +2,7 @@
 
 use bytes::Bytes;
 use ferrum_proto::Frame;
-use ferrum_store::{Access, Millis, StoreError, Value};
+use ferrum_store::{Access, Millis, Shard, StoreError, Value};
 
 use super::error::SYNTAX;
 use super::parse::{f64_bytes, float_arg, i64_bytes, int_arg, is, parse_f64, parse_i64};
@@ -69,6 +69,13 @@ struct SetOptions {
 }
 
 impl SetOptions {
+    /// Whether the key's current entry decides anything (NX, XX, GET,
+    /// KEEPTTL). A plain `SET` replaces whatever is there, and
+    /// `Shard::insert` does its own lookup, so it needs no first one.
+    fn reads_old(&self) -> bool {
+        self.nx || self.xx || self.get || self.keepttl
+    }
+
     fn parse(args: &[Bytes]) -> Result<SetOptions, CmdError> {
         let mut o = SetOptions::default();
         let mut i = 0;
@@ -111,6 +118,11 @@ pub(crate) fn set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let (db, now) = (ctx.db(), ctx.now);
     let mut ks = ctx.store().lock_key(key);
     let shard = ks.shard(key);
+    if !opts.reads_old() {
+        let expires_at = opts.expire.map(|e| e.deadline(now, "set")).transpose()?;
+        put_str(shard, db, key, val, expires_at, now);
+        return Ok(Frame::ok());
+    }
     // SET ... GET reads the old value, so it counts as a read, as in Redis.
     let access = if opts.get {
         Access::Read
@@ -139,13 +151,25 @@ pub(crate) fn set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         (None, true) => old_ttl,
         (None, false) => None,
     };
+    put_str(shard, db, key, val, expires_at, now);
+    Ok(reply(true))
+}
+
+/// Stores `val` at `key` with its deadline, replacing what was there; a
+/// deadline already past stores nothing and deletes the key, as in Redis.
+fn put_str(
+    shard: &mut Shard,
+    db: usize,
+    key: &Bytes,
+    val: &[u8],
+    expires_at: Option<Millis>,
+    now: Millis,
+) {
     if expires_at.is_some_and(|at| at <= now) {
-        // A deadline already past: Redis stores nothing and deletes the key.
         shard.delete(db, key, now);
     } else {
-        shard.insert(db, key.clone(), Value::str(val), expires_at, now);
+        shard.insert_str(db, key, val, expires_at, now);
     }
-    Ok(reply(true))
 }
 
 pub(crate) fn setnx(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -155,7 +179,7 @@ pub(crate) fn setnx(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if shard.lookup(db, key, now, Access::Write).is_some() {
         return Ok(Frame::Integer(0));
     }
-    shard.insert(db, key.clone(), Value::str(&args[2]), None, now);
+    shard.insert_str(db, key, &args[2], None, now);
     Ok(Frame::Integer(1))
 }
 
@@ -165,8 +189,7 @@ fn set_with_expiry(ctx: &mut Ctx<'_>, args: &[Bytes], unit: &str, cmd: &str) -> 
     let (key, db, now) = (&args[1], ctx.db(), ctx.now);
     let mut ks = ctx.store().lock_key(key);
     let at = expire.deadline(now, cmd)?;
-    ks.shard(key)
-        .insert(db, key.clone(), Value::str(&args[3]), Some(at), now);
+    ks.shard(key).insert_str(db, key, &args[3], Some(at), now);
     Ok(Frame::ok())
 }
 
@@ -210,8 +233,7 @@ pub(crate) fn mset(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         .store()
         .lock_keys(args[1..].iter().step_by(2).map(|k| &k[..]));
     for kv in args[1..].chunks_exact(2) {
-        ks.shard(&kv[0])
-            .insert(db, kv[0].clone(), Value::str(&kv[1]), None, now);
+        ks.shard(&kv[0]).insert_str(db, &kv[0], &kv[1], None, now);
     }
     Ok(Frame::ok())
 }
@@ -232,8 +254,7 @@ pub(crate) fn msetnx(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         }
     }
     for kv in args[1..].chunks_exact(2) {
-        ks.shard(&kv[0])
-            .insert(db, kv[0].clone(), Value::str(&kv[1]), None, now);
+        ks.shard(&kv[0]).insert_str(db, &kv[0], &kv[1], None, now);
     }
     Ok(Frame::Integer(1))
 }
@@ -246,7 +267,7 @@ pub(crate) fn getset(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         Some(e) => Some(Bytes::copy_from_slice(e.value().as_str()?)),
         None => None,
     };
-    shard.insert(db, key.clone(), Value::str(&args[2]), None, now);
+    shard.insert_str(db, key, &args[2], None, now);
     Ok(Frame::bulk_or_null(old))
 }
 
@@ -310,7 +331,7 @@ pub(crate) fn append(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         let len = e.append(&args[2])?;
         return Ok(Frame::Integer(len as i64));
     }
-    shard.insert(db, key.clone(), Value::str(&args[2]), None, now);
+    shard.insert_str(db, key, &args[2], None, now);
     Ok(Frame::Integer(args[2].len() as i64))
 }
 
@@ -342,7 +363,7 @@ fn incr_by(ctx: &mut Ctx<'_>, key: &Bytes, delta: i64) -> CmdResult {
         e.set_str(&i64_bytes(next));
         return Ok(Frame::Integer(next));
     }
-    shard.insert(db, key.clone(), Value::str(&i64_bytes(delta)), None, now);
+    shard.insert_str(db, key, &i64_bytes(delta), None, now);
     Ok(Frame::Integer(delta))
 }
 
@@ -386,7 +407,7 @@ pub(crate) fn incrbyfloat(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         return Ok(Frame::Bulk(next));
     }
     let next = apply(0.0)?;
-    shard.insert(db, key.clone(), Value::str(&next), None, now);
+    shard.insert_str(db, key, &next, None, now);
     Ok(Frame::Bulk(next))
 }
 
