@@ -320,6 +320,11 @@ impl Store {
 
     /// Publishes shard `i`'s change in memory use, measured under its lock.
     fn add_used(&self, i: usize, before: usize, after: usize) {
+        // A read changes nothing: no atomic write, so the counters' cache
+        // line is not pulled away from the other workers on every GET.
+        if before == after {
+            return;
+        }
         // Wrapping arithmetic on the unsigned counters applies a signed delta.
         let delta = after.wrapping_sub(before);
         self.shard_bytes[i].fetch_add(delta, Ordering::Relaxed);
