@@ -4,11 +4,12 @@
 //!
 //! Batching is what makes pipelining fast: a `redis-benchmark -P 16` burst
 //! arrives in one read and leaves in one write. The read buffer is bounded by
-//! `client-query-buffer-limit`. A client that stops reading stops being read
+//! `client-query-buffer-limit`, the write buffer by `client-output-buffer-limit
+//! normal` (see `crate::obuf`). A client that stops reading stops being read
 //! from (its task waits in the write), and that write still gives way to
-//! `CLIENT KILL` (how an overflowing subscriber is closed) and, after a
-//! grace period, to shutdown, so neither can grow the server's memory or
-//! hold up its exit.
+//! `CLIENT KILL` (how an overflowing subscriber is closed), to the soft
+//! output limit's seconds and, after a grace period, to shutdown, so none
+//! of them can grow the server's memory or hold up its exit.
 //!
 //! A blocked client (see `crate::blocking`) first gets every reply before
 //! its blocking command, then waits with no lock held on: a wake-up for one
@@ -30,11 +31,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::client::{ClientHandle, ConnState};
 use crate::cmd::{self, BlockSpec, Reply};
+use crate::obuf::{OutputBuffer, FLUSH_THRESHOLD};
 use crate::shared::Shared;
-
-/// Replies are flushed early once this many bytes are pending, so one huge
-/// pipeline cannot build an unbounded write buffer.
-const FLUSH_THRESHOLD: usize = 64 * 1024;
 
 /// The argument vector is reused from one command to the next, up to this
 /// many arguments of capacity.
@@ -62,7 +60,8 @@ pub(crate) enum Closed {
     Idle,
     /// The query buffer grew past `client-query-buffer-limit`.
     QueryBufferLimit,
-    /// A subscriber fell behind past `client-output-buffer-limit pubsub`.
+    /// Replies broke `client-output-buffer-limit normal`, or a subscriber
+    /// fell behind past its `pubsub` class.
     OutputBufferLimit,
     /// The socket failed.
     Io(std::io::Error),
@@ -91,13 +90,14 @@ pub(crate) async fn serve(
         socket,
         handle,
         shutdown,
-        codec: RespCodec::server(limits),
+        codec: RespCodec::server(limits.authenticated(state.authenticated)),
         rbuf: BytesMut::with_capacity(16 * 1024),
         wbuf: BytesMut::with_capacity(16 * 1024),
         args: Vec::new(),
         state,
         idle_timeout,
         qbuf_limit,
+        obuf: OutputBuffer::new(),
     };
     let closed = c.run().await;
     let id = c.handle.id;
@@ -121,6 +121,7 @@ struct Connection {
     state: ConnState,
     idle_timeout: Option<Duration>,
     qbuf_limit: usize,
+    obuf: OutputBuffer,
 }
 
 impl Connection {
@@ -165,18 +166,18 @@ impl Connection {
     }
 
     /// Runs every complete command in the read buffer, encoding replies
-    /// (flushing early past [`FLUSH_THRESHOLD`]). Stops at a command that
-    /// blocks and returns what it waits for.
+    /// (flushing early past the output buffer's watermark). Stops at a
+    /// command that blocks and returns what it waits for.
     async fn run_buffered(&mut self) -> Result<Option<Stop>, Closed> {
+        let subscribed = self.state.subs.count() > 0;
+        self.obuf.refresh(&self.shared.normal_obuf, subscribed);
         loop {
             let pending = self.rbuf.len();
             match self.codec.decode_args_into(&mut self.rbuf, &mut self.args) {
                 Ok(true) => {}
                 Ok(false) => return Ok(None),
                 Err(e) => {
-                    self.wbuf.extend_from_slice(b"-ERR ");
-                    self.wbuf.extend_from_slice(e.to_string().as_bytes());
-                    self.wbuf.extend_from_slice(b"\r\n");
+                    self.encode(&cmd::CmdError::from(e).into_frame());
                     return Err(Closed::Protocol);
                 }
             };
@@ -187,12 +188,22 @@ impl Connection {
                 return Ok(Some(stop));
             }
             if self.state.closing {
-                return Ok(None);
+                return self.close_requested();
             }
-            if self.wbuf.len() >= FLUSH_THRESHOLD {
+            if self.wbuf.len() >= self.obuf.watermark() {
                 self.flush().await?;
             }
         }
+    }
+
+    /// A command asked to close the connection: `QUIT` after its reply,
+    /// or a reply too large for the output limit, with nothing more.
+    fn close_requested(&mut self) -> Result<Option<Stop>, Closed> {
+        if self.state.reply_too_large {
+            self.wbuf.clear();
+            return Err(Closed::OutputBufferLimit);
+        }
+        Ok(None)
     }
 
     /// Runs the command in `self.args` and encodes its replies, unless it
@@ -207,6 +218,7 @@ impl Connection {
         if let Reply::Paused = reply {
             return Some(Stop::Paused);
         }
+        self.sync_auth_limits();
         // Keep the vector for the next command unless a huge one grew it.
         self.args.clear();
         if self.args.capacity() > MAX_KEPT_ARGS {
@@ -243,6 +255,17 @@ impl Connection {
         }
     }
 
+    /// Redis's tighter request limits apply while the client must still
+    /// authenticate; `AUTH`, `HELLO ... AUTH`, `RESET` and `CONFIG SET
+    /// requirepass` change that.
+    fn sync_auth_limits(&mut self) {
+        let authenticated = self.state.authenticated || !self.shared.requires_auth();
+        if self.codec.limits().unauthenticated == authenticated {
+            let limits = self.codec.limits().authenticated(authenticated);
+            self.codec.set_limits(limits);
+        }
+    }
+
     /// Encodes a reply in the connection's current protocol (which `HELLO`
     /// may just have changed, for its own reply too).
     fn encode(&mut self, frame: &Frame) {
@@ -268,12 +291,23 @@ impl Connection {
         }
     }
 
-    /// Writes the pending replies. A write that waits on a client that does
-    /// not read still gives way to `CLIENT KILL`, and to shutdown after
-    /// [`SHUTDOWN_GRACE`].
+    /// Writes the pending replies, unless they break the output buffer
+    /// limit, which closes the client with none of them written. A write
+    /// that waits on a client that does not read still gives way to
+    /// `CLIENT KILL`, to the soft limit's time running out, and to shutdown
+    /// after [`SHUTDOWN_GRACE`].
     async fn flush(&mut self) -> Result<(), Closed> {
         if self.wbuf.is_empty() {
             return Ok(());
+        }
+        if self.obuf.is_broken(self.wbuf.len()) {
+            tracing::warn!(
+                client = self.handle.id,
+                bytes = self.wbuf.len(),
+                "closing a client over the normal output buffer limit"
+            );
+            self.wbuf.clear();
+            return Err(Closed::OutputBufferLimit);
         }
         self.shared
             .stats
@@ -290,23 +324,40 @@ impl Connection {
                 Err(e) => return Err(Closed::Io(e)),
             }
         }
+        if written < self.wbuf.len() {
+            // Waiting on the client: what is left shows as `omem`.
+            self.handle
+                .omem
+                .store(self.wbuf.len() - written, Ordering::Relaxed);
+        }
+        let soft_deadline = self.obuf.soft_deadline();
         let done = {
             let mut rest = std::pin::pin!(self.socket.write_all(&self.wbuf[written..]));
+            let soft_limit = async {
+                match soft_deadline {
+                    Some(d) => tokio::time::sleep_until(d).await,
+                    None => std::future::pending().await,
+                }
+            };
             tokio::select! {
-                r = &mut rest => Some(r),
-                () = self.handle.kill.notified() => None,
+                r = &mut rest => Ok(r),
+                () = self.handle.kill.notified() => Err(None),
+                () = soft_limit => Err(Some(Closed::OutputBufferLimit)),
                 () = self.shutdown.cancelled() => {
-                    Some(tokio::time::timeout(SHUTDOWN_GRACE, &mut rest).await.unwrap_or_else(|_| {
+                    Ok(tokio::time::timeout(SHUTDOWN_GRACE, &mut rest).await.unwrap_or_else(|_| {
                         Err(std::io::ErrorKind::TimedOut.into())
                     }))
                 }
             }
         };
         let result = match done {
-            Some(r) => r.map_err(Closed::Io),
-            None => Err(self.killed()),
+            Ok(r) => r.map_err(Closed::Io),
+            Err(None) => Err(self.killed()),
+            Err(Some(closed)) => Err(closed),
         };
         self.wbuf.clear();
+        self.obuf.drained();
+        self.handle.omem.store(0, Ordering::Relaxed);
         result
     }
 
@@ -324,6 +375,10 @@ impl Connection {
         if self.rbuf.capacity() - self.rbuf.len() < 4096 {
             self.rbuf.reserve(16 * 1024);
         }
+        self.handle.buffers.store(
+            self.rbuf.capacity() + self.wbuf.capacity(),
+            Ordering::Relaxed,
+        );
         // Subscribers are exempt from the idle timeout, as in Redis.
         let idle = self.idle_timeout.filter(|_| self.state.subs.count() == 0);
         let (socket, rbuf) = (&mut self.socket, &mut self.rbuf);

@@ -146,26 +146,17 @@ impl Subscriber {
         }
         let cost = msg.cost();
         let pending = self.pending_bytes.load(Ordering::Relaxed) + cost;
-        if limit.hard_bytes > 0 && pending as u64 > limit.hard_bytes {
+        // Publishers race here only to start the soft clock at about the
+        // same moment.
+        let stored = self.over_soft_since.load(Ordering::Relaxed);
+        let mut since = stored.checked_sub(1);
+        let now = self.created.elapsed().as_millis() as u64;
+        if limit.is_broken(pending as u64, now, &mut since) {
             return self.overflow();
         }
-        if limit.soft_bytes > 0 && pending as u64 > limit.soft_bytes {
-            let now = self.created.elapsed().as_millis() as u64 + 1;
-            let since = match self.over_soft_since.compare_exchange(
-                0,
-                now,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => now,
-                Err(since) => since,
-            };
-            if now - since > limit.soft_seconds * 1000 {
-                return self.overflow();
-            }
-        } else if self.over_soft_since.load(Ordering::Relaxed) != 0 {
-            // Back under the soft limit: its clock starts again next time.
-            self.over_soft_since.store(0, Ordering::Relaxed);
+        let since = since.map_or(0, |s| s + 1);
+        if since != stored {
+            self.over_soft_since.store(since, Ordering::Relaxed);
         }
         self.pending_bytes.fetch_add(cost, Ordering::Relaxed);
         self.tx.send(msg).is_ok()
@@ -185,6 +176,11 @@ impl Subscriber {
     /// Queues a client-side-caching message for this connection.
     pub(crate) fn send_tracking(&self, msg: TrackingMsg, limit: OutputBufferLimit) -> bool {
         self.deliver(Message::tracking(msg), limit)
+    }
+
+    /// Bytes of messages queued and not yet taken by the connection.
+    pub(crate) fn pending_bytes(&self) -> usize {
+        self.pending_bytes.load(Ordering::Relaxed)
     }
 
     /// Whether the subscriber broke its output limit and is being closed.

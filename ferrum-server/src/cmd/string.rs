@@ -399,7 +399,12 @@ pub(crate) fn clamp_range(start: i64, end: i64, len: usize) -> Option<(usize, us
     } else {
         start
     };
-    let end = if end < 0 { len + end } else { end.min(len - 1) };
+    // Redis clamps a negative end that is still negative to 0.
+    let end = if end < 0 {
+        (len + end).max(0)
+    } else {
+        end.min(len - 1)
+    };
     (start <= end && start < len && len > 0).then_some((start as usize, end as usize))
 }
 

@@ -12,6 +12,7 @@ mod connection;
 mod eviction;
 mod expiry;
 mod geo;
+mod hardening;
 mod hashes;
 mod hyperloglog;
 mod keys;
