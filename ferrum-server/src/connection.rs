@@ -38,6 +38,10 @@ use crate::shared::Shared;
 /// many arguments of capacity.
 const MAX_KEPT_ARGS: usize = 1024;
 
+/// How often a subscriber whose write waits checks its queue against the
+/// soft limit, as Redis's `clientsCron` does at its default `hz` of 10.
+const QUEUE_CHECK_TICK: Duration = Duration::from_millis(100);
+
 /// How long a pending write may still take once shutdown began.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
 
@@ -330,23 +334,42 @@ impl Connection {
                 .omem
                 .store(self.wbuf.len() - written, Ordering::Relaxed);
         }
-        let soft_deadline = self.obuf.soft_deadline();
+        // A subscriber's queue is checked against the pubsub class's soft
+        // limit while its write waits, as Redis's cron checks it: at the
+        // limit's deadline once the queue is over it, else every tick
+        // (publishers may put it over meanwhile).
+        let queue_limit = (self.state.subs.count() > 0)
+            .then(|| self.shared.config().client_output_buffer_limit.pubsub);
         let done = {
             let mut rest = std::pin::pin!(self.socket.write_all(&self.wbuf[written..]));
-            let soft_limit = async {
-                match soft_deadline {
-                    Some(d) => tokio::time::sleep_until(d).await,
-                    None => std::future::pending().await,
-                }
-            };
-            tokio::select! {
-                r = &mut rest => Ok(r),
-                () = self.handle.kill.notified() => Err(None),
-                () = soft_limit => Err(Some(Closed::OutputBufferLimit)),
-                () = self.shutdown.cancelled() => {
-                    Ok(tokio::time::timeout(SHUTDOWN_GRACE, &mut rest).await.unwrap_or_else(|_| {
-                        Err(std::io::ErrorKind::TimedOut.into())
-                    }))
+            loop {
+                let own = self.obuf.soft_deadline();
+                let queue = queue_limit.and_then(|l| self.state.subs.soft_deadline(l));
+                let wake = own.or(queue).or_else(|| {
+                    queue_limit
+                        .filter(|l| l.soft_bytes > 0)
+                        .map(|_| Instant::now() + QUEUE_CHECK_TICK)
+                });
+                let soft_limit = async {
+                    match wake {
+                        Some(d) => tokio::time::sleep_until(d).await,
+                        None => std::future::pending().await,
+                    }
+                };
+                tokio::select! {
+                    r = &mut rest => break Ok(r),
+                    () = self.handle.kill.notified() => break Err(None),
+                    () = soft_limit => {
+                        let queue_broke = queue_limit.is_some_and(|l| self.state.subs.recheck(l));
+                        if own.is_some() || queue_broke {
+                            break Err(Some(Closed::OutputBufferLimit));
+                        }
+                    }
+                    () = self.shutdown.cancelled() => {
+                        break Ok(tokio::time::timeout(SHUTDOWN_GRACE, &mut rest).await.unwrap_or_else(|_| {
+                            Err(std::io::ErrorKind::TimedOut.into())
+                        }))
+                    }
                 }
             }
         };
@@ -356,8 +379,12 @@ impl Connection {
             Err(Some(closed)) => Err(closed),
         };
         self.wbuf.clear();
-        self.obuf.drained();
-        self.handle.omem.store(0, Ordering::Relaxed);
+        if result.is_ok() {
+            // A client closed for its output keeps showing it until it is
+            // gone from CLIENT LIST.
+            self.obuf.drained();
+            self.handle.omem.store(0, Ordering::Relaxed);
+        }
         result
     }
 
