@@ -11,6 +11,7 @@ mod compat;
 mod connection;
 mod eviction;
 mod expiry;
+mod fuzz;
 mod geo;
 mod hardening;
 mod hashes;
