@@ -5,15 +5,10 @@
 
 use redis::Value;
 
-use crate::common::{err, resp, run, TestServer};
+use crate::common::{err, resp, run, sorted, TestServer};
 
 const MAX: &str = "9223372036854775807";
 const MIN: &str = "-9223372036854775808";
-
-fn sorted(mut v: Vec<String>) -> Vec<String> {
-    v.sort();
-    v
-}
 
 #[test]
 fn random_counts_take_the_whole_i64_range() {
@@ -249,14 +244,18 @@ fn limited(limit: &str) -> TestServer {
     s
 }
 
+/// `big`: 150 items of 1,000 bytes, a 150 KB `LRANGE big 0 -1` reply.
+fn fill_big_list(c: &mut redis::Connection) {
+    let item = "x".repeat(1000);
+    let items: Vec<&str> = std::iter::repeat_n(item.as_str(), 150).collect();
+    let _: () = run(c, &[&["RPUSH", "big"][..], &items].concat()).unwrap();
+}
+
 #[test]
 fn a_reply_over_the_normal_hard_limit_closes_the_client_unanswered() {
     let s = limited("normal 100000 0 0");
     let mut c = s.client();
-    let item = "x".repeat(1000);
-    for _ in 0..150 {
-        let _: () = run(&mut c, &["LPUSH", "big", &item]).unwrap();
-    }
+    fill_big_list(&mut c);
     let mut raw = s.raw();
     raw.send(&resp(&[b"LRANGE", b"big", b"0", b"-1"]));
     // Nothing of the 150 KB reply, not even its header, is written.
@@ -299,10 +298,7 @@ fn a_pipeline_whose_replies_break_the_limit_gets_none_of_them() {
 fn a_transaction_runs_to_the_end_before_its_client_is_closed() {
     let s = limited("normal 100000 0 0");
     let mut c = s.client();
-    let item = "x".repeat(1000);
-    for _ in 0..150 {
-        let _: () = run(&mut c, &["LPUSH", "big", &item]).unwrap();
-    }
+    fill_big_list(&mut c);
     let mut raw = s.raw();
     let mut batch = resp(&[b"MULTI"]);
     batch.extend(resp(&[b"SET", b"k2", b"v2"]));

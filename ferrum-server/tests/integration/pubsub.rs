@@ -203,15 +203,21 @@ fn pubsub_introspection_counts_subscribers() {
         .is_empty());
 }
 
-#[test]
-fn a_slow_subscriber_is_disconnected_at_its_output_limit() {
-    let s = TestServer::start_with(&["--client-output-buffer-limit pubsub 256kb 0 0"]);
-    let mut p = s.client();
+/// A raw connection subscribed to `firehose`, which then never reads.
+fn firehose_subscriber(s: &TestServer) -> Raw {
     let mut slow = s.raw();
     slow.roundtrip(
         &resp(&[b"SUBSCRIBE", b"firehose"]),
         b"*3\r\n$9\r\nsubscribe\r\n$8\r\nfirehose\r\n:1\r\n",
     );
+    slow
+}
+
+#[test]
+fn a_slow_subscriber_is_disconnected_at_its_output_limit() {
+    let s = TestServer::start_with(&["--client-output-buffer-limit pubsub 256kb 0 0"]);
+    let mut p = s.client();
+    let mut slow = firehose_subscriber(&s);
     // It never reads again. The publisher is never held up: every PUBLISH
     // returns, first with the subscriber counted, then without it.
     let payload = "x".repeat(16 * 1024);
@@ -241,11 +247,8 @@ fn a_slow_subscriber_is_disconnected_at_its_output_limit() {
 fn a_subscriber_over_the_soft_limit_is_closed_once_traffic_stops() {
     let s = TestServer::start_with(&["--client-output-buffer-limit pubsub 0 256kb 1"]);
     let mut p = s.client();
-    let mut slow = s.raw();
-    slow.roundtrip(
-        &resp(&[b"SUBSCRIBE", b"firehose"]),
-        b"*3\r\n$9\r\nsubscribe\r\n$8\r\nfirehose\r\n:1\r\n",
-    );
+    // Kept open, never read.
+    let _slow = firehose_subscriber(&s);
     // Publish until its queue is over the soft limit (the kernel's socket
     // buffers take the first megabytes), then stop: no later PUBLISH
     // checks it, its own connection must (Redis's cron does).
