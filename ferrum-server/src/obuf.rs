@@ -107,7 +107,12 @@ impl OutputBuffer {
 
     /// Whether `pending` unwritten bytes break the limit now.
     pub(crate) fn is_broken(&mut self, pending: usize) -> bool {
-        let now = self.epoch.elapsed().as_millis() as u64;
+        // Only a soft limit needs the clock; every flush asks.
+        let now = if self.limit.soft_bytes > 0 {
+            self.epoch.elapsed().as_millis() as u64
+        } else {
+            0
+        };
         self.limit
             .is_broken(pending as u64, now, &mut self.over_soft_since)
     }
