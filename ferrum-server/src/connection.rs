@@ -192,22 +192,12 @@ impl Connection {
                 return Ok(Some(stop));
             }
             if self.state.closing {
-                return self.close_requested();
+                return Ok(None);
             }
             if self.wbuf.len() >= self.obuf.watermark() {
                 self.flush().await?;
             }
         }
-    }
-
-    /// A command asked to close the connection: `QUIT` after its reply,
-    /// or a reply too large for the output limit, with nothing more.
-    fn close_requested(&mut self) -> Result<Option<Stop>, Closed> {
-        if self.state.reply_too_large {
-            self.wbuf.clear();
-            return Err(Closed::OutputBufferLimit);
-        }
-        Ok(None)
     }
 
     /// Runs the command in `self.args` and encodes its replies, unless it
@@ -304,7 +294,7 @@ impl Connection {
         if self.wbuf.is_empty() {
             return Ok(());
         }
-        if self.obuf.is_broken(self.wbuf.len()) {
+        if self.state.reply_too_large || self.obuf.is_broken(self.wbuf.len()) {
             tracing::warn!(
                 client = self.handle.id,
                 bytes = self.wbuf.len(),
