@@ -264,16 +264,16 @@ pub(crate) fn getdel(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 /// `GETEX key [EX s | PX ms | EXAT t | PXAT t | PERSIST]`
 pub(crate) fn getex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    enum Change {
+    enum Change<'a> {
         Keep,
         Persist,
-        Expire(ExpireArg),
+        Expire(&'a Bytes, &'a Bytes),
     }
     let change = match &args[2..] {
         [] => Change::Keep,
         [p] if is(p, "persist") => Change::Persist,
         [unit, n] if ["ex", "px", "exat", "pxat"].iter().any(|u| is(unit, u)) => {
-            Change::Expire(ExpireArg::parse(unit, n, "getex")?)
+            Change::Expire(unit, n)
         }
         _ => return Err(CmdError::syntax()),
     };
@@ -289,8 +289,10 @@ pub(crate) fn getex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         Change::Persist => {
             shard.set_expiry(db, key, None, now);
         }
-        Change::Expire(arg) => {
-            let at = arg.deadline(now, "getex")?;
+        Change::Expire(unit, n) => {
+            // As in Redis, a missing key or another type answers before
+            // the time is read.
+            let at = ExpireArg::parse(unit, n, "getex")?.deadline(now, "getex")?;
             if at <= now {
                 shard.delete(db, key, now);
             } else {

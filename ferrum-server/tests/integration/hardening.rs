@@ -144,6 +144,24 @@ fn range_and_count_arguments_at_the_edges() {
 }
 
 #[test]
+fn getex_looks_the_key_up_before_reading_the_time() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let none: Option<String> = run(&mut c, &["GETEX", "nokey", "EX", MIN]).unwrap();
+    assert_eq!(none, None);
+    let _: () = run(&mut c, &["SET", "k", "v"]).unwrap();
+    assert_eq!(
+        err(&mut c, &["GETEX", "k", "EX", "0"]),
+        "ERR invalid expire time in 'getex' command"
+    );
+    assert_eq!(
+        err(&mut c, &["GETEX", "k", "EX", "x"]),
+        "ERR value is not an integer or out of range"
+    );
+    assert_eq!(err(&mut c, &["GETEX", "k", "BAD", "1"]), "ERR syntax error");
+}
+
+#[test]
 fn xclaim_negative_retrycount_counts_a_delivery() {
     let s = TestServer::start();
     let mut c = s.client();
