@@ -19,9 +19,10 @@ const CRLF: &[u8] = b"\r\n";
 impl Frame {
     /// Appends this frame to `dst` as `protocol` writes it.
     ///
-    /// Simple strings and errors are written as given; the caller must not put
-    /// `\r` or `\n` in them (Redis replaces them with spaces in its own
-    /// errors).
+    /// A simple string or an error is one line, so a `\r` or `\n` inside
+    /// one is written as a space, as Redis writes its errors and Lua's status
+    /// replies: no frame can end its line early and forge a reply after it,
+    /// whatever text a caller puts in it.
     ///
     /// ```
     /// use bytes::BytesMut;
@@ -35,8 +36,8 @@ impl Frame {
     pub fn encode(&self, protocol: Protocol, dst: &mut BytesMut) {
         let resp3 = protocol == Protocol::Resp3;
         match self {
-            Frame::Simple(s) => line(dst, b'+', s),
-            Frame::Error(e) => line(dst, b'-', e),
+            Frame::Simple(s) => text_line(dst, b'+', s),
+            Frame::Error(e) => text_line(dst, b'-', e),
             Frame::Integer(n) => integer(dst, b':', *n),
             Frame::Bulk(b) => bulk(dst, b'$', b),
             Frame::Null if resp3 => dst.extend_from_slice(b"_\r\n"),
@@ -89,6 +90,21 @@ fn line(dst: &mut BytesMut, prefix: u8, body: &[u8]) {
     dst.reserve(body.len() + 3);
     dst.put_u8(prefix);
     dst.put_slice(body);
+    dst.put_slice(CRLF);
+}
+
+/// [`line`] for text that may hold a CR or LF: each becomes a space. The
+/// scan is over a short line that the encoder copies anyway.
+fn text_line(dst: &mut BytesMut, prefix: u8, body: &[u8]) {
+    if !body.iter().any(|&b| b == b'\r' || b == b'\n') {
+        return line(dst, prefix, body);
+    }
+    dst.reserve(body.len() + 3);
+    dst.put_u8(prefix);
+    dst.extend(body.iter().map(|&b| match b {
+        b'\r' | b'\n' => b' ',
+        b => b,
+    }));
     dst.put_slice(CRLF);
 }
 
@@ -181,6 +197,24 @@ mod tests {
             "*2\r\n$1\r\na\r\n$2\r\nbc\r\n",
             "*2\r\n$1\r\na\r\n$2\r\nbc\r\n",
         );
+    }
+
+    #[test]
+    fn line_breaks_in_simple_strings_and_errors_become_spaces() {
+        // A client's bytes quoted in an error cannot end its line early and
+        // forge a reply of their own (`:666` here).
+        both(
+            Frame::error("ERR unknown command 'FOO\r\n:666'"),
+            "-ERR unknown command 'FOO  :666'\r\n",
+            "-ERR unknown command 'FOO  :666'\r\n",
+        );
+        both(
+            Frame::Simple(Bytes::from_static(b"a\nb\rc")),
+            "+a b c\r\n",
+            "+a b c\r\n",
+        );
+        // Bulk strings carry any bytes.
+        both(Frame::bulk("a\r\n"), "$3\r\na\r\n\r\n", "$3\r\na\r\n\r\n");
     }
 
     #[test]

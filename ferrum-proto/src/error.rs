@@ -27,6 +27,17 @@ pub enum ProtoError {
     /// [`Limits::max_bulk_len`](crate::Limits::max_bulk_len).
     #[error("Protocol error: invalid bulk length")]
     InvalidBulkLength,
+    /// A request of more than
+    /// [`Limits::UNAUTHENTICATED_MAX_ARRAY_LEN`](crate::Limits::UNAUTHENTICATED_MAX_ARRAY_LEN)
+    /// arguments from a peer that has not authenticated
+    /// ([`Limits::unauthenticated`](crate::Limits#structfield.unauthenticated)).
+    #[error("Protocol error: unauthenticated multibulk length")]
+    UnauthenticatedMultibulkLength,
+    /// A request bulk over
+    /// [`Limits::UNAUTHENTICATED_MAX_BULK_LEN`](crate::Limits::UNAUTHENTICATED_MAX_BULK_LEN)
+    /// bytes from a peer that has not authenticated.
+    #[error("Protocol error: unauthenticated bulk length")]
+    UnauthenticatedBulkLength,
     /// An element of a request's multibulk did not start with `$`. Like
     /// Redis, `\r` and `\n` are shown as a space.
     #[error("Protocol error: expected '$', got '{}'", shown_byte(*.0))]
@@ -95,7 +106,15 @@ mod tests {
 
     #[test]
     fn texts_are_redis_texts_without_err_prefix() {
-        let cases: [(ProtoError, &str); 8] = [
+        let cases: [(ProtoError, &str); 10] = [
+            (
+                ProtoError::UnauthenticatedMultibulkLength,
+                "Protocol error: unauthenticated multibulk length",
+            ),
+            (
+                ProtoError::UnauthenticatedBulkLength,
+                "Protocol error: unauthenticated bulk length",
+            ),
             (
                 ProtoError::InvalidMultibulkLength,
                 "Protocol error: invalid multibulk length",

@@ -20,7 +20,7 @@ use std::ops::Range;
 use bytes::{Buf, Bytes, BytesMut};
 
 use crate::inline::split_args;
-use crate::line::{exceeds, find_line, parse_i64, Scan, Terminator};
+use crate::line::{find_line, parse_i64, Scan, Terminator};
 use crate::{Frame, Limits, ProtoError};
 
 /// What the fast path made of the start of the buffer.
@@ -91,10 +91,7 @@ fn multibulk(
     else {
         return Ok(Step::Incomplete);
     };
-    let n = match parse_i64(&buf[header]) {
-        Some(n) if !exceeds(n, limits.max_array_len) => n,
-        _ => return Err(ProtoError::InvalidMultibulkLength),
-    };
+    let n = limits.request_array_len(parse_i64(&buf[header]))?;
     if n <= 0 {
         buf.advance(pos);
         return Ok(Step::Skipped);
@@ -116,10 +113,7 @@ fn multibulk(
         else {
             return Ok(Step::Incomplete);
         };
-        let len = match parse_i64(&buf[len_line]) {
-            Some(len) if len >= 0 && !exceeds(len, limits.max_bulk_len) => len as usize,
-            _ => return Err(ProtoError::InvalidBulkLength),
-        };
+        let len = limits.request_bulk_len(parse_i64(&buf[len_line]))?;
         let end = start.saturating_add(len);
         match buf.get(end..end.saturating_add(2)) {
             None => return Ok(Step::Incomplete),

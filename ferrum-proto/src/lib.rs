@@ -45,8 +45,10 @@
 //!   "too big bulk count string") trip, as in Redis, only while a line's
 //!   terminator has not arrived, so a long line that arrives whole is accepted.
 //! - Inline arguments keep empty quoted strings (`SET k ""`), as Redis 7 does.
-//! - Redis's tighter limits for unauthenticated clients are not built in; a
-//!   server can apply its own with [`RespCodec::set_limits`].
+//! - Redis's tighter limits for clients that have not authenticated (10
+//!   arguments, 16 KiB bulks) are one flag, [`Limits::authenticated`]; a
+//!   server switches them with [`RespCodec::set_limits`] once `AUTH`
+//!   succeeds.
 //! - Requests that straddle reads go through the resumable parser, which
 //!   copies their payloads; only whole requests are sliced without copying.
 //!

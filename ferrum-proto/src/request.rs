@@ -17,7 +17,7 @@ use combine::{
 };
 
 use crate::inline::split_args;
-use crate::line::{exceeds, parse_i64};
+use crate::line::parse_i64;
 use crate::parse::{fail, reject, Input, Line};
 use crate::{Frame, Limits, ProtoError};
 
@@ -53,12 +53,8 @@ fn multibulk<'a>(
 /// The `<n>\r\n` of a multibulk. Zero or negative counts are valid and mean
 /// "no command".
 fn count<'a>(limits: Limits) -> impl Parser<Input<'a>, Output = i64, PartialState = usize> {
-    Line::crlf(limits.max_inline_len, || ProtoError::TooBigMultibulkCount).and_then(
-        move |line: &[u8]| match parse_i64(line) {
-            Some(n) if !exceeds(n, limits.max_array_len) => Ok(n),
-            _ => Err(fail(ProtoError::InvalidMultibulkLength)),
-        },
-    )
+    Line::crlf(limits.max_inline_len, || ProtoError::TooBigMultibulkCount)
+        .and_then(move |line: &[u8]| limits.request_array_len(parse_i64(line)).map_err(fail))
 }
 
 /// One element of a multibulk, which Redis insists is a bulk string.
@@ -80,12 +76,8 @@ fn argument<'a>(
 /// The `<len>\r\n` of a request bulk, checked against the limit before any of
 /// the payload is read.
 fn bulk_len<'a>(limits: Limits) -> impl Parser<Input<'a>, Output = usize, PartialState = usize> {
-    Line::crlf(limits.max_inline_len, || ProtoError::TooBigBulkCount).and_then(
-        move |line: &[u8]| match parse_i64(line) {
-            Some(n) if n >= 0 && !exceeds(n, limits.max_bulk_len) => Ok(n as usize),
-            _ => Err(fail(ProtoError::InvalidBulkLength)),
-        },
-    )
+    Line::crlf(limits.max_inline_len, || ProtoError::TooBigBulkCount)
+        .and_then(move |line: &[u8]| limits.request_bulk_len(parse_i64(line)).map_err(fail))
 }
 
 /// `len` payload bytes and their CRLF.

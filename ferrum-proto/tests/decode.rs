@@ -338,6 +338,53 @@ fn request_errors_have_redis_texts() {
 }
 
 #[test]
+fn before_authentication_requests_are_small() {
+    let unauth = Limits::default().authenticated(false);
+    // At the limits: accepted (10 arguments, a 16 KiB bulk).
+    let ten = Frame::bulks(vec!["a"; 10]);
+    let bulk = Bytes::from(vec![b'x'; Limits::UNAUTHENTICATED_MAX_BULK_LEN]);
+    let big = Frame::bulks([Bytes::from_static(b"SET"), Bytes::from_static(b"k"), bulk]);
+    for frame in [ten, big] {
+        let mut input = BytesMut::new();
+        frame.encode(Protocol::Resp2, &mut input);
+        for (name, mut codec) in codecs(true, unauth) {
+            let (outcome, _) = feed(&mut codec, &input, &[usize::MAX]);
+            assert_eq!(outcome.frames, vec![frame.clone()], "{name}");
+            assert_eq!(outcome.error, None, "{name}");
+        }
+    }
+    // One over: Redis's texts, checked before any payload arrives.
+    assert_error(
+        true,
+        unauth,
+        b"*11\r\n",
+        "Protocol error: unauthenticated multibulk length",
+    );
+    assert_error(
+        true,
+        unauth,
+        b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$16385\r\n",
+        "Protocol error: unauthenticated bulk length",
+    );
+    // The general limits still come first, and inline commands are exempt.
+    assert_error(
+        true,
+        unauth,
+        b"*1048577\r\n",
+        "Protocol error: invalid multibulk length",
+    );
+    let inline = format!("SET k {}\r\n", "a b ".repeat(8));
+    for (name, mut codec) in codecs(true, unauth) {
+        let (outcome, _) = feed(&mut codec, inline.as_bytes(), &[usize::MAX]);
+        assert_eq!(outcome.error, None, "{name}");
+    }
+    // Authenticated again, the same request is fine.
+    let mut input = BytesMut::from(&b"*11\r\n"[..]);
+    let mut codec = RespCodec::server(unauth.authenticated(true));
+    assert_eq!(codec.decode(&mut input).unwrap(), None);
+}
+
+#[test]
 fn line_limits_have_redis_texts() {
     let d = Limits::default();
     let over = vec![b'a'; d.max_inline_len + 1];
@@ -368,6 +415,7 @@ fn configured_limits_are_enforced() {
         max_array_len: 2,
         max_depth: 2,
         max_inline_len: 16,
+        unauthenticated: false,
     };
     assert_error(
         true,

@@ -126,6 +126,7 @@ fn small_limits() -> Limits {
         max_array_len: 4,
         max_depth: 3,
         max_inline_len: 12,
+        unauthenticated: false,
     }
 }
 
@@ -152,6 +153,29 @@ proptest! {
         let (outcome, rest) = feed(&mut RespCodec::client(Limits::default()), &input, &chunks);
         prop_assert_eq!(outcome, Outcome { frames, error: None });
         prop_assert!(rest.is_empty());
+    }
+
+    #[test]
+    fn any_text_in_a_line_frame_stays_one_reply(
+        text in binary(),
+        error in any::<bool>(),
+        protocol in prop_oneof![Just(Protocol::Resp2), Just(Protocol::Resp3)],
+    ) {
+        // Whatever bytes a caller puts in a simple string or error, the
+        // encoder writes one reply: a client reads back exactly one frame of
+        // the same type and length, and nothing after it.
+        let frame = if error { Frame::Error(text.clone()) } else { Frame::Simple(text.clone()) };
+        let input = encode_all(std::slice::from_ref(&frame), protocol);
+        let (outcome, rest) = feed(&mut RespCodec::client(Limits::default()), &input, &[usize::MAX]);
+        prop_assert_eq!(outcome.error, None);
+        prop_assert!(rest.is_empty());
+        prop_assert_eq!(outcome.frames.len(), 1);
+        let read = match &outcome.frames[0] {
+            Frame::Error(t) if error => t.clone(),
+            Frame::Simple(t) if !error => t.clone(),
+            other => return Err(TestCaseError::fail(format!("read back {other:?}"))),
+        };
+        prop_assert_eq!(read.len(), text.len());
     }
 
     #[test]

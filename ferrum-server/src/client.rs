@@ -32,6 +32,10 @@ pub(crate) struct ConnState {
     pub(crate) watched: Vec<(usize, Bytes, Option<u64>)>,
     /// Close after the reply is written (`QUIT`, `CLIENT KILL` of self).
     pub(crate) closing: bool,
+    /// With `closing`: a reply was too large for the output limit, so the
+    /// connection closes without writing what is pending
+    /// (`Ctx::reply_fits`).
+    pub(crate) reply_too_large: bool,
     /// Channels and patterns subscribed to, and the message queue.
     pub(crate) subs: Subscriptions,
     /// `CLIENT REPLY OFF`: replies are dropped until `CLIENT REPLY ON`.
@@ -73,6 +77,7 @@ impl ConnState {
             multi_failed: false,
             watched: Vec::new(),
             closing: false,
+            reply_too_large: false,
             subs,
             reply_off: false,
             reply_skip: 0,
@@ -124,6 +129,12 @@ pub(crate) struct ClientHandle {
     /// Bytes in the query buffer while a command runs (the command itself
     /// included, as Redis counts them); 0 between commands.
     pub(crate) qbuf: AtomicUsize,
+    /// Reply bytes a write is waiting to hand to the socket; 0 when none
+    /// is waiting.
+    pub(crate) omem: AtomicUsize,
+    /// The capacity of the connection's read and write buffers, as of its
+    /// last read.
+    pub(crate) buffers: AtomicUsize,
 }
 
 impl ClientHandle {
@@ -157,6 +168,26 @@ impl ClientHandle {
         spec.name.to_owned()
     }
 
+    /// Output not yet written, as `CLIENT LIST`'s `omem`: replies waiting
+    /// on the socket and messages queued for the connection.
+    pub(crate) fn output_bytes(&self) -> usize {
+        let queued = self
+            .inbox
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .and_then(std::sync::Weak::upgrade)
+            .map_or(0, |s| s.pending_bytes());
+        self.omem.load(Ordering::Relaxed) + queued
+    }
+
+    /// The connection's memory, as `CLIENT LIST`'s `tot-mem` and `INFO`'s
+    /// `mem_clients_normal` count it: its fixed state, its buffers, and
+    /// its unwritten output.
+    pub(crate) fn memory(&self) -> usize {
+        CONNECTION_BYTES + self.buffers.load(Ordering::Relaxed) + self.output_bytes()
+    }
+
     /// The client's line in `CLIENT LIST` / `CLIENT INFO`, with Redis's
     /// field names and order (fields FerrumKV has no notion of read 0).
     pub(crate) fn info_line(&self) -> String {
@@ -186,7 +217,7 @@ impl ClientHandle {
             flags.push('N');
         }
         format!(
-            "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db={} sub={} psub={} ssub=0 multi=-1 qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db={} sub={} psub={} ssub=0 multi=-1 qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
             self.id,
             self.addr,
             self.laddr,
@@ -198,6 +229,8 @@ impl ClientHandle {
             subs,
             psubs,
             self.qbuf.load(Ordering::Relaxed),
+            self.output_bytes(),
+            self.memory(),
             self.last_command(),
             self.resp.load(Ordering::Relaxed),
             text(&self.lib_name),
@@ -205,6 +238,10 @@ impl ClientHandle {
         )
     }
 }
+
+/// What a connection costs besides its buffers: its task, its state and
+/// its registry entry, near enough.
+const CONNECTION_BYTES: usize = 2048;
 
 /// Every connected client, by id.
 #[derive(Debug, Default)]
@@ -236,6 +273,8 @@ impl ClientRegistry {
             blocked: AtomicBool::new(false),
             inbox: Mutex::new(None),
             qbuf: AtomicUsize::new(0),
+            omem: AtomicUsize::new(0),
+            buffers: AtomicUsize::new(0),
         });
         self.lock().insert(id, handle.clone());
         handle

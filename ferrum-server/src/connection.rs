@@ -4,11 +4,12 @@
 //!
 //! Batching is what makes pipelining fast: a `redis-benchmark -P 16` burst
 //! arrives in one read and leaves in one write. The read buffer is bounded by
-//! `client-query-buffer-limit`. A client that stops reading stops being read
+//! `client-query-buffer-limit`, the write buffer by `client-output-buffer-limit
+//! normal` (see `crate::obuf`). A client that stops reading stops being read
 //! from (its task waits in the write), and that write still gives way to
-//! `CLIENT KILL` (how an overflowing subscriber is closed) and, after a
-//! grace period, to shutdown, so neither can grow the server's memory or
-//! hold up its exit.
+//! `CLIENT KILL` (how an overflowing subscriber is closed), to the soft
+//! output limit's seconds and, after a grace period, to shutdown, so none
+//! of them can grow the server's memory or hold up its exit.
 //!
 //! A blocked client (see `crate::blocking`) first gets every reply before
 //! its blocking command, then waits with no lock held on: a wake-up for one
@@ -30,15 +31,16 @@ use tokio_util::sync::CancellationToken;
 
 use crate::client::{ClientHandle, ConnState};
 use crate::cmd::{self, BlockSpec, Reply};
+use crate::obuf::{OutputBuffer, FLUSH_THRESHOLD};
 use crate::shared::Shared;
-
-/// Replies are flushed early once this many bytes are pending, so one huge
-/// pipeline cannot build an unbounded write buffer.
-const FLUSH_THRESHOLD: usize = 64 * 1024;
 
 /// The argument vector is reused from one command to the next, up to this
 /// many arguments of capacity.
 const MAX_KEPT_ARGS: usize = 1024;
+
+/// How often a subscriber whose write waits checks its queue against the
+/// soft limit, as Redis's `clientsCron` does at its default `hz` of 10.
+const QUEUE_CHECK_TICK: Duration = Duration::from_millis(100);
 
 /// How long a pending write may still take once shutdown began.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
@@ -62,7 +64,8 @@ pub(crate) enum Closed {
     Idle,
     /// The query buffer grew past `client-query-buffer-limit`.
     QueryBufferLimit,
-    /// A subscriber fell behind past `client-output-buffer-limit pubsub`.
+    /// Replies broke `client-output-buffer-limit normal`, or a subscriber
+    /// fell behind past its `pubsub` class.
     OutputBufferLimit,
     /// The socket failed.
     Io(std::io::Error),
@@ -91,13 +94,14 @@ pub(crate) async fn serve(
         socket,
         handle,
         shutdown,
-        codec: RespCodec::server(limits),
+        codec: RespCodec::server(limits.authenticated(state.authenticated)),
         rbuf: BytesMut::with_capacity(16 * 1024),
         wbuf: BytesMut::with_capacity(16 * 1024),
         args: Vec::new(),
         state,
         idle_timeout,
         qbuf_limit,
+        obuf: OutputBuffer::new(),
     };
     let closed = c.run().await;
     let id = c.handle.id;
@@ -121,6 +125,7 @@ struct Connection {
     state: ConnState,
     idle_timeout: Option<Duration>,
     qbuf_limit: usize,
+    obuf: OutputBuffer,
 }
 
 impl Connection {
@@ -165,19 +170,19 @@ impl Connection {
     }
 
     /// Runs every complete command in the read buffer, encoding replies
-    /// (flushing early past [`FLUSH_THRESHOLD`]). Stops at a command that
-    /// blocks and returns what it waits for.
+    /// (flushing early past the output buffer's watermark). Stops at a
+    /// command that blocks and returns what it waits for.
     async fn run_buffered(&mut self) -> Result<Option<Stop>, Closed> {
         self.state.clock_stale();
+        let subscribed = self.state.subs.count() > 0;
+        self.obuf.refresh(&self.shared.normal_obuf, subscribed);
         loop {
             let pending = self.rbuf.len();
             match self.codec.decode_args_into(&mut self.rbuf, &mut self.args) {
                 Ok(true) => {}
                 Ok(false) => return Ok(None),
                 Err(e) => {
-                    self.wbuf.extend_from_slice(b"-ERR ");
-                    self.wbuf.extend_from_slice(e.to_string().as_bytes());
-                    self.wbuf.extend_from_slice(b"\r\n");
+                    self.encode(&cmd::CmdError::from(e).into_frame());
                     return Err(Closed::Protocol);
                 }
             };
@@ -190,7 +195,7 @@ impl Connection {
             if self.state.closing {
                 return Ok(None);
             }
-            if self.wbuf.len() >= FLUSH_THRESHOLD {
+            if self.wbuf.len() >= self.obuf.watermark() {
                 self.flush().await?;
                 self.state.clock_stale();
             }
@@ -209,6 +214,7 @@ impl Connection {
         if let Reply::Paused = reply {
             return Some(Stop::Paused);
         }
+        self.sync_auth_limits();
         // Keep the vector for the next command unless a huge one grew it.
         self.args.clear();
         if self.args.capacity() > MAX_KEPT_ARGS {
@@ -246,6 +252,17 @@ impl Connection {
         }
     }
 
+    /// Redis's tighter request limits apply while the client must still
+    /// authenticate; `AUTH`, `HELLO ... AUTH`, `RESET` and `CONFIG SET
+    /// requirepass` change that.
+    fn sync_auth_limits(&mut self) {
+        let authenticated = self.state.authenticated || !self.shared.requires_auth();
+        if self.codec.limits().unauthenticated == authenticated {
+            let limits = self.codec.limits().authenticated(authenticated);
+            self.codec.set_limits(limits);
+        }
+    }
+
     /// Encodes a reply in the connection's current protocol (which `HELLO`
     /// may just have changed, for its own reply too).
     fn encode(&mut self, frame: &Frame) {
@@ -271,12 +288,23 @@ impl Connection {
         }
     }
 
-    /// Writes the pending replies. A write that waits on a client that does
-    /// not read still gives way to `CLIENT KILL`, and to shutdown after
-    /// [`SHUTDOWN_GRACE`].
+    /// Writes the pending replies, unless they break the output buffer
+    /// limit, which closes the client with none of them written. A write
+    /// that waits on a client that does not read still gives way to
+    /// `CLIENT KILL`, to the soft limit's time running out, and to shutdown
+    /// after [`SHUTDOWN_GRACE`].
     async fn flush(&mut self) -> Result<(), Closed> {
         if self.wbuf.is_empty() {
             return Ok(());
+        }
+        if self.state.reply_too_large || self.obuf.is_broken(self.wbuf.len()) {
+            tracing::warn!(
+                client = self.handle.id,
+                bytes = self.wbuf.len(),
+                "closing a client over the normal output buffer limit"
+            );
+            self.wbuf.clear();
+            return Err(Closed::OutputBufferLimit);
         }
         self.shared
             .stats
@@ -293,23 +321,63 @@ impl Connection {
                 Err(e) => return Err(Closed::Io(e)),
             }
         }
+        if written < self.wbuf.len() {
+            // Waiting on the client: what is left shows as `omem`.
+            self.handle
+                .omem
+                .store(self.wbuf.len() - written, Ordering::Relaxed);
+        }
+        // A subscriber's queue is checked against the pubsub class's soft
+        // limit while its write waits, as Redis's cron checks it: at the
+        // limit's deadline once the queue is over it, else every tick
+        // (publishers may put it over meanwhile).
+        let queue_limit = (self.state.subs.count() > 0)
+            .then(|| self.shared.config().client_output_buffer_limit.pubsub);
         let done = {
             let mut rest = std::pin::pin!(self.socket.write_all(&self.wbuf[written..]));
-            tokio::select! {
-                r = &mut rest => Some(r),
-                () = self.handle.kill.notified() => None,
-                () = self.shutdown.cancelled() => {
-                    Some(tokio::time::timeout(SHUTDOWN_GRACE, &mut rest).await.unwrap_or_else(|_| {
-                        Err(std::io::ErrorKind::TimedOut.into())
-                    }))
+            loop {
+                let own = self.obuf.soft_deadline();
+                let queue = queue_limit.and_then(|l| self.state.subs.soft_deadline(l));
+                let wake = own.or(queue).or_else(|| {
+                    queue_limit
+                        .filter(|l| l.soft_bytes > 0)
+                        .map(|_| Instant::now() + QUEUE_CHECK_TICK)
+                });
+                let soft_limit = async {
+                    match wake {
+                        Some(d) => tokio::time::sleep_until(d).await,
+                        None => std::future::pending().await,
+                    }
+                };
+                tokio::select! {
+                    r = &mut rest => break Ok(r),
+                    () = self.handle.kill.notified() => break Err(None),
+                    () = soft_limit => {
+                        let queue_broke = queue_limit.is_some_and(|l| self.state.subs.recheck(l));
+                        if own.is_some() || queue_broke {
+                            break Err(Some(Closed::OutputBufferLimit));
+                        }
+                    }
+                    () = self.shutdown.cancelled() => {
+                        break Ok(tokio::time::timeout(SHUTDOWN_GRACE, &mut rest).await.unwrap_or_else(|_| {
+                            Err(std::io::ErrorKind::TimedOut.into())
+                        }))
+                    }
                 }
             }
         };
         let result = match done {
-            Some(r) => r.map_err(Closed::Io),
-            None => Err(self.killed()),
+            Ok(r) => r.map_err(Closed::Io),
+            Err(None) => Err(self.killed()),
+            Err(Some(closed)) => Err(closed),
         };
         self.wbuf.clear();
+        if result.is_ok() {
+            // A client closed for its output keeps showing it until it is
+            // gone from CLIENT LIST.
+            self.obuf.drained();
+            self.handle.omem.store(0, Ordering::Relaxed);
+        }
         result
     }
 
@@ -327,6 +395,10 @@ impl Connection {
         if self.rbuf.capacity() - self.rbuf.len() < 4096 {
             self.rbuf.reserve(16 * 1024);
         }
+        self.handle.buffers.store(
+            self.rbuf.capacity() + self.wbuf.capacity(),
+            Ordering::Relaxed,
+        );
         // Subscribers are exempt from the idle timeout, as in Redis.
         let idle = self.idle_timeout.filter(|_| self.state.subs.count() == 0);
         let (socket, rbuf) = (&mut self.socket, &mut self.rbuf);

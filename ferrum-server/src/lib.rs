@@ -29,6 +29,7 @@ mod connection;
 mod metrics;
 mod monitor;
 mod notify;
+mod obuf;
 mod pause;
 mod pubsub;
 mod server;

@@ -145,30 +145,40 @@ impl Subscriber {
             return false;
         }
         let cost = msg.cost();
-        let pending = self.pending_bytes.load(Ordering::Relaxed) + cost;
-        if limit.hard_bytes > 0 && pending as u64 > limit.hard_bytes {
+        if self.breaks(limit, cost) {
             return self.overflow();
-        }
-        if limit.soft_bytes > 0 && pending as u64 > limit.soft_bytes {
-            let now = self.created.elapsed().as_millis() as u64 + 1;
-            let since = match self.over_soft_since.compare_exchange(
-                0,
-                now,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => now,
-                Err(since) => since,
-            };
-            if now - since > limit.soft_seconds * 1000 {
-                return self.overflow();
-            }
-        } else if self.over_soft_since.load(Ordering::Relaxed) != 0 {
-            // Back under the soft limit: its clock starts again next time.
-            self.over_soft_since.store(0, Ordering::Relaxed);
         }
         self.pending_bytes.fetch_add(cost, Ordering::Relaxed);
         self.tx.send(msg).is_ok()
+    }
+
+    /// Whether `more` bytes on top of the queue break `limit`; starts and
+    /// stops the soft limit's clock.
+    fn breaks(&self, limit: OutputBufferLimit, more: usize) -> bool {
+        let pending = self.pending_bytes.load(Ordering::Relaxed) + more;
+        // Publishers race here only to start the soft clock at about the
+        // same moment.
+        let stored = self.over_soft_since.load(Ordering::Relaxed);
+        let mut since = stored.checked_sub(1);
+        let now = self.created.elapsed().as_millis() as u64;
+        let broken = limit.is_broken(pending as u64, now, &mut since);
+        let since = since.map_or(0, |s| s + 1);
+        if since != stored {
+            self.over_soft_since.store(since, Ordering::Relaxed);
+        }
+        broken
+    }
+
+    /// When the queue breaks the soft limit of `limit` if it stays over
+    /// it with no new message (nothing checks it then but its connection).
+    fn soft_deadline(&self, limit: OutputBufferLimit) -> Option<Instant> {
+        let since = self
+            .over_soft_since
+            .load(Ordering::Relaxed)
+            .checked_sub(1)?;
+        let at = since.saturating_add(limit.soft_seconds.saturating_mul(1000));
+        self.created
+            .checked_add(std::time::Duration::from_millis(at.saturating_add(1)))
     }
 
     fn overflow(&self) -> bool {
@@ -185,6 +195,11 @@ impl Subscriber {
     /// Queues a client-side-caching message for this connection.
     pub(crate) fn send_tracking(&self, msg: TrackingMsg, limit: OutputBufferLimit) -> bool {
         self.deliver(Message::tracking(msg), limit)
+    }
+
+    /// Bytes of messages queued and not yet taken by the connection.
+    pub(crate) fn pending_bytes(&self) -> usize {
+        self.pending_bytes.load(Ordering::Relaxed)
     }
 
     /// Whether the subscriber broke its output limit and is being closed.
@@ -351,6 +366,26 @@ impl Subscriptions {
     /// Whether this connection broke its output limit.
     pub(crate) fn overflowed(&self) -> bool {
         self.sender.as_ref().is_some_and(|s| s.overflowed())
+    }
+
+    /// When the queue, over the soft limit of `limit`, breaks it if no
+    /// message comes to check it (Redis checks in its cron); `None` when
+    /// it is under.
+    pub(crate) fn soft_deadline(&self, limit: OutputBufferLimit) -> Option<Instant> {
+        self.sender.as_ref()?.soft_deadline(limit)
+    }
+
+    /// Checks the queue against `limit` with no new message, and closes
+    /// the connection if it breaks it; whether it did.
+    pub(crate) fn recheck(&self, limit: OutputBufferLimit) -> bool {
+        let Some(s) = &self.sender else {
+            return false;
+        };
+        let broke = s.breaks(limit, 0);
+        if broke {
+            s.overflow();
+        }
+        broke
     }
 
     /// Waits for the next message; never completes for a connection that

@@ -1,12 +1,15 @@
-//! The listener: accepts connections up to `maxclients`, runs the active
-//! expiry cycle and the metrics endpoint, and shuts down cleanly on request.
+//! The listener: accepts connections up to `maxclients` (and, in protected
+//! mode, only from loopback), runs the active expiry cycle and the metrics
+//! endpoint, and shuts down cleanly on request.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicU16, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use anyhow::Context as _;
+use bytes::BytesMut;
+use ferrum_proto::{Frame, Protocol};
 use ferrum_store::{Store, StoreConfig};
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
@@ -73,8 +76,11 @@ impl Server {
             .threshold_ms
             .store(config.latency_threshold_ms(), Ordering::Relaxed);
         let tracking_max = config.tracking_max_keys();
+        let normal_obuf = crate::obuf::NormalLimit::default();
+        normal_obuf.install(config.client_output_buffer_limit.normal);
         let shared = Arc::new(Shared {
             store,
+            normal_obuf,
             auth_required: AtomicBool::new(config.requirepass.is_some()),
             debug_enabled: AtomicBool::new(config.enable_debug_command),
             port: AtomicU16::new(port),
@@ -169,7 +175,16 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, shutdown: Cance
                 .stats
                 .rejected_connections
                 .fetch_add(1, Ordering::Relaxed);
-            tokio::spawn(reject(socket));
+            tokio::spawn(refuse(socket, crate::cmd::MAX_CLIENTS));
+            continue;
+        }
+        let protected = shared.config().protected_mode;
+        if protected_mode_refuses(protected, shared.requires_auth(), addr.ip()) {
+            shared
+                .stats
+                .rejected_connections
+                .fetch_add(1, Ordering::Relaxed);
+            tokio::spawn(refuse(socket, crate::cmd::PROTECTED_MODE_DENIED));
             continue;
         }
         // As Redis does: without it, replies sit behind Nagle's algorithm
@@ -193,10 +208,25 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, shutdown: Cance
     while connections.join_next().await.is_some() {}
 }
 
-async fn reject(mut socket: TcpStream) {
-    let _ = socket
-        .write_all(b"-ERR max number of clients reached\r\n")
-        .await;
+/// Whether protected mode refuses a client connecting from `peer`, as Redis
+/// 7 decides it: protected mode is on, the default user has no password,
+/// and the peer is not on the loopback interface (127.0.0.0/8, `::1`, or
+/// either as an IPv4-mapped IPv6 address). The `bind` addresses play no
+/// part (Redis 7 dropped that condition); bound to loopback only, no
+/// client can be refused.
+pub(crate) fn protected_mode_refuses(
+    protected_mode: bool,
+    password_set: bool,
+    peer: IpAddr,
+) -> bool {
+    protected_mode && !password_set && !peer.to_canonical().is_loopback()
+}
+
+/// Sends a refused connection its error line, then closes it.
+async fn refuse(mut socket: TcpStream, text: &'static str) {
+    let mut line = BytesMut::new();
+    Frame::error(text).encode(Protocol::Resp2, &mut line);
+    let _ = socket.write_all(&line).await;
 }
 
 /// Logs the expiry cycle's duration as the `expire-cycle` latency event
@@ -247,5 +277,31 @@ async fn expire_loop(shared: Arc<Shared>, shutdown: CancellationToken) {
                 break;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn protected_mode_refuses_only_remote_peers_without_a_password() {
+        let remote: IpAddr = "192.0.2.7".parse().unwrap();
+        let remote6: IpAddr = "2001:db8::1".parse().unwrap();
+        for local in ["127.0.0.1", "127.1.2.3", "::1", "::ffff:127.0.0.1"] {
+            let local: IpAddr = local.parse().unwrap();
+            assert!(!protected_mode_refuses(true, false, local), "{local}");
+        }
+        assert!(protected_mode_refuses(true, false, remote));
+        assert!(protected_mode_refuses(true, false, remote6));
+        assert!(protected_mode_refuses(
+            true,
+            false,
+            "::ffff:192.0.2.7".parse().unwrap()
+        ));
+        // A password, or protected mode off, lets everyone in.
+        assert!(!protected_mode_refuses(true, true, remote));
+        assert!(!protected_mode_refuses(false, false, remote));
+        assert!(!protected_mode_refuses(false, false, remote6));
     }
 }

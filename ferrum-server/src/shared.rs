@@ -33,6 +33,9 @@ pub(crate) struct Shared {
     /// Whether `requirepass` is set; read on every command, so cached here
     /// instead of behind the config lock.
     pub(crate) auth_required: std::sync::atomic::AtomicBool,
+    /// `client-output-buffer-limit normal`, read by connections once per
+    /// batch, so cached here instead of behind the config lock.
+    pub(crate) normal_obuf: crate::obuf::NormalLimit,
     /// `enable-debug-command`: whether `DEBUG` is allowed.
     pub(crate) debug_enabled: std::sync::atomic::AtomicBool,
     /// The port actually bound (for `INFO server`).

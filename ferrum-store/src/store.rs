@@ -433,7 +433,7 @@ impl<'a> Locked<'a> {
         let mut c = cursor;
         let (mut seen, mut visited) = (0, 0);
         let budget = count.max(1);
-        while c / n < max_slots && seen < budget && visited < budget * 10 {
+        while c / n < max_slots && seen < budget && visited < budget.saturating_mul(10) {
             let (shard, slot) = ((c % n) as usize, (c / n) as usize);
             if let Some((k, e)) = self.guards[shard].1.key_at_slot(db, slot, now) {
                 f(k, e);

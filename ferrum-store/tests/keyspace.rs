@@ -255,6 +255,22 @@ fn scan_visits_every_key_once_and_terminates() {
 }
 
 #[test]
+fn scan_takes_any_count_and_cursor() {
+    // SCAN 0 COUNT 9223372036854775807 returns everything at once, and a
+    // cursor past every slot ends the scan, as in Redis.
+    let s = store(0, PolicyKind::NoEviction);
+    for i in 0..100 {
+        set(&s, &key(i), val(1), None, Millis(0));
+    }
+    let mut all = s.lock_all();
+    let mut seen = 0;
+    assert_eq!(all.scan(0, 0, usize::MAX, Millis(0), |_, _| seen += 1), 0);
+    assert_eq!(seen, 100);
+    assert_eq!(all.scan(0, u64::MAX, 10, Millis(0), |_, _| seen += 1), 0);
+    assert_eq!(seen, 100);
+}
+
+#[test]
 fn swapdb_exchanges_contents() {
     let s = store(0, PolicyKind::NoEviction);
     let k = key(1);

@@ -12,7 +12,7 @@ use ferrum_proto::{Frame, Protocol};
 use ferrum_store::{Access, Millis, Shard, StoreError, Typed};
 
 use super::parse::parse_i64;
-use super::{CmdError, Ctx};
+use super::{CmdError, CmdResult, Ctx};
 
 /// Runs `f` on the `T` at `key` for a read command (counting a hit or a
 /// miss). `Ok(None)` when the key is absent.
@@ -151,9 +151,17 @@ pub(crate) fn resp3(ctx: &Ctx<'_>) -> bool {
 
 /// A `SCAN`-family cursor: an unsigned decimal, or `ERR invalid cursor`.
 pub(crate) fn cursor_arg(b: &[u8]) -> Result<u64, CmdError> {
-    std::str::from_utf8(b)
-        .ok()
-        .and_then(|s| s.parse::<u64>().ok())
+    // As C's `strtoul`, which Redis uses: a `-` wraps (`-1` is the largest
+    // cursor), and no spaces.
+    let s = std::str::from_utf8(b).ok();
+    let (negative, digits) = match s.and_then(|s| s.strip_prefix('-')) {
+        Some(rest) => (true, Some(rest)),
+        None => (false, s),
+    };
+    digits
+        .filter(|d| !negative || !d.starts_with(['+', '-']))
+        .and_then(|d| d.parse::<u64>().ok())
+        .map(|n| if negative { n.wrapping_neg() } else { n })
         .ok_or_else(|| CmdError::msg(super::error::INVALID_CURSOR))
 }
 
@@ -256,29 +264,105 @@ impl Picker {
     }
 }
 
-/// A random-count argument (`SRANDMEMBER`, `HRANDFIELD`, `ZRANDMEMBER`):
-/// positive for distinct picks, negative for picks with repeats. Redis caps
-/// the magnitude so the reply cannot overflow.
-pub(crate) fn random_count(b: &[u8]) -> Result<i64, CmdError> {
-    let n = super::parse::int_arg(b)?;
-    if !(-(i64::MAX / 2)..=i64::MAX / 2).contains(&n) {
-        return Err(CmdError::msg(format!(
-            "ERR value is out of range, must be between {} and {}",
-            -(i64::MAX / 2),
-            i64::MAX / 2
-        )));
-    }
-    Ok(n)
+/// The `[count [WITHVALUES|WITHSCORES]]` of `SRANDMEMBER`, `HRANDFIELD` and
+/// `ZRANDMEMBER`: a positive count asks for distinct picks, a negative one
+/// for picks with repeats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RandomCount {
+    /// The count as given.
+    pub(crate) count: i64,
+    /// Each pick is replied with its value or score.
+    pub(crate) paired: bool,
+    /// For picks with repeats, the most bytes their reply may take (see
+    /// [`reply_budget`]).
+    budget: u64,
 }
 
-/// Indices for a random-count request over `len` items.
-pub(crate) fn random_indices(p: &mut Picker, len: usize, count: i64) -> Vec<usize> {
-    if len == 0 {
-        return Vec::new();
+impl RandomCount {
+    /// Parses `args[2..]` as Redis 7.0 does: the count within
+    /// ±`i64::MAX`, then `option` (absent for `SRANDMEMBER`, which takes
+    /// none), and with it a count within ±`i64::MAX / 2`, since every pick
+    /// then takes two replies. `None` when no count is given.
+    pub(crate) fn parse(
+        ctx: &Ctx<'_>,
+        args: &[Bytes],
+        option: Option<&str>,
+    ) -> Result<Option<RandomCount>, CmdError> {
+        let Some(arg) = args.get(2) else {
+            return Ok(None);
+        };
+        if option.is_none() && args.len() > 3 {
+            return Err(CmdError::syntax());
+        }
+        let count = super::parse::int_in_range(arg, -i64::MAX, i64::MAX, None)?;
+        let paired = match (args.get(3), option) {
+            (None, _) => false,
+            (Some(a), Some(option)) if args.len() == 4 && super::parse::is(a, option) => true,
+            (Some(_), _) => return Err(CmdError::syntax()),
+        };
+        if paired && !(-(i64::MAX / 2)..=i64::MAX / 2).contains(&count) {
+            return Err(CmdError::msg(super::error::OUT_OF_RANGE));
+        }
+        let budget = if count < 0 {
+            reply_budget(ctx)
+        } else {
+            u64::MAX
+        };
+        Ok(Some(RandomCount {
+            count,
+            paired,
+            budget,
+        }))
     }
-    if count >= 0 {
-        p.distinct(len, count as usize)
-    } else {
-        p.with_repeats(len, count.unsigned_abs() as usize)
+
+    /// Indices of the picks over `len` items, or `None` when picks with
+    /// repeats are too many for the reply's budget. Distinct picks are at
+    /// most `len`, so their reply is bounded by what the collection holds.
+    pub(crate) fn indices(&self, p: &mut Picker, len: usize) -> Option<Vec<usize>> {
+        if len == 0 {
+            return Some(Vec::new());
+        }
+        if self.count >= 0 {
+            return Some(p.distinct(len, self.count as usize));
+        }
+        let picks = self.count.unsigned_abs();
+        // The least a pick costs in any reply: a 4-byte element (`$0\r\n`
+        // alone is 4), twice when paired.
+        let least = picks.saturating_mul(if self.paired { 8 } else { 4 });
+        (least <= self.budget).then(|| p.with_repeats(len, picks as usize))
+    }
+}
+
+/// The most bytes a reply made of random picks may take: the `normal`
+/// class's hard output limit, or without one `proto-max-bulk-len`, the
+/// largest string a client may send. Redis stops such a reply midway once
+/// the client breaks its limit; FerrumKV builds a reply whole, so it
+/// checks first.
+fn reply_budget(ctx: &Ctx<'_>) -> u64 {
+    match ctx.shared.normal_obuf.get().hard_bytes {
+        0 => ctx.shared.config().proto_max_bulk_len_bytes,
+        hard => hard,
+    }
+}
+
+/// The reply of a random-pick command from what its read gave: the reply
+/// (`Some(Some)`), picks too many for the budget (`Some(None)`: the client
+/// is closed instead, as Redis closes a client whose reply breaks its
+/// output limit, with nothing pending written), or no such key (an empty
+/// array with a count, a null without).
+pub(crate) fn random_reply(
+    ctx: &mut Ctx<'_>,
+    read: Option<Option<Frame>>,
+    counted: bool,
+) -> CmdResult {
+    match read {
+        Some(Some(frame)) => Ok(frame),
+        Some(None) => {
+            ctx.conn.closing = true;
+            ctx.conn.reply_too_large = true;
+            Ok(Frame::Null)
+        }
+        None if counted => Ok(Frame::Array(Vec::new())),
+        None => Ok(Frame::Null),
     }
 }

@@ -5,8 +5,8 @@ use std::sync::atomic::Ordering;
 use bytes::Bytes;
 use ferrum_proto::{Frame, Protocol};
 
-use super::error::{AUTH_NOT_SET, DB_RANGE, WRONGPASS};
-use super::parse::{int_arg, is, parse_i64};
+use super::error::{AUTH_NOT_SET, WRONGPASS};
+use super::parse::{db_arg, int_arg, is, parse_i64};
 use super::{CmdError, CmdResult, Ctx};
 
 /// `PING [message]`. A RESP2 client in subscribed mode gets
@@ -135,11 +135,7 @@ pub(crate) fn hello(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 pub(crate) fn select(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let n = int_arg(&args[1])?;
-    let db = usize::try_from(n)
-        .ok()
-        .filter(|&d| d < ctx.store().databases())
-        .ok_or_else(|| CmdError::msg(DB_RANGE))?;
+    let db = db_arg(&args[1], ctx.store().databases())?;
     ctx.conn.db = db;
     ctx.conn.handle.db.store(db, Ordering::Relaxed);
     Ok(Frame::ok())

@@ -19,6 +19,10 @@ pub(crate) const NAN_OR_INFINITY: &str = "ERR value is NaN or Infinity";
 pub(crate) const NO_SUCH_KEY: &str = "ERR no such key";
 /// `-ERR DB index is out of range`
 pub(crate) const DB_RANGE: &str = "ERR DB index is out of range";
+/// `SWAPDB` with a first index that is no `int`.
+pub(crate) const SWAPDB_FIRST: &str = "ERR invalid first DB index";
+/// `SWAPDB` with a second index that is no `int`.
+pub(crate) const SWAPDB_SECOND: &str = "ERR invalid second DB index";
 /// `-NOAUTH Authentication required.`
 pub(crate) const NOAUTH: &str = "NOAUTH Authentication required.";
 /// `-WRONGPASS ...`
@@ -32,6 +36,19 @@ pub(crate) const OOM: &str = "OOM command not allowed when used memory > 'maxmem
 
 /// `-ERR value is out of range, must be positive` (pop and random counts).
 pub(crate) const MUST_BE_POSITIVE: &str = "ERR value is out of range, must be positive";
+/// `-ERR value is out of range` (a random count with values or scores).
+pub(crate) const OUT_OF_RANGE: &str = "ERR value is out of range";
+/// `-ERR value is out of range, value must between MIN and MAX` (Redis's
+/// `getRangeLongFromObjectOrReply`, its grammar included).
+pub(crate) fn out_of_range(min: i64, max: i64) -> String {
+    format!("ERR value is out of range, value must between {min} and {max}")
+}
+/// `LPOS ... RANK 0`.
+pub(crate) const LPOS_RANK_ZERO: &str = "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list";
+/// `LPOS ... COUNT` negative or not an integer.
+pub(crate) const LPOS_COUNT_NEGATIVE: &str = "ERR COUNT can't be negative";
+/// `LPOS ... MAXLEN` negative or not an integer.
+pub(crate) const LPOS_MAXLEN_NEGATIVE: &str = "ERR MAXLEN can't be negative";
 /// `-ERR invalid cursor`
 pub(crate) const INVALID_CURSOR: &str = "ERR invalid cursor";
 /// `-ERR index out of range` (`LSET`).
@@ -118,6 +135,13 @@ pub(crate) const GEO_BAD_PAIR: &str = "ERR invalid longitude,latitude pair ";
 /// `-ERR unsupported unit provided. please use M, KM, FT, MI`
 pub(crate) const GEO_UNIT: &str = "ERR unsupported unit provided. please use M, KM, FT, MI";
 
+/// The line a non-loopback client gets before it is closed in protected
+/// mode (no password set), Redis 7.0.15's text to the byte (its "Setup a an"
+/// included).
+pub(crate) const PROTECTED_MODE_DENIED: &str = "DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Setup a an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside.";
+/// `-ERR max number of clients reached`, to a connection over `maxclients`.
+pub(crate) const MAX_CLIENTS: &str = "ERR max number of clients reached";
+
 /// Why a command produced an error reply. The connection goes on after any
 /// of these; only protocol errors close it.
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -141,6 +165,10 @@ pub(crate) enum CmdError {
         /// The subcommand as sent.
         sub: String,
     },
+    /// A malformed request, with the codec's text: the connection replies
+    /// and closes.
+    #[error("ERR {0}")]
+    Protocol(String),
     /// A store-level failure.
     #[error("{}", store_text(.0))]
     Store(#[from] StoreError),
@@ -168,15 +196,18 @@ impl CmdError {
         }
     }
 
-    /// The reply frame. The one place errors become RESP. As in Redis,
-    /// newlines in the text (an unknown command's arguments can hold them)
-    /// become spaces: a simple error cannot carry them.
+    /// The reply frame. The one place errors become frames; the encoder
+    /// writes any CR or LF in the text (an unknown command's name and
+    /// arguments can hold them) as a space, as Redis does, so no error can
+    /// forge a reply after its own.
     pub(crate) fn into_frame(self) -> Frame {
-        let mut text = self.to_string();
-        if text.contains(['\r', '\n']) {
-            text = text.replace(['\r', '\n'], " ");
-        }
-        Frame::Error(Bytes::from(text))
+        Frame::Error(Bytes::from(self.to_string()))
+    }
+}
+
+impl From<ferrum_proto::ProtoError> for CmdError {
+    fn from(e: ferrum_proto::ProtoError) -> CmdError {
+        CmdError::Protocol(e.to_string())
     }
 }
 

@@ -6,11 +6,11 @@ use ferrum_store::types::Hash;
 use ferrum_store::StoreError;
 
 use super::coll::{
-    bulks, cursor_arg, matches, random_count, random_indices, read, read_in, resp3, scan_opts,
-    scan_reply, write, write_count, Picker,
+    bulks, cursor_arg, matches, random_reply, read, read_in, resp3, scan_opts, scan_reply, write,
+    write_count, Picker, RandomCount,
 };
 use super::error::{HASH_NOT_FLOAT, HASH_NOT_INTEGER, NAN_OR_INFINITY};
-use super::parse::{f64_bytes, float_arg, i64_bytes, int_arg, is, parse_f64, parse_i64};
+use super::parse::{f64_bytes, float_arg, i64_bytes, int_arg, parse_f64, parse_i64};
 use super::{CmdError, CmdResult, Ctx};
 
 fn set_pairs(ctx: &mut Ctx<'_>, args: &[Bytes], name: &str) -> Result<usize, CmdError> {
@@ -147,28 +147,23 @@ pub(crate) fn hincrbyfloat(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 /// `HRANDFIELD key [count [WITHVALUES]]`
 pub(crate) fn hrandfield(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let count = args.get(2).map(|c| random_count(c)).transpose()?;
-    let with_values = match args.get(3) {
-        Some(a) if is(a, "withvalues") && args.len() == 4 => true,
-        Some(_) => return Err(CmdError::syntax()),
-        None => false,
-    };
+    let count = RandomCount::parse(ctx, args, Some("withvalues"))?;
     let (key, db, now, resp3) = (&args[1], ctx.db(), ctx.now, resp3(ctx));
     let mut ks = ctx.store().lock_key(key);
     let shard = ks.shard(key);
     let mut picker = Picker::from_shard(shard);
     let reply = read_in(shard, db, key, now, |h: &Hash| {
         let Some(count) = count else {
-            return Frame::Bulk(
+            return Some(Frame::Bulk(
                 h.at(picker.below(h.len()))
                     .map(|(f, _)| Bytes::copy_from_slice(f))
                     .unwrap_or_default(),
-            );
+            ));
         };
-        let picks = random_indices(&mut picker, h.len(), count);
+        let picks = count.indices(&mut picker, h.len())?;
         let mut out = Vec::with_capacity(picks.len() * 2);
         for (f, v) in picks.into_iter().filter_map(|i| h.at(i)) {
-            match (with_values, resp3) {
+            match (count.paired, resp3) {
                 (true, true) => out.push(Frame::Array(vec![
                     Frame::Bulk(Bytes::copy_from_slice(f)),
                     Frame::Bulk(Bytes::copy_from_slice(v)),
@@ -180,13 +175,10 @@ pub(crate) fn hrandfield(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
                 (false, _) => out.push(Frame::Bulk(Bytes::copy_from_slice(f))),
             }
         }
-        Frame::Array(out)
+        Some(Frame::Array(out))
     })?;
-    Ok(reply.unwrap_or(if count.is_some() {
-        Frame::Array(Vec::new())
-    } else {
-        Frame::Null
-    }))
+    drop(ks);
+    random_reply(ctx, reply, count.is_some())
 }
 
 /// `HSCAN key cursor [MATCH pattern] [COUNT count]`

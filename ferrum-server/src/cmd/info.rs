@@ -140,16 +140,20 @@ fn diff(a: u64, b: u64) -> i128 {
 /// `allocator_*` figures are the allocator's (see `crate::alloc`), and the
 /// ratios are Redis's: `allocator_frag` = active / allocated,
 /// `allocator_rss` = resident / active, `rss_overhead` = RSS / resident,
-/// `mem_fragmentation` = RSS / used_memory.
+/// `mem_fragmentation` = RSS / used_memory. `mem_clients_normal` is the
+/// connections' memory (`CLIENT LIST`'s `tot-mem`, summed); unlike Redis,
+/// `used_memory` and `maxmemory` leave it out, so that eviction depends on
+/// the data alone.
 fn memory(ctx: &Ctx<'_>, out: &mut String) {
     let used = ctx.store().used_memory_bytes() as u64;
     let rss = rss_bytes();
     let max = ctx.store().maxmemory_bytes();
     let (policy, _) = ctx.store().policy();
     let a = crate::alloc::stats();
+    let clients: usize = ctx.shared.clients.all().iter().map(|c| c.memory()).sum();
     let _ = write!(
         out,
-        "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nallocator_allocated:{}\r\nallocator_active:{}\r\nallocator_resident:{}\r\nmaxmemory:{max}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nallocator_frag_ratio:{:.2}\r\nallocator_frag_bytes:{}\r\nallocator_rss_ratio:{:.2}\r\nallocator_rss_bytes:{}\r\nrss_overhead_ratio:{:.2}\r\nrss_overhead_bytes:{}\r\nmem_fragmentation_ratio:{:.2}\r\nmem_fragmentation_bytes:{}\r\nmem_allocator:{}\r\n",
+        "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nallocator_allocated:{}\r\nallocator_active:{}\r\nallocator_resident:{}\r\nmaxmemory:{max}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nallocator_frag_ratio:{:.2}\r\nallocator_frag_bytes:{}\r\nallocator_rss_ratio:{:.2}\r\nallocator_rss_bytes:{}\r\nrss_overhead_ratio:{:.2}\r\nrss_overhead_bytes:{}\r\nmem_fragmentation_ratio:{:.2}\r\nmem_fragmentation_bytes:{}\r\nmem_clients_slaves:0\r\nmem_clients_normal:{}\r\nmem_allocator:{}\r\n",
         human(used),
         human(rss),
         a.allocated,
@@ -165,6 +169,7 @@ fn memory(ctx: &Ctx<'_>, out: &mut String) {
         diff(rss, a.resident),
         ratio(rss, used),
         diff(rss, used),
+        clients,
         a.name,
     );
 }

@@ -6,8 +6,8 @@ use ferrum_proto::Frame;
 use ferrum_store::glob::glob_match;
 use ferrum_store::{Access, ValueKind};
 
-use super::error::{DB_RANGE, NO_SUCH_KEY};
-use super::parse::{int_arg, is, parse_i64};
+use super::error::NO_SUCH_KEY;
+use super::parse::{db_arg, is, parse_i64};
 use super::{CmdError, CmdResult, Ctx};
 
 pub(crate) fn del(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -94,10 +94,7 @@ pub(crate) fn copy(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             replace = true;
         } else if is(a, "db") {
             let n = rest.next().ok_or_else(CmdError::syntax)?;
-            dst_db = usize::try_from(int_arg(n)?)
-                .ok()
-                .filter(|&d| d < ctx.store().databases())
-                .ok_or_else(|| CmdError::msg(DB_RANGE))?;
+            dst_db = db_arg(n, ctx.store().databases())?;
         } else {
             return Err(CmdError::syntax());
         }
@@ -127,14 +124,7 @@ pub(crate) fn copy(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 /// `MOVE key db`: moves a key, with its TTL, to another database unless
 /// the key is there already.
 pub(crate) fn move_(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let n = int_arg(&args[2])?;
-    if i32::try_from(n).is_err() {
-        return Err(CmdError::msg(super::error::NOT_INTEGER));
-    }
-    let dst_db = usize::try_from(n)
-        .ok()
-        .filter(|&d| d < ctx.store().databases())
-        .ok_or_else(|| CmdError::msg(DB_RANGE))?;
+    let dst_db = db_arg(&args[2], ctx.store().databases())?;
     let (key, db, now) = (&args[1], ctx.db(), ctx.now);
     if dst_db == db {
         return Err(CmdError::msg(super::error::SAME_OBJECT));
@@ -173,10 +163,7 @@ pub(crate) fn keys(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 /// `SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]`
 pub(crate) fn scan(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let cursor = std::str::from_utf8(&args[1])
-        .ok()
-        .and_then(|s| s.parse::<u64>().ok())
-        .ok_or_else(|| CmdError::msg("ERR invalid cursor"))?;
+    let cursor = super::coll::cursor_arg(&args[1])?;
     let (mut pattern, mut count, mut kind) = (None, 10usize, None);
     let mut rest = args[2..].iter();
     while let Some(a) = rest.next() {

@@ -10,7 +10,8 @@ use ferrum_store::{Access, Locked, Millis, Shard, StoreError};
 
 use super::coll::{bulks, check_type, positive_count, read, write, write_count, write_in};
 use super::error::{INDEX_RANGE, NO_SUCH_KEY};
-use super::parse::{int_arg, is};
+use super::error::{LPOS_COUNT_NEGATIVE, LPOS_MAXLEN_NEGATIVE, LPOS_RANK_ZERO};
+use super::parse::{int_arg, is, parse_i64};
 use super::{CmdError, CmdResult, Ctx};
 
 fn end_arg(b: &[u8]) -> Result<End, CmdError> {
@@ -161,25 +162,25 @@ pub(crate) fn lpos(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let (mut rank, mut count, mut maxlen) = (1i64, None, 0usize);
     let mut rest = args[3..].iter();
     while let Some(opt) = rest.next() {
-        let v = int_arg(rest.next().ok_or_else(CmdError::syntax)?)?;
+        let v = rest.next().ok_or_else(CmdError::syntax)?;
         if is(opt, "rank") {
-            if v == 0 || v == i64::MIN {
-                return Err(CmdError::msg("ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list"));
+            rank = int_arg(v)?;
+            if rank == 0 {
+                return Err(CmdError::msg(LPOS_RANK_ZERO));
             }
-            rank = v;
         } else if is(opt, "count") {
-            if v < 0 {
-                return Err(CmdError::msg("ERR COUNT can't be negative"));
-            }
-            count = Some(v as usize);
+            count = Some(non_negative(v, LPOS_COUNT_NEGATIVE)?);
         } else if is(opt, "maxlen") {
-            if v < 0 {
-                return Err(CmdError::msg("ERR MAXLEN can't be negative"));
-            }
-            maxlen = v as usize;
+            maxlen = non_negative(v, LPOS_MAXLEN_NEGATIVE)?;
         } else {
             return Err(CmdError::syntax());
         }
+    }
+    if rank == i64::MIN {
+        // Redis 7.0 negates this rank into itself: it searches from the
+        // tail and, its match count overflowing, never stops at COUNT.
+        rank = -1;
+        count = count.map(|_| 0);
     }
     let found = read(ctx, &args[1], |l: &List| {
         l.positions(&args[2], rank, count.unwrap_or(1), maxlen)
@@ -196,6 +197,15 @@ pub(crate) fn lpos(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             .first()
             .map_or(Frame::Null, |&i| Frame::Integer(i as i64)),
     })
+}
+
+/// A count that must be a non-negative integer; anything else gets `err`,
+/// as Redis's `getPositiveLongFromObjectOrReply` words it.
+fn non_negative(arg: &[u8], err: &'static str) -> Result<usize, CmdError> {
+    match parse_i64(arg) {
+        Some(n) if n >= 0 => Ok(n as usize),
+        _ => Err(CmdError::msg(err)),
+    }
 }
 
 /// Moves one element from `src`'s `from` end to `dst`'s `to` end, in

@@ -56,7 +56,7 @@ use crate::client::ConnState;
 use crate::shared::Shared;
 
 pub(crate) use blocking::{retry as retry_blocked, BlockOp, BlockSpec};
-pub(crate) use error::{CmdError, CmdResult, UNBLOCKED};
+pub(crate) use error::{CmdError, CmdResult, MAX_CLIENTS, PROTECTED_MODE_DENIED, UNBLOCKED};
 pub(crate) use latency::{Histograms, Latency};
 pub(crate) use server::policy_of;
 pub(crate) use slowlog::SlowLog;

@@ -24,6 +24,34 @@ pub(crate) fn int_arg(b: &[u8]) -> Result<i64, CmdError> {
     parse_i64(b).ok_or_else(|| CmdError::msg(NOT_INTEGER))
 }
 
+/// An integer argument within `min..=max`, worded as Redis's
+/// `getRangeLongFromObjectOrReply` words it: `msg` for any failure when
+/// given, else `not an integer` or `value must between min and max`.
+pub(crate) fn int_in_range(
+    b: &[u8],
+    min: i64,
+    max: i64,
+    msg: Option<&'static str>,
+) -> Result<i64, CmdError> {
+    let fail = |default: String| CmdError::msg(msg.map_or(default, str::to_owned));
+    let n = parse_i64(b).ok_or_else(|| fail(NOT_INTEGER.to_owned()))?;
+    if !(min..=max).contains(&n) {
+        return Err(fail(super::error::out_of_range(min, max)));
+    }
+    Ok(n)
+}
+
+/// A database index argument (`SELECT`, `MOVE`, `COPY ... DB`): an `int`
+/// as Redis reads it (out-of-range texts as [`int_in_range`]'s), then a
+/// database that exists, else `ERR DB index is out of range`.
+pub(crate) fn db_arg(b: &[u8], databases: usize) -> Result<usize, CmdError> {
+    let n = int_in_range(b, i32::MIN.into(), i32::MAX.into(), None)?;
+    usize::try_from(n)
+        .ok()
+        .filter(|&d| d < databases)
+        .ok_or_else(|| CmdError::msg(super::error::DB_RANGE))
+}
+
 /// Parses a float the way Redis's `string2ld` accepts it: decimal or
 /// exponent notation, `inf`/`-inf`, no spaces, no NaN.
 pub(crate) fn parse_f64(b: &[u8]) -> Option<f64> {

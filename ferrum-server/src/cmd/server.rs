@@ -8,7 +8,8 @@ use ferrum_proto::Frame;
 use ferrum_store::glob::glob_match;
 use ferrum_store::{PolicyConfig, PolicyKind};
 
-use super::parse::{int_arg, is, parse_i64};
+use super::error::{SWAPDB_FIRST, SWAPDB_SECOND};
+use super::parse::{int_arg, int_in_range, is};
 use super::{flag, lookup, CmdError, CmdResult, CommandSpec, Ctx, COMMANDS};
 
 pub(crate) fn dbsize(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
@@ -55,8 +56,9 @@ pub(crate) fn flushall(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 pub(crate) fn swapdb(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let a = parse_i64(&args[1]).ok_or_else(|| CmdError::msg("ERR invalid first DB index"))?;
-    let b = parse_i64(&args[2]).ok_or_else(|| CmdError::msg("ERR invalid second DB index"))?;
+    let index = |b, msg| int_in_range(b, i32::MIN.into(), i32::MAX.into(), Some(msg));
+    let a = index(&args[1], SWAPDB_FIRST)?;
+    let b = index(&args[2], SWAPDB_SECOND)?;
     let n = ctx.store().databases() as i64;
     if !(0..n).contains(&a) || !(0..n).contains(&b) {
         return Err(CmdError::msg(super::error::DB_RANGE));
@@ -171,6 +173,9 @@ fn config_set(ctx: &mut Ctx<'_>, pairs: &[Bytes]) -> CmdResult {
     shared
         .auth_required
         .store(config.requirepass.is_some(), Ordering::Relaxed);
+    shared
+        .normal_obuf
+        .install(config.client_output_buffer_limit.normal);
     shared
         .notify
         .install(config.stored_value("notify-keyspace-events"));

@@ -6,8 +6,8 @@ use ferrum_store::types::Set;
 use ferrum_store::{Locked, Millis};
 
 use super::coll::{
-    bulk_set, bulks, check_type, cursor_arg, matches, positive_count, random_count, random_indices,
-    read, read_in, scan_opts, scan_reply, store_in, write_count, write_in, Picker,
+    bulk_set, bulks, check_type, cursor_arg, matches, positive_count, random_reply, read, read_in,
+    scan_opts, scan_reply, store_in, write_count, write_in, Picker, RandomCount,
 };
 use super::error::{LIMIT_NEGATIVE, NUMKEYS_POSITIVE, NUMKEYS_TOO_MANY};
 use super::parse::{is, parse_i64};
@@ -81,27 +81,19 @@ pub(crate) fn spop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 /// `SRANDMEMBER key [count]`
 pub(crate) fn srandmember(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    if args.len() > 3 {
-        return Err(CmdError::syntax());
-    }
-    let count = args.get(2).map(|c| random_count(c)).transpose()?;
+    let count = RandomCount::parse(ctx, args, None)?;
     let (key, db, now) = (&args[1], ctx.db(), ctx.now);
     let mut ks = ctx.store().lock_key(key);
     let shard = ks.shard(key);
     let mut picker = Picker::from_shard(shard);
     let reply = read_in(shard, db, key, now, |s: &Set| match count {
-        None => Frame::bulk_or_null(s.at(picker.below(s.len()))),
-        Some(c) => bulks(
-            random_indices(&mut picker, s.len(), c)
-                .into_iter()
-                .filter_map(|i| s.at(i)),
-        ),
+        None => Some(Frame::bulk_or_null(s.at(picker.below(s.len())))),
+        Some(c) => c
+            .indices(&mut picker, s.len())
+            .map(|picks| bulks(picks.into_iter().filter_map(|i| s.at(i)))),
     })?;
-    Ok(reply.unwrap_or(if count.is_some() {
-        Frame::Array(Vec::new())
-    } else {
-        Frame::Null
-    }))
+    drop(ks);
+    random_reply(ctx, reply, count.is_some())
 }
 
 /// `SMOVE source destination member`

@@ -285,16 +285,16 @@ pub(crate) fn getdel(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 /// `GETEX key [EX s | PX ms | EXAT t | PXAT t | PERSIST]`
 pub(crate) fn getex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    enum Change {
+    enum Change<'a> {
         Keep,
         Persist,
-        Expire(ExpireArg),
+        Expire(&'a Bytes, &'a Bytes),
     }
     let change = match &args[2..] {
         [] => Change::Keep,
         [p] if is(p, "persist") => Change::Persist,
         [unit, n] if ["ex", "px", "exat", "pxat"].iter().any(|u| is(unit, u)) => {
-            Change::Expire(ExpireArg::parse(unit, n, "getex")?)
+            Change::Expire(unit, n)
         }
         _ => return Err(CmdError::syntax()),
     };
@@ -310,8 +310,10 @@ pub(crate) fn getex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         Change::Persist => {
             shard.set_expiry(db, key, None, now);
         }
-        Change::Expire(arg) => {
-            let at = arg.deadline(now, "getex")?;
+        Change::Expire(unit, n) => {
+            // As in Redis, a missing key or another type answers before
+            // the time is read.
+            let at = ExpireArg::parse(unit, n, "getex")?.deadline(now, "getex")?;
             if at <= now {
                 shard.delete(db, key, now);
             } else {
@@ -420,7 +422,12 @@ pub(crate) fn clamp_range(start: i64, end: i64, len: usize) -> Option<(usize, us
     } else {
         start
     };
-    let end = if end < 0 { len + end } else { end.min(len - 1) };
+    // Redis clamps a negative end that is still negative to 0.
+    let end = if end < 0 {
+        (len + end).max(0)
+    } else {
+        end.min(len - 1)
+    };
     (start <= end && start < len && len > 0).then_some((start as usize, end as usize))
 }
 

@@ -519,7 +519,9 @@ pub(crate) fn xclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             time = Some(opt_int(&args[j], "TIME")?);
         } else if is(a, "retrycount") && more {
             j += 1;
-            o.retry = Some(opt_int(&args[j], "RETRYCOUNT")?.max(0) as u64);
+            // A negative count, as in Redis, is as good as none.
+            let n = opt_int(&args[j], "RETRYCOUNT")?;
+            o.retry = u64::try_from(n).ok();
         } else if is(a, "lastid") && more {
             j += 1;
             o.last_id = Some(id_arg(&args[j])?);

@@ -9,8 +9,8 @@ use ferrum_store::types::ZSet;
 use ferrum_store::{Millis, Shard, StoreError};
 
 use super::coll::{
-    cursor_arg, matches, positive_count, random_count, random_indices, read, read_in, resp3,
-    scan_opts, scan_reply, write, write_count, write_in, Picker,
+    cursor_arg, matches, positive_count, random_reply, read, read_in, resp3, scan_opts, scan_reply,
+    write, write_count, write_in, Picker, RandomCount,
 };
 use super::error::{SCORE_NAN, ZADD_GT_LT_NX, ZADD_INCR_PAIR, ZADD_XX_NX};
 use super::parse::{f64_bytes, float_arg, is};
@@ -247,12 +247,7 @@ pub(crate) fn scored_reply(items: Vec<(Bytes, f64)>, with_scores: bool, nested: 
 
 /// `ZRANDMEMBER key [count [WITHSCORES]]`
 pub(crate) fn zrandmember(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let count = args.get(2).map(|c| random_count(c)).transpose()?;
-    let with_scores = match args.get(3) {
-        Some(a) if is(a, "withscores") && args.len() == 4 => true,
-        Some(_) => return Err(CmdError::syntax()),
-        None => false,
-    };
+    let count = RandomCount::parse(ctx, args, Some("withscores"))?;
     let (key, db, now, resp3) = (&args[1], ctx.db(), ctx.now, resp3(ctx));
     let mut ks = ctx.store().lock_key(key);
     let shard = ks.shard(key);
@@ -262,19 +257,17 @@ pub(crate) fn zrandmember(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             let m = z
                 .at_rank(picker.below(z.len()))
                 .map(|(m, _)| Bytes::copy_from_slice(m));
-            return Frame::bulk_or_null(m);
+            return Some(Frame::bulk_or_null(m));
         };
-        let picks = random_indices(&mut picker, z.len(), count)
+        let picks = count
+            .indices(&mut picker, z.len())?
             .into_iter()
             .filter_map(|i| z.at_rank(i).map(|(m, s)| (Bytes::copy_from_slice(m), s)))
             .collect();
-        scored_reply(picks, with_scores, resp3)
+        Some(scored_reply(picks, count.paired, resp3))
     })?;
-    Ok(reply.unwrap_or(if count.is_some() {
-        Frame::Array(Vec::new())
-    } else {
-        Frame::Null
-    }))
+    drop(ks);
+    random_reply(ctx, reply, count.is_some())
 }
 
 /// `ZSCAN key cursor [MATCH pattern] [COUNT count]`. Scores are bulk

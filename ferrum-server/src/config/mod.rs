@@ -114,8 +114,8 @@ pub struct Config {
     /// (`DEBUG ADVANCE-CLOCK`, `DEBUG EXPIRE-CYCLE`). Off by default, as in
     /// Redis; only `yes` and `no` are accepted (not Redis's `local`).
     pub enable_debug_command: bool,
-    /// `protected-mode`: with no password and no explicit `bind`, accept
-    /// only loopback clients.
+    /// `protected-mode`: while no password is set, accept only loopback
+    /// clients (others get Redis's `-DENIED` explanation and are closed).
     pub protected_mode: bool,
     /// `save`, stored verbatim for `CONFIG GET`. FerrumKV keeps no
     /// persistence, so it defaults to `""` (never) and is never acted on.
@@ -158,6 +158,24 @@ pub struct OutputBufferLimit {
     pub soft_bytes: u64,
     /// How long output may stay above `soft_bytes`.
     pub soft_seconds: u64,
+}
+
+impl OutputBufferLimit {
+    /// Whether `pending` bytes of output break this limit, as Redis's
+    /// `checkClientOutputBufferLimits` decides: at or over the hard limit,
+    /// or at or over the soft limit for longer than `soft_seconds`.
+    /// `over_soft_since` is when (in milliseconds on the caller's clock,
+    /// read as `now_ms`) the output went over the soft limit; this starts
+    /// and stops that clock.
+    pub fn is_broken(&self, pending: u64, now_ms: u64, over_soft_since: &mut Option<u64>) -> bool {
+        let hard = self.hard_bytes > 0 && pending >= self.hard_bytes;
+        if self.soft_bytes == 0 || pending < self.soft_bytes {
+            *over_soft_since = None;
+            return hard;
+        }
+        let since = *over_soft_since.get_or_insert(now_ms);
+        hard || now_ms.saturating_sub(since) > self.soft_seconds.saturating_mul(1000)
+    }
 }
 
 /// `client-output-buffer-limit` for each client class Redis knows.

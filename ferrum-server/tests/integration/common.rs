@@ -148,6 +148,12 @@ impl Raw {
     }
 }
 
+/// `v` in order, to compare replies whose order is random.
+pub(crate) fn sorted(mut v: Vec<String>) -> Vec<String> {
+    v.sort();
+    v
+}
+
 /// Encodes a command as a RESP array of bulk strings.
 pub(crate) fn resp(args: &[&[u8]]) -> Vec<u8> {
     let mut out = format!("*{}\r\n", args.len()).into_bytes();

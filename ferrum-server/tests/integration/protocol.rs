@@ -57,6 +57,24 @@ fn unknown_commands_and_arity_keep_the_connection() {
 }
 
 #[test]
+fn client_bytes_in_errors_cannot_forge_replies() {
+    // Redis 7.0.15 replies to these exactly so (raw socket): every CR and LF
+    // of the name and arguments quoted back becomes a space.
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    raw.roundtrip(
+        b"*1\r\n$9\r\nFOO\r\n:666\r\n",
+        b"-ERR unknown command 'FOO  :666', with args beginning with: \r\n",
+    );
+    raw.roundtrip(
+        b"*2\r\n$4\r\nFOOx\r\n$6\r\na\r\nb\nc\r\n",
+        b"-ERR unknown command 'FOOx', with args beginning with: 'a  b c' \r\n",
+    );
+    // The replies that follow are still in step.
+    raw.roundtrip(b"PING\r\n", b"+PONG\r\n");
+}
+
+#[test]
 fn protocol_errors_reply_then_close() {
     let s = TestServer::start();
     for (input, reply) in [

@@ -203,15 +203,21 @@ fn pubsub_introspection_counts_subscribers() {
         .is_empty());
 }
 
-#[test]
-fn a_slow_subscriber_is_disconnected_at_its_output_limit() {
-    let s = TestServer::start_with(&["--client-output-buffer-limit pubsub 256kb 0 0"]);
-    let mut p = s.client();
+/// A raw connection subscribed to `firehose`, which then never reads.
+fn firehose_subscriber(s: &TestServer) -> Raw {
     let mut slow = s.raw();
     slow.roundtrip(
         &resp(&[b"SUBSCRIBE", b"firehose"]),
         b"*3\r\n$9\r\nsubscribe\r\n$8\r\nfirehose\r\n:1\r\n",
     );
+    slow
+}
+
+#[test]
+fn a_slow_subscriber_is_disconnected_at_its_output_limit() {
+    let s = TestServer::start_with(&["--client-output-buffer-limit pubsub 256kb 0 0"]);
+    let mut p = s.client();
+    let mut slow = firehose_subscriber(&s);
     // It never reads again. The publisher is never held up: every PUBLISH
     // returns, first with the subscriber counted, then without it.
     let payload = "x".repeat(16 * 1024);
@@ -235,4 +241,26 @@ fn a_slow_subscriber_is_disconnected_at_its_output_limit() {
     assert!(received < 2000 * payload.len(), "{received} bytes");
     // The server is healthy.
     assert_eq!(run::<String>(&mut p, &["PING"]).unwrap(), "PONG");
+}
+
+#[test]
+fn a_subscriber_over_the_soft_limit_is_closed_once_traffic_stops() {
+    let s = TestServer::start_with(&["--client-output-buffer-limit pubsub 0 256kb 1"]);
+    let mut p = s.client();
+    // Kept open, never read.
+    let _slow = firehose_subscriber(&s);
+    // Publish until its queue is over the soft limit (the kernel's socket
+    // buffers take the first megabytes), then stop: no later PUBLISH
+    // checks it, its own connection must (Redis's cron does).
+    let payload = "x".repeat(16 * 1024);
+    let over = (0..4000).any(|_| {
+        let _: i64 = run(&mut p, &["PUBLISH", "firehose", &payload]).unwrap();
+        let list: String = run(&mut p, &["CLIENT", "LIST"]).unwrap();
+        list.lines()
+            .filter(|l| l.contains("flags=P"))
+            .filter_map(|l| l.split_whitespace().find_map(|f| f.strip_prefix("omem=")))
+            .any(|omem| omem.parse::<u64>().unwrap() > 300 * 1024)
+    });
+    assert!(over, "the queue never went over the soft limit");
+    wait_numsub(&mut p, "firehose", 0);
 }

@@ -1,11 +1,6 @@
 //! Set commands over a real socket.
 
-use crate::common::{err, resp, run, TestServer};
-
-fn sorted(mut v: Vec<String>) -> Vec<String> {
-    v.sort();
-    v
-}
+use crate::common::{err, resp, run, sorted, TestServer};
 
 #[test]
 fn membership_and_cardinality() {
