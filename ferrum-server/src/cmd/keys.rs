@@ -10,7 +10,12 @@ use super::error::{DB_RANGE, NO_SUCH_KEY};
 use super::parse::{int_arg, is, parse_i64};
 use super::{CmdError, CmdResult, Ctx};
 
+/// `DEL key [key ...]`: frees in place, unless `lazyfree-lazy-user-del`
+/// makes it an `UNLINK`.
 pub(crate) fn del(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    if ctx.shared.config().stored_value("lazyfree-lazy-user-del") == "yes" {
+        return unlink(ctx, args);
+    }
     let (db, now) = (ctx.db(), ctx.now);
     let keys = &args[1..];
     let mut ks = ctx.store().lock_keys(keys.iter().map(|k| &k[..]));
@@ -19,6 +24,24 @@ pub(crate) fn del(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         .filter(|k| ks.shard(k).delete(db, k, now))
         .count();
     Ok(Frame::Integer(removed as i64))
+}
+
+/// `UNLINK key [key ...]`: removes the keys at once and leaves freeing
+/// their big values to the background thread (`lazyfree.rs`).
+pub(crate) fn unlink(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let (db, now) = (ctx.db(), ctx.now);
+    let keys = &args[1..];
+    let mut ks = ctx.store().lock_keys(keys.iter().map(|k| &k[..]));
+    let removed: Vec<_> = keys
+        .iter()
+        .filter_map(|k| ks.shard(k).remove(db, k, now))
+        .collect();
+    drop(ks);
+    let n = removed.len();
+    for value in removed {
+        ctx.shared.lazyfree.free(value);
+    }
+    Ok(Frame::Integer(n as i64))
 }
 
 /// Counts the keys that exist, with the given access (EXISTS does not touch
