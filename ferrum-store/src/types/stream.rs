@@ -834,8 +834,10 @@ mod tests {
         assert_eq!(s.trim(Trim::MaxLen(0), true, 150), 100);
         assert_eq!(s.len(), 300);
         // MINID ~ takes a node only when its last entry is below the ID.
-        assert_eq!(s.trim(Trim::MinId(id(800, 0)), true, 0), 100);
-        assert_eq!(s.trim(Trim::MinId(id(901, 0)), true, 0), 100);
+        // Left: 701..=1000 in three nodes; the first one's last entry is 800.
+        assert_eq!(s.trim(Trim::MinId(id(800, 0)), true, 0), 0);
+        assert_eq!(s.trim(Trim::MinId(id(801, 0)), true, 0), 100);
+        assert_eq!(s.len(), 200);
     }
 
     #[test]
