@@ -271,7 +271,7 @@ pub(crate) fn object(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         )));
     }
     let (key, db, now) = (&args[2], ctx.db(), ctx.now);
-    let policy = ctx.store().policy().0;
+    let (policy, max) = (ctx.store().policy().0, ctx.store().maxmemory_bytes());
     let mut ks = ctx.store().lock_key(key);
     let shard = ks.shard(key);
     let Some(e) = shard.lookup(db, key, now, Access::ReadNoTouch) else {
@@ -283,7 +283,12 @@ pub(crate) fn object(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if is(sub, "refcount") {
         // Redis shares the objects for the integers 0..10000 and reports
         // them as referenced "forever"; clients that print it see the same.
-        let shared = matches!(e.value(), ferrum_store::ValueRef::Str(s)
+        // It does not share them under an LRU or LFU policy with a
+        // maxmemory, where each key needs its own access clock.
+        let per_key_clock =
+            max > 0 && (policy.as_str().contains("lru") || policy.as_str().contains("lfu"));
+        let shared = !per_key_clock
+            && matches!(e.value(), ferrum_store::ValueRef::Str(s)
             if e.encoding() == "int" && parse_i64(s).is_some_and(|n| (0..10_000).contains(&n)));
         return Ok(Frame::Integer(if shared { i64::from(i32::MAX) } else { 1 }));
     }

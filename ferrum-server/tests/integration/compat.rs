@@ -457,3 +457,24 @@ fn save_is_refused_and_not_allowed_in_multi() {
     );
     assert!(err(&mut c, &["EXEC"]).starts_with("EXECABORT"));
 }
+
+#[test]
+fn small_integers_are_not_shared_under_lru_with_a_maxmemory() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let _: () = run(&mut c, &["SET", "a", "1"]).unwrap();
+    assert!(run::<i64>(&mut c, &["OBJECT", "REFCOUNT", "a"]).unwrap() > 1);
+    let _: () = run(&mut c, &["CONFIG", "SET", "maxmemory", "1gb"]).unwrap();
+    let _: () = run(
+        &mut c,
+        &["CONFIG", "SET", "maxmemory-policy", "allkeys-random"],
+    )
+    .unwrap();
+    assert!(run::<i64>(&mut c, &["OBJECT", "REFCOUNT", "a"]).unwrap() > 1);
+    let _: () = run(
+        &mut c,
+        &["CONFIG", "SET", "maxmemory-policy", "volatile-lru"],
+    )
+    .unwrap();
+    assert_eq!(run::<i64>(&mut c, &["OBJECT", "REFCOUNT", "a"]).unwrap(), 1);
+}
