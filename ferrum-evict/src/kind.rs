@@ -252,6 +252,10 @@ impl EvictionPolicy for AnyPolicy {
         dispatch!(self, p => p.lfu_counter(id, now))
     }
 
+    fn set_lfu_counter(&mut self, id: EntryId, counter: u8, now: Millis) {
+        dispatch!(self, p => p.set_lfu_counter(id, counter, now))
+    }
+
     fn controller_state(&self) -> Option<crate::ControllerState> {
         dispatch!(self, p => p.controller_state())
     }

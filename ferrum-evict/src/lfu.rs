@@ -369,6 +369,14 @@ impl EvictionPolicy for Lfu {
     fn lfu_counter(&self, id: EntryId, now: Millis) -> Option<u8> {
         self.counter(id, now)
     }
+
+    /// Redis stamps the counter with the current minute, so it decays from
+    /// `now`; here the entry is also re-keyed as of an access at `now`.
+    fn set_lfu_counter(&mut self, id: EntryId, counter: u8, now: Millis) {
+        if self.order.contains(id) {
+            self.touch(id, counter, now);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -146,6 +146,13 @@ pub trait EvictionPolicy: Send {
         None
     }
 
+    /// Sets the logarithmic access counter of `id` to `counter`, as of
+    /// `now` (`RESTORE ... FREQ`, Redis's `objectSetLRUOrLFU`). The caller
+    /// guarantees nothing: an untracked `id` MUST be ignored. A policy that
+    /// keeps no counter ignores every call (the default); one that does MUST
+    /// then report `counter` from [`EvictionPolicy::lfu_counter`] at `now`.
+    fn set_lfu_counter(&mut self, _id: EntryId, _counter: u8, _now: Millis) {}
+
     /// An adaptive policy's controller state, for `INFO` and metrics;
     /// `None` for policies without a controller.
     fn controller_state(&self) -> Option<ControllerState> {

@@ -7,7 +7,8 @@
 //!   returns `None` only when nothing is tracked; it asks the caller for
 //!   key hashes of tracked entries only;
 //! - `len()` and `is_empty()` agree with the model after every step;
-//! - `lfu_counter` answers `None` for untracked ids;
+//! - `lfu_counter` answers `None` for untracked ids, and after
+//!   `set_lfu_counter` either `None` (no counter kept) or the value set;
 //! - draining with `evict` at the end returns every tracked id exactly once;
 //! - the same seed and operations give the same victims (determinism).
 //!
@@ -52,6 +53,8 @@ pub enum Op {
     Evict,
     /// Advance the clock by this many milliseconds.
     Tick(u64),
+    /// `set_lfu_counter(id, counter)`, on tracked and untracked ids alike.
+    SetCounter(u32, u8),
 }
 
 /// A strategy for one operation, weighted towards inserts and hits.
@@ -65,6 +68,7 @@ pub fn op() -> impl Strategy<Value = Op> {
         1 => (0..ID_SPACE).prop_map(Op::Remove),
         3 => Just(Op::Evict),
         1 => prop_oneof![0..1_000u64, 0..400_000u64].prop_map(Op::Tick),
+        1 => (0..ID_SPACE, any::<u8>()).prop_map(|(id, c)| Op::SetCounter(id, c)),
     ]
 }
 
@@ -108,6 +112,15 @@ pub fn run_ops<P: EvictionPolicy>(policy: &mut P, ops: &[Op]) -> Result<Vec<Entr
                 None => return Err(format!("step {step}: None with {} tracked", model.len())),
             },
             Op::Tick(ms) => now = now + Millis(ms),
+            Op::SetCounter(i, counter) => {
+                policy.set_lfu_counter(EntryId(i), counter, now);
+                let read = policy.lfu_counter(EntryId(i), now);
+                if read.is_some_and(|c| c != counter) || (read.is_some() && !model.contains(&i)) {
+                    return Err(format!(
+                        "step {step}: set counter {counter} of {i}, read {read:?}"
+                    ));
+                }
+            }
             Op::Insert(_) | Op::Expiry(..) | Op::Remove(_) => {}
         }
         if policy.len() != model.len() || policy.is_empty() != model.is_empty() {

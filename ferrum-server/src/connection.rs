@@ -440,7 +440,7 @@ impl Connection {
             let w = reg.waiter();
             if w.unblocked.load(Ordering::Relaxed) {
                 break Ok(if reg.waiter().unblock_error.load(Ordering::Relaxed) {
-                    Frame::error(cmd::UNBLOCKED)
+                    cmd::unblocked_reply(&self.shared)
                 } else {
                     spec.timeout_reply()
                 });

@@ -26,6 +26,7 @@ mod clock;
 mod cmd;
 pub mod config;
 mod connection;
+mod lazyfree;
 mod metrics;
 mod monitor;
 mod notify;

@@ -29,7 +29,23 @@ pub static MALLOC_CONF: &[u8; 20] = b"dirty_decay_ms:1000\0";
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> anyhow::Result<()> {
-    let config = match Config::from_args(std::env::args().skip(1)) {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    // Redis's start-up line comes before its configuration is read, so
+    // scripts that wait for it (Redis's own test suite among them: it looks
+    // for " PID: N" before anything else) see a server that refused its
+    // configuration exit instead of waiting minutes for it to start.
+    if !args
+        .iter()
+        .any(|a| matches!(a.as_str(), "-h" | "--help" | "-v" | "--version"))
+    {
+        println!(
+            "FerrumKV {} (Redis {} compatible) starting, PID: {}",
+            env!("CARGO_PKG_VERSION"),
+            ferrum_server::REDIS_VERSION,
+            std::process::id()
+        );
+    }
+    let config = match Config::from_args(args) {
         Ok(config) => config,
         Err(ConfigError::Help) => {
             print!("{USAGE}");
@@ -64,14 +80,8 @@ fn main() -> anyhow::Result<()> {
         // Register for the signals before announcing readiness, so a signal
         // sent as soon as the server says it is ready is never missed.
         let signals = Signals::register().context("could not install signal handlers")?;
-        // Redis's start-up lines, which scripts (Redis's own test suite
-        // among them) wait for: " PID: N", then "Ready to accept connections".
-        tracing::info!(
-            "FerrumKV {} (Redis {} compatible) starting, PID: {}",
-            env!("CARGO_PKG_VERSION"),
-            ferrum_server::REDIS_VERSION,
-            std::process::id()
-        );
+        // After " PID: N" (above), the second line scripts wait for:
+        // "Ready to accept connections".
         let port = config.port;
         let server = match Server::bind(config).await {
             Ok(server) => server,

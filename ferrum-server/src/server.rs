@@ -97,6 +97,7 @@ impl Server {
             latency,
             pause: crate::pause::Pause::default(),
             monitors: crate::monitor::Monitors::default(),
+            lazyfree: crate::lazyfree::LazyFree::default(),
             active_expire: AtomicBool::new(true),
             shutdown_request: CancellationToken::new(),
         });

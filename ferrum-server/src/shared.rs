@@ -60,6 +60,8 @@ pub(crate) struct Shared {
     pub(crate) pause: crate::pause::Pause,
     /// Client-side caching (`CLIENT TRACKING`).
     pub(crate) tracking: crate::tracking::Tracking,
+    /// The background freer of `UNLINK`ed values.
+    pub(crate) lazyfree: crate::lazyfree::LazyFree,
 }
 
 impl Shared {

@@ -879,6 +879,21 @@ impl Shard {
         self.policy.as_ref()?.lfu_counter(EntryId(id), now)
     }
 
+    /// Sets a live key's logarithmic access counter in the policy (`RESTORE
+    /// ... FREQ`); a policy without counters ignores it.
+    pub fn set_lfu_counter(&mut self, db: usize, key: &[u8], counter: u8, now: Millis) {
+        let t = usize::from(self.db_table[db]);
+        let Some(found) = self.find_live(t, key, now) else {
+            return;
+        };
+        let id = found.id;
+        if self.tracks(self.block(id).deadline()) {
+            if let Some(p) = &mut self.policy {
+                p.set_lfu_counter(EntryId(id), counter, now);
+            }
+        }
+    }
+
     /// Calls `f` on each live key of database `db`.
     pub fn for_each_key(&self, db: usize, now: Millis, mut f: impl FnMut(&[u8], Entry<'_>)) {
         for &id in self.table(db).index.iter() {

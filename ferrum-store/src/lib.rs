@@ -42,4 +42,4 @@ pub use ferrum_evict::{ControllerState, EntryId, Millis, PolicyConfig, PolicyKin
 pub use keyspace::{Access, ExpireCycle, Shard};
 pub use stats::KeyspaceStats;
 pub use store::{Locked, Store, StoreConfig};
-pub use value::{CollRef, Collection, Str, Typed, Value, ValueKind, ValueRef};
+pub use value::{CollRef, Collection, Str, Typed, Value, ValueKind, ValueRef, LAZYFREE_THRESHOLD};

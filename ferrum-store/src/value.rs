@@ -354,7 +354,33 @@ impl Value {
     pub fn encoding(&self) -> &'static str {
         self.as_ref().encoding()
     }
+
+    /// Roughly how many allocations freeing this value releases, Redis's
+    /// `lazyfreeGetFreeEffort`: 1 for a string or a packed collection, the
+    /// elements of a large set, hash or sorted set, a list's nodes, and a
+    /// stream's nodes plus, per consumer group, one and its pending entries.
+    /// Above [`LAZYFREE_THRESHOLD`] `UNLINK` frees the value in the background.
+    pub fn free_effort(&self) -> usize {
+        let Value::Coll(c) = self else {
+            return 1;
+        };
+        match &**c {
+            Collection::List(l) => l.node_count(),
+            Collection::Stream(s) => {
+                let pel: usize = s.groups().values().map(|g| g.pel.len()).sum();
+                s.nodes() + 1 + s.groups().len() + pel
+            }
+            _ if matches!(self.encoding(), "listpack" | "intset") => 1,
+            Collection::Hash(h) => h.len(),
+            Collection::Set(set) => set.len(),
+            Collection::ZSet(z) => z.len(),
+        }
+    }
 }
+
+/// The free effort ([`Value::free_effort`]) above which Redis frees a
+/// value in the background (`LAZYFREE_THRESHOLD`).
+pub const LAZYFREE_THRESHOLD: usize = 64;
 
 /// A resident key's value as the store lends it: a string's bytes, or a
 /// collection (see [`CollRef`]).

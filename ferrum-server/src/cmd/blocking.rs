@@ -18,7 +18,7 @@ use ferrum_store::types::{End, StreamId};
 use ferrum_store::ValueKind;
 
 use super::error::{
-    COUNT_POSITIVE, NUMKEYS_POSITIVE, TIMEOUT_NEGATIVE, TIMEOUT_NOT_FLOAT, TIMEOUT_RANGE,
+    COUNT_POSITIVE, NUMKEYS_POSITIVE, TIMEOUT_NEGATIVE, TIMEOUT_NOT_FLOAT, TIMEOUT_RANGE, UNBLOCKED,
 };
 use super::parse::{is, parse_f64, parse_i64};
 use super::{list, stream, xgroup, zset, CmdError, CmdResult, Ctx};
@@ -98,6 +98,9 @@ pub(crate) struct BlockSpec {
     pub(crate) op: BlockOp,
     /// How long to wait; `None` waits forever.
     pub(crate) timeout: Option<Duration>,
+    /// The blocked command line, which the slow log shows when it is
+    /// served (set by `cmd::execute`).
+    pub(crate) command: Vec<Bytes>,
 }
 
 impl BlockSpec {
@@ -258,6 +261,7 @@ fn start(ctx: &mut Ctx<'_>, keys: &[Bytes], op: BlockOp, timeout: &[u8]) -> CmdR
         keys: keys.to_vec(),
         op,
         timeout,
+        command: Vec::new(),
     };
     if !ctx.may_block {
         return Ok(spec.timeout_reply());
@@ -285,6 +289,7 @@ pub(crate) fn block_xread(
             resp3: super::coll::resp3(ctx),
         },
         timeout: (ms > 0).then(|| Duration::from_millis(ms)),
+        command: Vec::new(),
     };
     if !ctx.may_block {
         return Ok(spec.timeout_reply());
@@ -313,6 +318,7 @@ pub(crate) fn block_xreadgroup(
             resp3: super::coll::resp3(ctx),
         },
         timeout: (ms > 0).then(|| Duration::from_millis(ms)),
+        command: Vec::new(),
     };
     if !ctx.may_block {
         return Ok(spec.timeout_reply());
@@ -336,7 +342,26 @@ pub(crate) fn retry(shared: &Shared, conn: &mut ConnState, spec: &BlockSpec) -> 
     if matches!(spec.op, BlockOp::Move { .. }) {
         crate::notify::enforce_maxmemory(ctx.shared, now);
     }
+    // As in Redis, a served command is logged as the client sent it, with
+    // the time serving it took, and an error it gets counts in errorstats.
+    let usec = ctx.started.elapsed().as_micros() as u64;
+    if shared.slowlog.wants(usec) {
+        shared.slowlog.record(&ctx, &spec.command, usec);
+    }
+    if let Frame::Error(text) = &reply {
+        shared.stats.record_error(text);
+        if let Some(command) = spec.command.first().and_then(|name| super::lookup(name)) {
+            shared.stats.record_failed(command);
+        }
+    }
     Some(reply)
+}
+
+/// The reply of a client that `CLIENT UNBLOCK ... ERROR` released, counted
+/// in errorstats as Redis counts every error reply.
+pub(crate) fn unblocked_reply(shared: &Shared) -> Frame {
+    shared.stats.record_error(UNBLOCKED.as_bytes());
+    Frame::error(UNBLOCKED)
 }
 
 /// Parses the `numkeys key [key ...] WHERE [COUNT count]` of LMPOP, BLMPOP,

@@ -625,7 +625,9 @@ pub(crate) fn restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             e.mark_unchanged();
         }
     }
-    let _ = freq; // validated; the LFU counter lives in the policy (see module docs)
+    if let Some(freq) = freq.and_then(|f| u8::try_from(f).ok()) {
+        shard.set_lfu_counter(db, key, freq, now);
+    }
     Ok(Frame::ok())
 }
 

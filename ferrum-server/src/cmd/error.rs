@@ -7,6 +7,14 @@ use bytes::Bytes;
 use ferrum_proto::Frame;
 use ferrum_store::StoreError;
 
+/// `COMMAND GETKEYS` of an unknown command or one with the wrong arguments.
+pub(crate) const GETKEYS_INVALID: &str = "ERR Invalid arguments specified for command";
+/// `COMMAND GETKEYS` of a command line without keys.
+pub(crate) const GETKEYS_NONE: &str = "ERR The command has no key arguments";
+/// `CLUSTER ...` on a server without cluster mode.
+pub(crate) const CLUSTER_DISABLED: &str = "ERR This instance has cluster support disabled";
+/// `SAVE`: FerrumKV has no persistence.
+pub(crate) const NO_PERSISTENCE: &str = "ERR FerrumKV keeps no data on disk: SAVE is not supported";
 /// `-ERR syntax error`
 pub(crate) const SYNTAX: &str = "ERR syntax error";
 /// `-ERR value is not an integer or out of range`

@@ -14,9 +14,10 @@ use super::{CmdResult, Ctx};
 /// Writes one section's text.
 type SectionWriter = fn(&Ctx<'_>, &mut String);
 
-/// Sections in the order `INFO` prints them. All but `commandstats` are in
-/// the default set; `ahe` only while the policy is AHE (it is FerrumKV's
-/// own, and tools that parse a Redis INFO need not see it otherwise).
+/// Sections in the order `INFO` prints them. All but `commandstats` and
+/// `latencystats` are in the default set; `ahe` only while the policy is
+/// AHE (it is FerrumKV's own, and tools that parse a Redis INFO need not
+/// see it otherwise).
 const SECTIONS: &[(&str, SectionWriter)] = &[
     ("server", server),
     ("clients", clients),
@@ -27,6 +28,7 @@ const SECTIONS: &[(&str, SectionWriter)] = &[
     ("cpu", cpu),
     ("commandstats", commandstats),
     ("errorstats", errorstats),
+    ("latencystats", super::latency::latencystats),
     ("cluster", cluster),
     ("keyspace", keyspace),
     ("ahe", ahe),
@@ -35,7 +37,7 @@ const SECTIONS: &[(&str, SectionWriter)] = &[
 pub(crate) fn info(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let (policy, _) = ctx.store().policy();
     let in_default = |name: &str| match name {
-        "commandstats" => false,
+        "commandstats" | "latencystats" => false,
         "ahe" => is_ahe(policy),
         _ => true,
     };
@@ -143,7 +145,9 @@ fn diff(a: u64, b: u64) -> i128 {
 /// `mem_fragmentation` = RSS / used_memory. `mem_clients_normal` is the
 /// connections' memory (`CLIENT LIST`'s `tot-mem`, summed); unlike Redis,
 /// `used_memory` and `maxmemory` leave it out, so that eviction depends on
-/// the data alone.
+/// the data alone. `mem_not_counted_for_evict` is 0: what Redis leaves out
+/// of eviction is its replication and AOF buffers, which FerrumKV does not
+/// have.
 fn memory(ctx: &Ctx<'_>, out: &mut String) {
     let used = ctx.store().used_memory_bytes() as u64;
     let rss = rss_bytes();
@@ -153,7 +157,7 @@ fn memory(ctx: &Ctx<'_>, out: &mut String) {
     let clients: usize = ctx.shared.clients.all().iter().map(|c| c.memory()).sum();
     let _ = write!(
         out,
-        "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nallocator_allocated:{}\r\nallocator_active:{}\r\nallocator_resident:{}\r\nmaxmemory:{max}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nallocator_frag_ratio:{:.2}\r\nallocator_frag_bytes:{}\r\nallocator_rss_ratio:{:.2}\r\nallocator_rss_bytes:{}\r\nrss_overhead_ratio:{:.2}\r\nrss_overhead_bytes:{}\r\nmem_fragmentation_ratio:{:.2}\r\nmem_fragmentation_bytes:{}\r\nmem_clients_slaves:0\r\nmem_clients_normal:{}\r\nmem_allocator:{}\r\n",
+        "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nallocator_allocated:{}\r\nallocator_active:{}\r\nallocator_resident:{}\r\nmaxmemory:{max}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nallocator_frag_ratio:{:.2}\r\nallocator_frag_bytes:{}\r\nallocator_rss_ratio:{:.2}\r\nallocator_rss_bytes:{}\r\nrss_overhead_ratio:{:.2}\r\nrss_overhead_bytes:{}\r\nmem_fragmentation_ratio:{:.2}\r\nmem_fragmentation_bytes:{}\r\nmem_clients_slaves:0\r\nmem_clients_normal:{}\r\nmem_not_counted_for_evict:0\r\nmem_allocator:{}\r\n",
         human(used),
         human(rss),
         a.allocated,
@@ -227,7 +231,7 @@ fn stats(ctx: &Ctx<'_>, out: &mut String) {
     let load = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
     let _ = write!(
         out,
-        "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\nlatest_fork_usec:0\r\ntotal_forks:0\r\nmigrate_cached_sockets:0\r\nevicted_clients:0\r\ntotal_error_replies:{}\r\nlazyfree_pending_objects:0\r\nlazyfreed_objects:0\r\ntracking_total_keys:{}\r\ntracking_total_items:{}\r\ntracking_total_prefixes:{}\r\n",
+        "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\nlatest_fork_usec:0\r\ntotal_forks:0\r\nmigrate_cached_sockets:0\r\nevicted_clients:0\r\ntotal_error_replies:{}\r\nlazyfree_pending_objects:{}\r\nlazyfreed_objects:{}\r\ntracking_total_keys:{}\r\ntracking_total_items:{}\r\ntracking_total_prefixes:{}\r\n",
         load(&s.connections_received),
         load(&s.commands_processed),
         load(&s.net_input_bytes),
@@ -240,6 +244,8 @@ fn stats(ctx: &Ctx<'_>, out: &mut String) {
         ctx.shared.pubsub.channels(None).len(),
         ctx.shared.pubsub.numpat(),
         load(&s.error_replies),
+        ctx.shared.lazyfree.pending(),
+        ctx.shared.lazyfree.freed(),
         tracking.0,
         tracking.1,
         tracking.2,

@@ -10,7 +10,12 @@ use super::error::NO_SUCH_KEY;
 use super::parse::{db_arg, is, parse_i64};
 use super::{CmdError, CmdResult, Ctx};
 
+/// `DEL key [key ...]`: frees in place, unless `lazyfree-lazy-user-del`
+/// makes it an `UNLINK`.
 pub(crate) fn del(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    if ctx.shared.config().stored_value("lazyfree-lazy-user-del") == "yes" {
+        return unlink(ctx, args);
+    }
     let (db, now) = (ctx.db(), ctx.now);
     let keys = &args[1..];
     let mut ks = ctx.store().lock_keys(keys.iter().map(|k| &k[..]));
@@ -19,6 +24,24 @@ pub(crate) fn del(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         .filter(|k| ks.shard(k).delete(db, k, now))
         .count();
     Ok(Frame::Integer(removed as i64))
+}
+
+/// `UNLINK key [key ...]`: removes the keys at once and leaves freeing
+/// their big values to the background thread (`lazyfree.rs`).
+pub(crate) fn unlink(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let (db, now) = (ctx.db(), ctx.now);
+    let keys = &args[1..];
+    let mut ks = ctx.store().lock_keys(keys.iter().map(|k| &k[..]));
+    let removed: Vec<_> = keys
+        .iter()
+        .filter_map(|k| ks.shard(k).remove(db, k, now))
+        .collect();
+    drop(ks);
+    let n = removed.len();
+    for value in removed {
+        ctx.shared.lazyfree.free(value);
+    }
+    Ok(Frame::Integer(n as i64))
 }
 
 /// Counts the keys that exist, with the given access (EXISTS does not touch
@@ -235,7 +258,7 @@ pub(crate) fn object(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         )));
     }
     let (key, db, now) = (&args[2], ctx.db(), ctx.now);
-    let policy = ctx.store().policy().0;
+    let (policy, max) = (ctx.store().policy().0, ctx.store().maxmemory_bytes());
     let mut ks = ctx.store().lock_key(key);
     let shard = ks.shard(key);
     let Some(e) = shard.lookup(db, key, now, Access::ReadNoTouch) else {
@@ -247,7 +270,12 @@ pub(crate) fn object(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if is(sub, "refcount") {
         // Redis shares the objects for the integers 0..10000 and reports
         // them as referenced "forever"; clients that print it see the same.
-        let shared = matches!(e.value(), ferrum_store::ValueRef::Str(s)
+        // It does not share them under an LRU or LFU policy with a
+        // maxmemory, where each key needs its own access clock.
+        let per_key_clock =
+            max > 0 && (policy.as_str().contains("lru") || policy.as_str().contains("lfu"));
+        let shared = !per_key_clock
+            && matches!(e.value(), ferrum_store::ValueRef::Str(s)
             if e.encoding() == "int" && parse_i64(s).is_some_and(|n| (0..10_000).contains(&n)));
         return Ok(Frame::Integer(if shared { i64::from(i32::MAX) } else { 1 }));
     }

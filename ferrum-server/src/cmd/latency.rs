@@ -289,6 +289,64 @@ pub(crate) fn latency(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 /// `LATENCY HISTOGRAM [command ...]`: commands (or `container|sub` names)
 /// with at least one call; unknown names are skipped.
 fn histogram(ctx: &Ctx<'_>, names: &[Bytes]) -> Frame {
+    Frame::Map(
+        histograms(ctx, names)
+            .into_iter()
+            .map(|(name, b)| (Frame::bulk(name), histogram_frame(&b)))
+            .collect(),
+    )
+}
+
+/// `INFO latencystats`: for each command (and subcommand) with calls, the
+/// `latency-tracking-info-percentiles` of its latency in microseconds,
+/// while `latency-tracking` is on. Read from the power-of-two histograms,
+/// so each percentile is the upper bound of the bucket it falls in (Redis
+/// reads an HDR histogram with 2 significant digits).
+pub(crate) fn latencystats(ctx: &Ctx<'_>, out: &mut String) {
+    out.push_str("# Latencystats\r\n");
+    let percentiles: Vec<f64> = {
+        let config = ctx.shared.config();
+        if config.stored_value("latency-tracking") != "yes" {
+            return;
+        }
+        config
+            .stored_value("latency-tracking-info-percentiles")
+            .split_whitespace()
+            .filter_map(|p| p.parse().ok())
+            .collect()
+    };
+    for (name, buckets) in histograms(ctx, &[]) {
+        let fields: Vec<String> = percentiles
+            .iter()
+            .map(|&p| format!("p{p}={:.3}", percentile(&buckets, p)))
+            .collect();
+        let _ = write!(
+            out,
+            "latency_percentiles_usec_{name}:{}\r\n",
+            fields.join(",")
+        );
+    }
+}
+
+/// The `p`th percentile (0 to 100) of the calls counted in `buckets`: the
+/// upper bound of the bucket holding the call of that rank.
+fn percentile(buckets: &[u64; BUCKETS], p: f64) -> f64 {
+    let total: u64 = buckets.iter().sum();
+    let rank = ((p / 100.0) * total as f64).ceil().max(1.0) as u64;
+    let mut seen = 0;
+    let at = buckets
+        .iter()
+        .position(|n| {
+            seen += n;
+            seen >= rank
+        })
+        .unwrap_or(BUCKETS - 1);
+    (1u64 << at) as f64
+}
+
+/// The histograms of `names` (every command with calls when empty), as
+/// `(name, buckets)`; subcommands are named `container|sub`.
+fn histograms(ctx: &Ctx<'_>, names: &[Bytes]) -> Vec<(String, [u64; BUCKETS])> {
     let stats = &ctx.shared.stats;
     let subs = ctx.shared.latency.subcommand_histograms();
     let mut out: Vec<(String, [u64; BUCKETS])> = Vec::new();
@@ -320,11 +378,7 @@ fn histogram(ctx: &Ctx<'_>, names: &[Bytes]) -> Frame {
         }
     }
     out.dedup_by(|a, b| a.0 == b.0);
-    Frame::Map(
-        out.into_iter()
-            .map(|(name, b)| (Frame::bulk(name), histogram_frame(&b)))
-            .collect(),
-    )
+    out
 }
 
 /// `LATENCY DOCTOR`: a short report in Redis's spirit.
@@ -357,6 +411,18 @@ fn doctor(ctx: &Ctx<'_>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn percentiles_are_bucket_bounds() {
+        let mut b = [0; BUCKETS];
+        b[bucket(3)] = 98; // 4 us
+        b[bucket(100)] = 2; // 128 us
+        assert_eq!(percentile(&b, 50.0), 4.0);
+        assert_eq!(percentile(&b, 98.0), 4.0);
+        assert_eq!(percentile(&b, 99.0), 128.0);
+        assert_eq!(percentile(&b, 0.0), 4.0);
+        assert_eq!(percentile(&b, 100.0), 128.0);
+    }
 
     #[test]
     fn buckets_are_powers_of_two() {

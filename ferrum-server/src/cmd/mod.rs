@@ -21,6 +21,7 @@ mod dump;
 mod error;
 mod expire;
 mod geo;
+mod getkeys;
 mod hash;
 mod hll;
 mod info;
@@ -55,8 +56,8 @@ use tokio::time::Instant;
 use crate::client::ConnState;
 use crate::shared::Shared;
 
-pub(crate) use blocking::{retry as retry_blocked, BlockOp, BlockSpec};
-pub(crate) use error::{CmdError, CmdResult, MAX_CLIENTS, PROTECTED_MODE_DENIED, UNBLOCKED};
+pub(crate) use blocking::{retry as retry_blocked, unblocked_reply, BlockOp, BlockSpec};
+pub(crate) use error::{CmdError, CmdResult, MAX_CLIENTS, PROTECTED_MODE_DENIED};
 pub(crate) use latency::{Histograms, Latency};
 pub(crate) use server::policy_of;
 pub(crate) use slowlog::SlowLog;
@@ -347,7 +348,8 @@ pub(crate) fn execute(shared: &Shared, conn: &mut ConnState, args: &[Bytes]) -> 
     };
     // BCAST invalidations go out once per top-level command (EXEC included).
     shared.tracking.flush(shared);
-    if let Some(spec) = ctx.block.take() {
+    if let Some(mut spec) = ctx.block.take() {
+        spec.command = args.to_vec();
         return Reply::Block(spec);
     }
 

@@ -10,7 +10,7 @@ use ferrum_store::{PolicyConfig, PolicyKind};
 
 use super::error::{SWAPDB_FIRST, SWAPDB_SECOND};
 use super::parse::{int_arg, int_in_range, is};
-use super::{flag, lookup, CmdError, CmdResult, CommandSpec, Ctx, COMMANDS};
+use super::{flag, getkeys, lookup, CmdError, CmdResult, CommandSpec, Ctx, COMMANDS};
 
 pub(crate) fn dbsize(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     let db = ctx.db();
@@ -118,6 +118,7 @@ pub(crate) fn config(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         ctx.store().reset_stats();
         ctx.shared.stats.reset();
         ctx.shared.latency.reset_histograms();
+        ctx.shared.lazyfree.reset();
         Ok(Frame::ok())
     } else if is(sub, "rewrite") {
         Err(CmdError::msg(
@@ -312,7 +313,22 @@ const SUBCOMMANDS: &[(&str, &[&str])] = &[
         ],
     ),
     ("config", &["get", "help", "resetstat", "rewrite", "set"]),
-    ("command", &["count", "docs", "help", "info", "list"]),
+    (
+        "command",
+        &[
+            "count",
+            "docs",
+            "getkeys",
+            "getkeysandflags",
+            "help",
+            "info",
+            "list",
+        ],
+    ),
+    (
+        "cluster",
+        &["help", "info", "myid", "nodes", "shards", "slots"],
+    ),
     ("slowlog", &["get", "help", "len", "reset"]),
     (
         "latency",
@@ -372,6 +388,30 @@ fn command_list(args: &[Bytes]) -> CmdResult {
     }
 }
 
+/// `COMMAND GETKEYS full-command` (each key) and `COMMAND GETKEYSANDFLAGS
+/// full-command` (each key with its flags), for `line`, the full command.
+fn command_getkeys(line: &[Bytes], with_flags: bool) -> CmdResult {
+    let found = line
+        .first()
+        .and_then(|n| lookup(n))
+        .filter(|spec| spec.arity_ok(line.len()))
+        .and_then(|spec| getkeys::command_keys(spec, line));
+    let Some(keys) = found else {
+        return Err(CmdError::msg(super::error::GETKEYS_INVALID));
+    };
+    if keys.is_empty() {
+        return Err(CmdError::msg(super::error::GETKEYS_NONE));
+    }
+    let entry = |(key, role): (Bytes, getkeys::KeyRole)| {
+        if !with_flags {
+            return Frame::Bulk(key);
+        }
+        let flags = role.flags().iter().copied().map(Frame::simple).collect();
+        Frame::Array(vec![Frame::Bulk(key), Frame::Set(flags)])
+    };
+    Ok(Frame::Array(keys.into_iter().map(entry).collect()))
+}
+
 /// `COMMAND [COUNT | INFO [name ...] | DOCS [name ...] | LIST | HELP]`
 pub(crate) fn command(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let Some(sub) = args.get(1) else {
@@ -406,19 +446,8 @@ pub(crate) fn command(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
                 .map(|c| (Frame::bulk(c.name), command_docs(c)))
                 .collect(),
         ))
-    } else if is(sub, "getkeys") {
-        let target = args.get(2).and_then(|n| lookup(n));
-        let Some(target) = target.filter(|t| t.arity_ok(args.len() - 2)) else {
-            return Err(CmdError::msg("ERR Invalid arguments specified for command"));
-        };
-        let keys: Vec<Frame> = target
-            .keys(&args[2..])
-            .map(|k| Frame::Bulk(k.clone()))
-            .collect();
-        if keys.is_empty() {
-            return Err(CmdError::msg("ERR The command has no key arguments"));
-        }
-        Ok(Frame::Array(keys))
+    } else if is(sub, "getkeys") || is(sub, "getkeysandflags") {
+        command_getkeys(&args[2..], is(sub, "getkeysandflags"))
     } else if is(sub, "help") {
         super::help_reply(&[
             "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -434,6 +463,8 @@ pub(crate) fn command(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             "    Return documentation details about multiple commands.",
             "GETKEYS <full-command>",
             "    Return the keys from a full Redis command.",
+            "GETKEYSANDFLAGS <full-command>",
+            "    Return the keys and the access flags from a full Redis command.",
             "HELP",
             "    Print this help.",
         ])
@@ -501,6 +532,29 @@ pub(crate) fn shutdown(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 /// dataset at start-up, as for a Redis that never saved.
 pub(crate) fn lastsave(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     Ok(Frame::Integer(ctx.shared.clock.start_unix_secs() as i64))
+}
+
+/// `CLUSTER HELP`; every other subcommand gets Redis's answer on a server
+/// started without `cluster-enabled` (FerrumKV has no cluster mode), which
+/// is how clients tell a standalone server.
+pub(crate) fn cluster(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    if args.len() == 2 && is(&args[1], "help") {
+        return super::help_reply(&[
+            "CLUSTER <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "INFO",
+            "    Return information about the cluster.",
+            "HELP",
+            "    Print this help.",
+        ]);
+    }
+    Err(CmdError::msg(super::error::CLUSTER_DISABLED))
+}
+
+/// `SAVE`: refused with a clear error, since FerrumKV keeps no data on disk
+/// (it is in the table so that `MULTI` refuses it as Redis does, and a
+/// client is told why rather than "unknown command").
+pub(crate) fn save(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    Err(CmdError::msg(super::error::NO_PERSISTENCE))
 }
 
 /// `ROLE`: always a master with no replicas.

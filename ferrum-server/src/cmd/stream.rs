@@ -5,7 +5,7 @@
 
 use bytes::Bytes;
 use ferrum_proto::Frame;
-use ferrum_store::types::{AddError, Group, IdSpec, Stream, StreamId, Trim, NODE_ENTRIES};
+use ferrum_store::types::{AddError, EncodingLimits, Group, IdSpec, Stream, StreamId, Trim};
 
 use super::coll::{read, write};
 use super::error::{STREAM_ID, XADD_EXHAUSTED, XADD_SMALL, XADD_ZERO};
@@ -50,7 +50,7 @@ fn parse_trim(args: &[Bytes], i: &mut usize) -> Result<Option<TrimArgs>, CmdErro
         Trim::MinId(id_arg(t, 0)?)
     };
     *i += 1;
-    let mut limit = if approx { 100 * NODE_ENTRIES } else { 0 };
+    let mut limit = if approx { default_trim_limit() } else { 0 };
     if args.get(*i).is_some_and(|a| is(a, "limit")) {
         let n = int_arg(args.get(*i + 1).ok_or_else(CmdError::syntax)?)?;
         if n < 0 {
@@ -65,6 +65,16 @@ fn parse_trim(args: &[Bytes], i: &mut usize) -> Result<Option<TrimArgs>, CmdErro
         *i += 2;
     }
     Ok(Some(TrimArgs { how, approx, limit }))
+}
+
+/// How many entries `~` trimming removes at most without `LIMIT`: Redis's
+/// 100 nodes' worth, or 10,000 when that is 0 or above a million.
+fn default_trim_limit() -> usize {
+    match 100 * EncodingLimits::current().stream_node_max_entries {
+        0 => 10_000,
+        n if n > 1_000_000 => 10_000,
+        n => n as usize,
+    }
 }
 
 fn id_frame(id: StreamId) -> Frame {
@@ -545,10 +555,10 @@ fn stream_info(s: &Stream, opts: &[Bytes]) -> CmdResult {
             )),
         };
     let kv = |k: &str, v: Frame| (Frame::bulk(k.to_owned()), v);
-    // Redis keeps entries in listpack nodes of up to NODE_ENTRIES in a
-    // radix tree; FerrumKV's tree differs, so these two are the counts the
-    // same entries would need in Redis's layout (a node per NODE_ENTRIES).
-    let nodes = s.len().div_ceil(NODE_ENTRIES) as i64;
+    // Redis keeps entries in listpack nodes in a radix tree; FerrumKV's
+    // tree differs, so these two are the counts of the nodes Redis's layout
+    // would have.
+    let nodes = s.nodes() as i64;
     let mut out = vec![
         kv("length", Frame::Integer(s.len() as i64)),
         kv("radix-tree-keys", Frame::Integer(nodes)),

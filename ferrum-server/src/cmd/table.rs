@@ -206,7 +206,7 @@ pub(crate) static COMMANDS: &[CommandSpec] = &[
     row!("xtrim", -4, WRITE, KEY1, "stream", stream::xtrim, "Deletes messages from the beginning of a stream."),
     // keys
     row!("del", -2, WRITE, KEYS_ALL, "generic", keys::del, "Deletes one or more keys."),
-    row!("unlink", -2, WRITE | FAST, KEYS_ALL, "generic", keys::del, "Asynchronously deletes one or more keys."),
+    row!("unlink", -2, WRITE | FAST, KEYS_ALL, "generic", keys::unlink, "Asynchronously deletes one or more keys."),
     row!("exists", -2, READONLY | FAST, KEYS_ALL, "generic", keys::exists, "Determines whether one or more keys exist."),
     row!("touch", -2, READONLY | FAST, KEYS_ALL, "generic", keys::touch, "Returns the number of existing keys out of those specified after updating the time they were last accessed."),
     row!("type", 2, READONLY | FAST, KEY1, "generic", keys::type_, "Determines the type of value stored at a key."),
@@ -255,6 +255,8 @@ pub(crate) static COMMANDS: &[CommandSpec] = &[
     row!("swapdb", 3, WRITE | FAST, NONE, "server", server::swapdb, "Swaps two Redis databases."),
     row!("time", 1, FAST | STALE, NONE, "server", server::time, "Returns the server time."),
     row!("shutdown", -1, ADMIN | NO_MULTI | STALE, NONE, "server", server::shutdown, "Synchronously saves the database(s) to disk and shuts down the Redis server."),
+    row!("cluster", -2, CONTAINER, NONE, "cluster", server::cluster, "A container for Redis Cluster commands."),
+    row!("save", 1, ADMIN | NO_MULTI, NONE, "server", server::save, "Synchronously saves the database(s) to disk."),
     row!("lastsave", 1, FAST | STALE, NONE, "server", server::lastsave, "Returns the Unix timestamp of the last successful save to disk."),
     row!("role", 1, FAST | STALE, NONE, "server", server::role, "Returns the replication role."),
     row!("lolwut", -1, READONLY | FAST, NONE, "server", server::lolwut, "Displays computer art and the Redis version"),

@@ -336,3 +336,145 @@ fn monitor_shows_commands_as_they_run() {
         "ERR No such user 'nobody'"
     );
 }
+
+#[test]
+fn command_getkeys_finds_movable_keys_and_their_flags() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let keys = |c: &mut redis::Connection, line: &[&str]| -> Vec<String> {
+        let mut args = vec!["COMMAND", "GETKEYS"];
+        args.extend_from_slice(line);
+        run(c, &args).unwrap()
+    };
+    assert_eq!(
+        keys(&mut c, &["ZUNIONSTORE", "t", "2", "a", "b"]),
+        ["t", "a", "b"]
+    );
+    assert_eq!(
+        keys(&mut c, &["SORT", "abc", "STORE", "x", "STORE", "def"]),
+        ["abc", "def"]
+    );
+    assert_eq!(keys(&mut c, &["MEMORY", "USAGE", "k"]), ["k"]);
+    assert_eq!(keys(&mut c, &["XGROUP", "CREATE", "k", "g", "$"]), ["k"]);
+    assert_eq!(
+        err(&mut c, &["COMMAND", "GETKEYS", "ZUNION", "9", "a"]),
+        "ERR Invalid arguments specified for command"
+    );
+    assert_eq!(
+        err(&mut c, &["COMMAND", "GETKEYS", "PING"]),
+        "ERR The command has no key arguments"
+    );
+    let v: redis::Value = run(
+        &mut c,
+        &[
+            "COMMAND",
+            "GETKEYSANDFLAGS",
+            "LMOVE",
+            "k1",
+            "k2",
+            "LEFT",
+            "RIGHT",
+        ],
+    )
+    .unwrap();
+    let entry = |key: &str, flags: &[&str]| {
+        redis::Value::Array(vec![
+            redis::Value::BulkString(key.as_bytes().to_vec()),
+            redis::Value::Array(
+                flags
+                    .iter()
+                    .map(|f| redis::Value::SimpleString((*f).to_string()))
+                    .collect(),
+            ),
+        ])
+    };
+    assert_eq!(
+        v,
+        redis::Value::Array(vec![
+            entry("k1", &["RW", "access", "delete"]),
+            entry("k2", &["RW", "insert"]),
+        ])
+    );
+}
+
+#[test]
+fn unlink_frees_big_values_in_the_background() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let members: Vec<String> = (0..1000).map(|i| i.to_string()).collect();
+    let mut sadd = vec!["SADD", "big"];
+    sadd.extend(members.iter().map(String::as_str));
+    let _: i64 = run(&mut c, &sadd).unwrap();
+    let _: () = run(&mut c, &["SET", "small", "v"]).unwrap();
+    assert_eq!(
+        run::<i64>(&mut c, &["UNLINK", "big", "small", "none"]).unwrap(),
+        2
+    );
+    assert_eq!(run::<i64>(&mut c, &["EXISTS", "big"]).unwrap(), 0);
+    // Only the set was worth a background free; wait for the thread.
+    let mut freed = String::new();
+    for _ in 0..500 {
+        let stats = info_fields(&mut c, "stats");
+        freed = stats["lazyfreed_objects"].clone();
+        if freed == "1" && stats["lazyfree_pending_objects"] == "0" {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(freed, "1");
+    let _: () = run(&mut c, &["CONFIG", "RESETSTAT"]).unwrap();
+    assert_eq!(info_fields(&mut c, "stats")["lazyfreed_objects"], "0");
+}
+
+#[test]
+fn restore_freq_sets_the_lfu_counter() {
+    let s = TestServer::start_with(&["--maxmemory-policy", "allkeys-lfu"]);
+    let mut c = s.client();
+    let _: () = run(&mut c, &["SET", "k", "v"]).unwrap();
+    let dump: Vec<u8> = run(&mut c, &["DUMP", "k"]).unwrap();
+    let mut con = c;
+    let _: () = redis::cmd("RESTORE")
+        .arg("k")
+        .arg(0)
+        .arg(dump)
+        .arg("REPLACE")
+        .arg("FREQ")
+        .arg(100)
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(run::<i64>(&mut con, &["OBJECT", "FREQ", "k"]).unwrap(), 100);
+}
+
+#[test]
+fn save_is_refused_and_not_allowed_in_multi() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    assert!(err(&mut c, &["SAVE"]).contains("SAVE is not supported"));
+    let _: () = run(&mut c, &["MULTI"]).unwrap();
+    assert_eq!(
+        err(&mut c, &["SAVE"]),
+        "ERR Command not allowed inside a transaction"
+    );
+    assert!(err(&mut c, &["EXEC"]).starts_with("EXECABORT"));
+}
+
+#[test]
+fn small_integers_are_not_shared_under_lru_with_a_maxmemory() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let _: () = run(&mut c, &["SET", "a", "1"]).unwrap();
+    assert!(run::<i64>(&mut c, &["OBJECT", "REFCOUNT", "a"]).unwrap() > 1);
+    let _: () = run(&mut c, &["CONFIG", "SET", "maxmemory", "1gb"]).unwrap();
+    let _: () = run(
+        &mut c,
+        &["CONFIG", "SET", "maxmemory-policy", "allkeys-random"],
+    )
+    .unwrap();
+    assert!(run::<i64>(&mut c, &["OBJECT", "REFCOUNT", "a"]).unwrap() > 1);
+    let _: () = run(
+        &mut c,
+        &["CONFIG", "SET", "maxmemory-policy", "volatile-lru"],
+    )
+    .unwrap();
+    assert_eq!(run::<i64>(&mut c, &["OBJECT", "REFCOUNT", "a"]).unwrap(), 1);
+}

@@ -31,6 +31,21 @@ fn unknown_and_malformed_options_stop_startup_naming_them() {
     assert!(String::from_utf8_lossy(&help.stdout).contains("Usage"));
 }
 
+/// As Redis logs its start-up line before reading its configuration, a
+/// refused configuration still prints " PID: N" first, then exits with 1:
+/// a script waiting for the PID line sees the exit at once.
+#[test]
+fn a_refused_configuration_exits_after_the_pid_line() {
+    let out = Command::new(BIN)
+        .args(["--appendonly", "yes"])
+        .output()
+        .expect("run ferrum-server");
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains(" PID: "), "{stdout}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("FATAL CONFIG ERROR"));
+}
+
 /// Starts the binary on a free port and waits for Redis's start-up lines
 /// (Redis's test suite waits for " PID: N", then "Ready to accept
 /// connections"); returns the process and its port.

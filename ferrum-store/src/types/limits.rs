@@ -39,6 +39,9 @@ pub struct EncodingLimits {
     /// `list-compress-depth`: accepted and reported, never acted on (FerrumKV
     /// does not compress list nodes).
     pub list_compress_depth: u64,
+    /// `stream-node-max-entries`: entries per node of a stream, which
+    /// approximate trimming removes whole (0: no limit).
+    pub stream_node_max_entries: u64,
 }
 
 impl EncodingLimits {
@@ -53,6 +56,7 @@ impl EncodingLimits {
         zset_max_listpack_value: 64,
         list_max_listpack_size: -2,
         list_compress_depth: 0,
+        stream_node_max_entries: 100,
     };
 
     /// The limits every collection in the process uses now.
@@ -68,6 +72,7 @@ impl EncodingLimits {
             zset_max_listpack_value: u(&CURRENT.zset_value),
             list_max_listpack_size: CURRENT.list_size.load(Ordering::Relaxed),
             list_compress_depth: u(&CURRENT.list_depth),
+            stream_node_max_entries: u(&CURRENT.stream_node_entries),
         }
     }
 
@@ -87,6 +92,7 @@ impl EncodingLimits {
             .list_size
             .store(self.list_max_listpack_size, Ordering::Relaxed);
         s(&CURRENT.list_depth, self.list_compress_depth);
+        s(&CURRENT.stream_node_entries, self.stream_node_max_entries);
     }
 
     /// A list node's limit as `(max entries, max bytes)`, Redis's
@@ -121,6 +127,7 @@ struct Current {
     zset_value: AtomicU64,
     list_size: AtomicI64,
     list_depth: AtomicU64,
+    stream_node_entries: AtomicU64,
 }
 
 static CURRENT: Current = {
@@ -135,6 +142,7 @@ static CURRENT: Current = {
         zset_value: AtomicU64::new(d.zset_max_listpack_value),
         list_size: AtomicI64::new(d.list_max_listpack_size),
         list_depth: AtomicU64::new(d.list_compress_depth),
+        stream_node_entries: AtomicU64::new(d.stream_node_max_entries),
     }
 };
 

@@ -73,6 +73,11 @@ impl List {
         }
     }
 
+    /// Number of quicklist nodes (1 for a packed list).
+    pub fn node_count(&self) -> usize {
+        self.nodes().len()
+    }
+
     /// Number of elements.
     pub fn len(&self) -> usize {
         match &self.0 {

@@ -32,6 +32,5 @@ pub use list::{End, Iter as ListIter, List};
 pub use set::Set;
 pub use stream::{
     AddError, Claim, Consumer, Group, GroupEntry, IdSpec, Pending, Stream, StreamId, Trim,
-    NODE_ENTRIES,
 };
 pub use zset::{LexBound, ScoreBound, ZSet};

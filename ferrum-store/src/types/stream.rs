@@ -2,19 +2,20 @@
 //!
 //! Redis keeps a radix tree of listpacks; a `BTreeMap` gives the same
 //! operations here (append at the end, range by ID, delete, trim from the
-//! head) in O(log n). Approximate trimming (`MAXLEN ~`) mimics Redis's
-//! whole-node granularity by trimming only in steps of
-//! [`NODE_ENTRIES`] entries.
+//! head) in O(log n). Beside it the stream keeps where Redis's listpack
+//! nodes would begin (a new node every `stream-node-max-entries` appends,
+//! XDEL'd entries still taking their room), so that approximate trimming
+//! (`MAXLEN ~`, `MINID ~`) removes exactly the whole nodes Redis would.
+//! Redis also starts a node when the last one reaches
+//! `stream-node-max-bytes`; that limit is not modelled.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 
 use bytes::Bytes;
 
+use super::EncodingLimits;
 use crate::memory::alloc_size;
-
-/// `stream-node-max-entries`: approximate trimming removes whole multiples.
-pub const NODE_ENTRIES: usize = 100;
 
 /// Estimated fixed cost of one entry in the B-tree: its key and value
 /// handles, plus a share of the node they sit in (B-tree nodes hold up to 11
@@ -132,6 +133,18 @@ struct State {
     max_deleted: StreamId,
     elem_bytes: usize,
     groups: BTreeMap<Bytes, Group>,
+    /// Redis's listpack nodes, oldest first; see [`Node`].
+    nodes: VecDeque<Node>,
+}
+
+/// One of the listpack nodes Redis would keep these entries in, as far as
+/// trimming needs it: the ID its entries start at, and how many entries were
+/// ever appended to it (deleted ones still count, as in Redis, where they
+/// stay in the listpack flagged until the whole node goes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Node {
+    first: StreamId,
+    appended: u64,
 }
 
 /// A consumer group: what it has delivered, and to whom it is pending.
@@ -250,6 +263,11 @@ impl Stream {
     /// Number of entries.
     pub fn len(&self) -> usize {
         self.0.entries.len()
+    }
+
+    /// How many listpack nodes Redis would keep these entries in.
+    pub fn nodes(&self) -> usize {
+        self.0.nodes.len()
     }
 
     /// Whether there are no entries. An empty stream still exists as a key.
@@ -554,7 +572,11 @@ impl Stream {
 
     /// Heap bytes the stream owns. O(1).
     pub fn heap_bytes(&self) -> usize {
-        alloc_size(size_of::<State>()) + self.0.elem_bytes
+        let nodes = match self.0.nodes.capacity() {
+            0 => 0,
+            n => alloc_size(n * size_of::<Node>()),
+        };
+        alloc_size(size_of::<State>()) + self.0.elem_bytes + nodes
     }
 
     fn entry_bytes(fields: &[(Bytes, Bytes)]) -> usize {
@@ -602,6 +624,15 @@ impl Stream {
             .collect();
         self.0.elem_bytes += Stream::entry_bytes(&fields);
         self.0.entries.insert(id, fields);
+        let max = EncodingLimits::current().stream_node_max_entries;
+        match self.0.nodes.back_mut() {
+            // 0 means no limit, as in Redis.
+            Some(node) if max == 0 || node.appended < max => node.appended += 1,
+            _ => self.0.nodes.push_back(Node {
+                first: id,
+                appended: 1,
+            }),
+        }
         self.0.last_id = id;
         self.0.entries_added += 1;
     }
@@ -637,34 +668,96 @@ impl Stream {
             Some(fields) => {
                 self.0.elem_bytes -= Stream::entry_bytes(&fields);
                 self.0.max_deleted = self.0.max_deleted.max(id);
+                // A node whose every entry is gone goes too (Redis frees it).
+                let at = self.0.nodes.partition_point(|n| n.first <= id);
+                if at > 0 && self.node_live(at - 1) == 0 {
+                    self.0.nodes.remove(at - 1);
+                    self.release_nodes_if_empty();
+                }
                 true
             }
             None => false,
         }
     }
 
-    /// Trims from the oldest entry. With `approx`, only whole multiples of
-    /// [`NODE_ENTRIES`] go, and at most `limit` entries (0 = no limit).
-    /// Returns how many entries were removed.
-    pub fn trim(&mut self, how: Trim, approx: bool, limit: usize) -> usize {
-        let excess = match how {
-            Trim::MaxLen(n) => self.len().saturating_sub(n),
-            Trim::MinId(min) => self.0.entries.range(..min).count(),
+    /// The entries still present in node `i`.
+    fn node_live(&self, i: usize) -> usize {
+        self.node_entries(i).count()
+    }
+
+    /// The entries still present in node `i`, oldest first.
+    fn node_entries(&self, i: usize) -> impl DoubleEndedIterator<Item = &StreamId> {
+        let first = self.0.nodes[i].first;
+        let range = match self.0.nodes.get(i + 1) {
+            Some(next) => self.0.entries.range(first..next.first),
+            None => self.0.entries.range(first..),
         };
-        let mut n = excess;
-        if approx {
-            n -= n % NODE_ENTRIES;
+        range.map(|(id, _)| id)
+    }
+
+    /// Gives the node table's memory back once no node is left.
+    fn release_nodes_if_empty(&mut self) {
+        if self.0.nodes.is_empty() {
+            self.0.nodes = VecDeque::new();
         }
-        if limit > 0 {
-            n = n.min(limit);
+    }
+
+    /// Removes the oldest entry (trimming, which unlike XDEL leaves
+    /// max-deleted-entry-id alone, as Redis 7.0 does).
+    fn pop_oldest(&mut self) {
+        if let Some((_, fields)) = self.0.entries.pop_first() {
+            self.0.elem_bytes -= Stream::entry_bytes(&fields);
         }
-        // Trimming, unlike XDEL, leaves max-deleted-entry-id alone (Redis 7.0).
-        for _ in 0..n {
-            if let Some((_, fields)) = self.0.entries.pop_first() {
-                self.0.elem_bytes -= Stream::entry_bytes(&fields);
+    }
+
+    /// Whether the entry `id` is past the trim point of `how`, with `len`
+    /// entries left.
+    fn trimmable(how: Trim, len: usize, id: StreamId) -> bool {
+        match how {
+            Trim::MaxLen(n) => len > n,
+            Trim::MinId(min) => id < min,
+        }
+    }
+
+    /// Trims from the oldest entry as Redis's `streamTrim` does: whole nodes
+    /// go while every entry of the node is past the trim point and, with a
+    /// `limit` (0 = none), while the entries removed stay within it; then,
+    /// unless `approx`, the entries past the point in the next node one by
+    /// one. Returns how many entries were removed.
+    pub fn trim(&mut self, how: Trim, approx: bool, limit: usize) -> usize {
+        let mut removed = 0;
+        while !self.0.nodes.is_empty() {
+            let live = self.node_live(0);
+            let whole = match how {
+                Trim::MaxLen(n) => self.len() - live >= n,
+                Trim::MinId(min) => self
+                    .node_entries(0)
+                    .next_back()
+                    .is_none_or(|last| *last < min),
+            };
+            if !whole {
+                if !approx {
+                    while let Some((&id, _)) = self.0.entries.first_key_value() {
+                        if !Stream::trimmable(how, self.len(), id) {
+                            break;
+                        }
+                        self.pop_oldest();
+                        removed += 1;
+                    }
+                }
+                break;
             }
+            if limit > 0 && removed + live > limit {
+                break;
+            }
+            for _ in 0..live {
+                self.pop_oldest();
+            }
+            self.0.nodes.pop_front();
+            removed += live;
         }
-        n
+        self.release_nodes_if_empty();
+        removed
     }
 }
 
@@ -720,6 +813,44 @@ mod tests {
             let first = *first;
             s.delete(first);
         }
+        assert_eq!(s.heap_bytes(), Stream::new().heap_bytes());
+    }
+
+    #[test]
+    fn approximate_trim_follows_redis_nodes() {
+        // unit/type/stream's "XTRIM with MAXLEN option basic test": exact
+        // trims leave a partly used first node, which `~` then takes whole.
+        let mut s = Stream::new();
+        for i in 1..=1000 {
+            s.add(id(i, 0), &[(Bytes::from("f"), Bytes::from("v"))]);
+        }
+        assert_eq!(s.trim(Trim::MaxLen(666), false, 0), 334);
+        assert_eq!(s.trim(Trim::MaxLen(555), false, 0), 111);
+        s.trim(Trim::MaxLen(444), true, 0);
+        assert_eq!(s.len(), 500);
+        s.trim(Trim::MaxLen(400), true, 0);
+        assert_eq!(s.len(), 400);
+        // A limit stops before a node that would exceed it.
+        assert_eq!(s.trim(Trim::MaxLen(0), true, 150), 100);
+        assert_eq!(s.len(), 300);
+        // MINID ~ takes a node only when its last entry is below the ID.
+        // Left: 701..=1000 in three nodes; the first one's last entry is 800.
+        assert_eq!(s.trim(Trim::MinId(id(800, 0)), true, 0), 0);
+        assert_eq!(s.trim(Trim::MinId(id(801, 0)), true, 0), 100);
+        assert_eq!(s.len(), 200);
+    }
+
+    #[test]
+    fn a_node_emptied_by_xdel_goes() {
+        let mut s = Stream::new();
+        for i in 1..=150 {
+            s.add(id(i, 0), &[]);
+        }
+        for i in 1..=100 {
+            s.delete(id(i, 0));
+        }
+        assert_eq!(s.0.nodes.len(), 1);
+        assert_eq!(s.trim(Trim::MaxLen(0), true, 0), 50);
         assert_eq!(s.heap_bytes(), Stream::new().heap_bytes());
     }
 }

@@ -1,0 +1,215 @@
+//! `COMMAND GETKEYS` and `COMMAND GETKEYSANDFLAGS`: which arguments of a
+//! full command line are keys, and what the command does to each.
+//!
+//! The table's first/last/step triple describes most commands. The others
+//! ("movablekeys" in `COMMAND INFO`) find their keys the way Redis 7.0's key
+//! specs and `getkeys_proc`s do: after a `numkeys` argument (`ZUNION`,
+//! `LMPOP`, `EVAL`...), after `STREAMS` (`XREAD`), behind `STORE`
+//! (`SORT`, `GEORADIUS`), or after a subcommand (`MEMORY USAGE`, `XGROUP`).
+//! Only `COMMAND GETKEYS*` asks: the command path keeps using the triple.
+
+use bytes::Bytes;
+
+use super::parse::{is, parse_i64};
+use super::CommandSpec;
+
+/// What a command does with one of its keys, as Redis's key-spec flags
+/// name it (`RO access`, `OW update`...).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum KeyRole {
+    /// Read only.
+    Read,
+    /// Read and changed in place.
+    Modify,
+    /// Written whole, whatever it held (`SET`, a `STORE` destination).
+    Overwrite,
+    /// Deleted (`DEL`, `UNLINK`).
+    Remove,
+    /// The source of a move: read and elements taken out (`LMOVE`'s first key).
+    MoveFrom,
+    /// The destination of a move: elements put in (`LMOVE`'s second key).
+    MoveTo,
+}
+
+impl KeyRole {
+    /// Redis's flag words for this role, in `COMMAND GETKEYSANDFLAGS` order.
+    pub(super) fn flags(self) -> &'static [&'static str] {
+        match self {
+            KeyRole::Read => &["RO", "access"],
+            KeyRole::Modify => &["RW", "access", "update"],
+            KeyRole::Overwrite => &["OW", "update"],
+            KeyRole::Remove => &["RM", "delete"],
+            KeyRole::MoveFrom => &["RW", "access", "delete"],
+            KeyRole::MoveTo => &["RW", "insert"],
+        }
+    }
+}
+
+/// Commands whose keys follow a `numkeys` argument, with its position.
+const NUMKEYS_AT: &[(&str, usize)] = &[
+    ("zunion", 1),
+    ("zinter", 1),
+    ("zdiff", 1),
+    ("zintercard", 1),
+    ("sintercard", 1),
+    ("lmpop", 1),
+    ("zmpop", 1),
+    ("blmpop", 2),
+    ("bzmpop", 2),
+    ("eval", 2),
+    ("evalsha", 2),
+    ("eval_ro", 2),
+    ("evalsha_ro", 2),
+    ("fcall", 2),
+    ("fcall_ro", 2),
+];
+
+/// Commands that store into their first key and read `numkeys` keys after it.
+const DEST_THEN_NUMKEYS: &[&str] = &["zunionstore", "zinterstore", "zdiffstore"];
+
+/// Container commands whose subcommands take a key right after them.
+const KEY_AFTER_SUBCOMMAND: &[&str] = &["memory", "xgroup", "xinfo", "object"];
+
+/// Commands written whole, whatever their key held.
+const OVERWRITES: &[&str] = &["set", "mset", "msetnx", "setex", "psetex"];
+
+/// Commands that move elements from their first key to their second.
+const MOVES: &[&str] = &["lmove", "blmove", "rpoplpush", "brpoplpush", "smove"];
+
+/// The keys of `args` (the full command line, name first) for `spec`, each
+/// with its role; `None` when the arguments do not fit the command's syntax
+/// (a `numkeys` that is not a number or exceeds the arguments).
+pub(super) fn command_keys(spec: &CommandSpec, args: &[Bytes]) -> Option<Vec<(Bytes, KeyRole)>> {
+    let name = spec.name;
+    let default = default_role(spec);
+    let all = |keys: &[Bytes], role: KeyRole| keys.iter().map(|k| (k.clone(), role)).collect();
+    if let Some(&(_, at)) = NUMKEYS_AT.iter().find(|(n, _)| *n == name) {
+        return Some(all(after_numkeys(args, at)?, default));
+    }
+    if DEST_THEN_NUMKEYS.contains(&name) {
+        let mut keys = vec![(args.get(1)?.clone(), KeyRole::Overwrite)];
+        keys.extend(all(after_numkeys(args, 2)?, KeyRole::Read));
+        return Some(keys);
+    }
+    if KEY_AFTER_SUBCOMMAND.contains(&name) {
+        return Some(all(args.get(2..3).unwrap_or_default(), default));
+    }
+    match name {
+        "sort" | "sort_ro" | "georadius" | "georadiusbymember" => {
+            Some(key_then_stores(args, &["store", "storedist"]))
+        }
+        "xread" | "xreadgroup" => Some(all(after_streams(args)?, default)),
+        _ if MOVES.contains(&name) => Some(
+            spec.keys(args)
+                .cloned()
+                .zip([KeyRole::MoveFrom, KeyRole::MoveTo])
+                .collect(),
+        ),
+        _ => Some(spec.keys(args).map(|k| (k.clone(), default)).collect()),
+    }
+}
+
+/// The role every key of `spec` has unless the command says otherwise.
+fn default_role(spec: &CommandSpec) -> KeyRole {
+    match spec.name {
+        "del" | "unlink" => KeyRole::Remove,
+        n if OVERWRITES.contains(&n) => KeyRole::Overwrite,
+        _ if spec.has(super::flag::WRITE) => KeyRole::Modify,
+        _ => KeyRole::Read,
+    }
+}
+
+/// The `numkeys` keys after the `numkeys` argument at `at`.
+fn after_numkeys(args: &[Bytes], at: usize) -> Option<&[Bytes]> {
+    let n = usize::try_from(parse_i64(args.get(at)?)?).ok()?;
+    args.get(at + 1..at + 1 + n)
+}
+
+/// The first key, read, and the argument after the last of `words` (Redis
+/// keeps the last `STORE`), overwritten.
+fn key_then_stores(args: &[Bytes], words: &[&str]) -> Vec<(Bytes, KeyRole)> {
+    let mut keys: Vec<(Bytes, KeyRole)> = args
+        .get(1)
+        .map(|k| (k.clone(), KeyRole::Read))
+        .into_iter()
+        .collect();
+    let store = args
+        .windows(2)
+        .skip(2)
+        .filter(|w| words.iter().any(|word| is(&w[0], word)))
+        .last()
+        .map(|w| w[1].clone());
+    keys.extend(store.map(|k| (k, KeyRole::Overwrite)));
+    keys
+}
+
+/// XREAD's and XREADGROUP's keys: the first half of what follows `STREAMS`.
+fn after_streams(args: &[Bytes]) -> Option<&[Bytes]> {
+    let at = args.iter().position(|a| is(a, "streams"))? + 1;
+    let rest = &args[at..];
+    (rest.len() % 2 == 0).then(|| &rest[..rest.len() / 2])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cmd::lookup;
+
+    fn keys(line: &str) -> Option<Vec<(String, KeyRole)>> {
+        let args: Vec<Bytes> = line
+            .split(' ')
+            .map(|a| Bytes::copy_from_slice(a.as_bytes()))
+            .collect();
+        let spec = lookup(&args[0]).expect("a command of the table");
+        let found = command_keys(spec, &args)?;
+        Some(
+            found
+                .into_iter()
+                .map(|(k, r)| (String::from_utf8_lossy(&k).into_owned(), r))
+                .collect(),
+        )
+    }
+
+    fn names(line: &str) -> Vec<String> {
+        keys(line)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect()
+    }
+
+    #[test]
+    fn movable_keys_are_found_as_redis_finds_them() {
+        assert_eq!(names("zunionstore t 2 a b WEIGHTS 1 2"), ["t", "a", "b"]);
+        assert_eq!(
+            names("sort abc store invalid store stillbad store def"),
+            ["abc", "def"]
+        );
+        assert_eq!(names("memory usage k"), ["k"]);
+        assert_eq!(names("xgroup create k g $"), ["k"]);
+        assert_eq!(names("xread count 2 streams s1 s2 0 0"), ["s1", "s2"]);
+        assert_eq!(names("blmpop 0 2 l1 l2 left"), ["l1", "l2"]);
+        assert_eq!(names("lcs k1 k2"), ["k1", "k2"]);
+        assert_eq!(keys("zunion x a"), None);
+        assert_eq!(keys("zunion 3 a"), None);
+    }
+
+    #[test]
+    fn roles_follow_the_command() {
+        let roles = |line| {
+            keys(line)
+                .unwrap()
+                .into_iter()
+                .map(|(_, r)| r)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(roles("set k v"), [KeyRole::Overwrite]);
+        assert_eq!(
+            roles("lmove a b left right"),
+            [KeyRole::MoveFrom, KeyRole::MoveTo]
+        );
+        assert_eq!(roles("sort a store b"), [KeyRole::Read, KeyRole::Overwrite]);
+        assert_eq!(roles("incr a"), [KeyRole::Modify]);
+        assert_eq!(roles("get a"), [KeyRole::Read]);
+    }
+}
