@@ -31,6 +31,7 @@ mod monitor;
 mod notify;
 mod pause;
 mod pubsub;
+mod script;
 mod server;
 mod shared;
 mod tracking;
