@@ -97,7 +97,7 @@ fn load(ctx: &mut Ctx<'_>, rest: &[Bytes]) -> CmdResult {
         }
         [] => return Err(CmdError::Arity("function|load".to_owned())),
     };
-    ctx.store().reserve_for_write(ctx.now)?;
+    crate::script::reserve_for_write(ctx)?;
     let name = library_name(code)?;
     let shared = ctx.shared;
     let mut engine = shared.scripting.engine();
@@ -213,7 +213,7 @@ fn restore(ctx: &mut Ctx<'_>, rest: &[Bytes]) -> CmdResult {
             )),
         };
     let codes = function_codes(&rest[0]).ok_or_else(|| CmdError::msg(BAD_FUNCTION_PAYLOAD))?;
-    ctx.store().reserve_for_write(ctx.now)?;
+    crate::script::reserve_for_write(ctx)?;
     let shared = ctx.shared;
     let mut engine = shared.scripting.engine();
     let mut next: Libraries = if flush {

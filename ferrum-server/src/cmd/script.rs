@@ -46,6 +46,7 @@ fn eval_generic(ctx: &mut Ctx<'_>, args: &[Bytes], by_sha: bool, read_only: bool
         )
     } else {
         let sha = engine.load_script(&args[1])?;
+        shared.scripting.publish(&engine);
         let found = engine
             .cached(sha.as_bytes())
             .ok_or_else(|| CmdError::msg(NOSCRIPT))?;
@@ -97,7 +98,7 @@ pub(crate) fn check_flags(
         return Err(CmdError::msg(RO_WITH_WRITE_FLAG));
     }
     if !flags.allow_oom {
-        ctx.store().reserve_for_write(ctx.now)?;
+        crate::script::reserve_for_write(ctx)?;
     }
     Ok(())
 }

@@ -118,9 +118,7 @@ fn admit(
         return Err(WRITE_FROM_READ_ONLY.to_owned());
     }
     if spec.has(flag::DENYOOM) && !st.allow_oom && !st.wrote {
-        ctx.store()
-            .reserve_for_write(ctx.now)
-            .map_err(|e| cmd::CmdError::from(e).to_string())?;
+        super::reserve_for_write(ctx).map_err(|e| cmd::CmdError::from(e).to_string())?;
     }
     Ok(spec)
 }

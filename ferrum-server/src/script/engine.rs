@@ -157,6 +157,7 @@ impl Engine {
             scripts: self.scripts.len(),
             libraries,
             functions,
+            held_bytes: self.script_bytes + self.libraries.code_bytes(),
         }
     }
 

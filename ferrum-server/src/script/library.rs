@@ -162,6 +162,11 @@ impl Libraries {
             .map(|(name, library)| LibraryInfo { name, library })
     }
 
+    /// Bytes of the libraries' code.
+    pub(crate) fn code_bytes(&self) -> usize {
+        self.libraries.values().map(|l| l.code.len()).sum()
+    }
+
     /// How many libraries and functions are loaded.
     pub(crate) fn counts(&self) -> (usize, usize) {
         (self.libraries.len(), self.functions.len())

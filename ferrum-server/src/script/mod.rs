@@ -54,6 +54,9 @@ pub(crate) struct EngineStats {
     pub(crate) libraries: usize,
     /// Functions they registered.
     pub(crate) functions: usize,
+    /// Bytes of cached scripts and library code: memory writes made, which
+    /// Redis counts in `used_memory` (its `maxmemory` check sees them).
+    pub(crate) held_bytes: usize,
 }
 
 impl Scripting {
@@ -250,6 +253,23 @@ impl ScriptFlags {
         .filter_map(|(on, name)| on.then_some(name))
         .collect()
     }
+}
+
+/// `Store::reserve_for_write` for scripts, which also counts what the
+/// script cache and libraries hold, as Redis's `used_memory` does: a
+/// `maxmemory` below that refuses scripts' writes even on an empty store.
+///
+/// # Errors
+/// `OutOfMemory` when over the limit after evicting what can be evicted.
+pub(crate) fn reserve_for_write(ctx: &crate::cmd::Ctx<'_>) -> Result<(), ferrum_store::StoreError> {
+    let store = ctx.store();
+    store.reserve_for_write(ctx.now)?;
+    let max = store.maxmemory_bytes();
+    let held = ctx.shared.scripting.stats().held_bytes as u64;
+    if max != 0 && store.used_memory_bytes() as u64 + held > max {
+        return Err(ferrum_store::StoreError::OutOfMemory);
+    }
+    Ok(())
 }
 
 /// Runs `f`, which may take long (a script, a wait behind one), off the
