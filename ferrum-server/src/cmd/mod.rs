@@ -400,6 +400,20 @@ fn prepare(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Result<Prepared, CmdError> {
         )));
     }
     if ctx.conn.multi.is_some() {
+        // A transaction's commands meet a busy script as they would
+        // outside one: refused, so the transaction aborts.
+        if spec.name == "exec" || !spec.has(flag::NO_QUEUE) {
+            if let Some(busy) = crate::script::busy_text(ctx.shared) {
+                if spec.name == "exec" {
+                    ctx.conn.multi = None;
+                    ctx.conn.watched.clear();
+                    return Err(CmdError::msg(format!(
+                        "EXECABORT Transaction discarded because of: {busy}"
+                    )));
+                }
+                return Err(CmdError::msg(busy));
+            }
+        }
         if spec.has(flag::NO_MULTI) {
             return Err(CmdError::msg(
                 "ERR Command not allowed inside a transaction",

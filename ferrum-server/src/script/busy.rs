@@ -91,6 +91,17 @@ fn wait<'a>(
     }
 }
 
+/// Redis's `-BUSY` text if a script has run past `busy-reply-threshold`.
+/// Commands queued in `MULTI` (and its `EXEC`) meet it without entering
+/// the gate.
+pub(crate) fn busy_text(shared: &Shared) -> Option<&'static str> {
+    let (kind, ms) = shared.scripting.running.current()?;
+    (ms >= shared.config().busy_threshold_ms()).then_some(match kind {
+        Kind::Eval => BUSY_SCRIPT,
+        Kind::Function => BUSY_FUNCTION,
+    })
+}
+
 fn try_read(shared: &Shared) -> Option<GateGuard<'_>> {
     shared.try_gate().map(GateGuard::Read)
 }

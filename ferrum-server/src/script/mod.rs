@@ -24,7 +24,7 @@ use std::time::Instant;
 
 use bytes::Bytes;
 
-pub(crate) use busy::enter_gate;
+pub(crate) use busy::{busy_text, enter_gate};
 pub(crate) use engine::{Engine, Invocation};
 pub(crate) use library::{library_name, Libraries, Library};
 
