@@ -1197,6 +1197,30 @@ def check_watch(c, ctx):
     other.close()
 
 
+def check_lock(c, ctx):
+    """redis-py's Lock: acquire is SET NX PX, extend and release are Lua
+    scripts run with EVALSHA (loaded on first use)."""
+    r = ctx.r
+    r.flushdb()
+    other = ctx.client()
+    lock = r.lock("lk:res", timeout=10)
+    c.ok("Lock acquire", lock.acquire(blocking=False))
+    c.ok("Lock owned", lock.owned())
+    rival = other.lock("lk:res", timeout=10)
+    c.ok("Lock held elsewhere", not rival.acquire(blocking=False))
+    c.ok("Lock extend", lock.extend(20))
+    c.between("Lock extended TTL", r.pttl("lk:res"), 20000, 30000)
+    c.ok("Lock reacquire", lock.reacquire())
+    c.between("Lock reacquired TTL", r.pttl("lk:res"), 1, 10000)
+    c.err("Lock extend of another's lock", lambda: rival.extend(5), "", exc=redis.exceptions.LockError)
+    lock.release()
+    c.eq("Lock released", r.exists("lk:res"), 0)
+    c.err("Lock release twice", lock.release, "", exc=redis.exceptions.LockError)
+    c.ok("Lock acquire after release", rival.acquire(blocking=False))
+    rival.release()
+    other.close()
+
+
 # --------------------------------------------------------------------------
 # driver
 # --------------------------------------------------------------------------
@@ -1225,6 +1249,7 @@ FAMILIES = [
     ("OBJECT", check_object),
     ("MULTI/EXEC/DISCARD", check_multi_exec),
     ("WATCH/UNWATCH", check_watch),
+    ("Lock (EVALSHA)", check_lock),
 ]
 
 

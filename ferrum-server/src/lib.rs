@@ -33,6 +33,7 @@ mod notify;
 mod obuf;
 mod pause;
 mod pubsub;
+mod script;
 mod server;
 mod shared;
 mod tracking;

@@ -94,6 +94,7 @@ impl Server {
             slowlog,
             notify,
             tracking: crate::tracking::Tracking::new(tracking_max),
+            scripting: crate::script::Scripting::new(),
             latency,
             pause: crate::pause::Pause::default(),
             monitors: crate::monitor::Monitors::default(),
@@ -265,13 +266,19 @@ async fn expire_loop(shared: Arc<Shared>, shutdown: CancellationToken) {
         let _sample = ExpireCycleSample(&shared, started);
         if shared.notify.flags() & crate::notify::class::EXPIRED != 0 || shared.tracking.active() {
             // The store's sampling would remove keys without naming them.
-            let _gate = shared.tx_gate.read().unwrap_or_else(|p| p.into_inner());
+            // A transaction or script holding the gate skips this tick:
+            // keys do not expire under it, as in Redis.
+            let Some(_gate) = shared.try_gate() else {
+                continue;
+            };
             crate::notify::sweep_expired(&shared, &mut sweep_cursor, 1024);
             continue;
         }
         loop {
             let expired = {
-                let _gate = shared.tx_gate.read().unwrap_or_else(|p| p.into_inner());
+                let Some(_gate) = shared.try_gate() else {
+                    break;
+                };
                 shared.store.expire_cycle(shared.clock.now(), 200)
             };
             if expired == 0 || started.elapsed() >= budget {

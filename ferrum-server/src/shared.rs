@@ -62,12 +62,25 @@ pub(crate) struct Shared {
     pub(crate) tracking: crate::tracking::Tracking,
     /// The background freer of `UNLINK`ed values.
     pub(crate) lazyfree: crate::lazyfree::LazyFree,
+    /// The Lua VM, its script cache and function libraries.
+    pub(crate) scripting: crate::script::Scripting,
 }
 
 impl Shared {
     /// Whether clients must `AUTH` first.
     pub(crate) fn requires_auth(&self) -> bool {
         self.auth_required.load(Ordering::Relaxed)
+    }
+
+    /// The transaction gate's read side if nobody holds its write side
+    /// (for background work that should not wait behind `EXEC` or a
+    /// script).
+    pub(crate) fn try_gate(&self) -> Option<std::sync::RwLockReadGuard<'_, ()>> {
+        match self.tx_gate.try_read() {
+            Ok(g) => Some(g),
+            Err(std::sync::TryLockError::Poisoned(p)) => Some(p.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        }
     }
 
     /// Reads the configuration.

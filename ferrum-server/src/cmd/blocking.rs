@@ -332,7 +332,10 @@ pub(crate) fn block_xreadgroup(
 /// still empty. Called by the connection each time the client is woken.
 pub(crate) fn retry(shared: &Shared, conn: &mut ConnState, spec: &BlockSpec) -> Option<Frame> {
     let now = shared.clock.now();
-    let _gate = shared.tx_gate.read().unwrap_or_else(|p| p.into_inner());
+    // A script may hold the gate for long: then wait off the worker.
+    let _gate = shared.try_gate().unwrap_or_else(|| {
+        crate::script::off_worker(|| shared.tx_gate.read().unwrap_or_else(|p| p.into_inner()))
+    });
     let ctx = Ctx::new(shared, conn, now);
     let reply = match try_keys(&ctx, &spec.keys, &spec.op, Some(spec.kind())) {
         Ok(None) => return None,

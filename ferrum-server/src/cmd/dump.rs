@@ -153,6 +153,39 @@ fn serialize(v: ValueRef<'_>) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// RDB's opcode for a function library (`RDB_OPCODE_FUNCTION2`).
+const OPCODE_FUNCTION: u8 = 245;
+
+/// `FUNCTION DUMP`'s payload for libraries of these codes: each as an RDB
+/// function record, then the version and CRC-64 footer of `DUMP`, as Redis
+/// writes it (so payloads move between the two servers).
+pub(crate) fn function_payload<'a>(codes: impl Iterator<Item = &'a [u8]>) -> Vec<u8> {
+    let mut out = Vec::new();
+    for code in codes {
+        out.push(OPCODE_FUNCTION);
+        put_str(&mut out, code);
+    }
+    out.extend_from_slice(&RDB_VERSION.to_le_bytes());
+    let crc = crc64(&out);
+    out.extend_from_slice(&crc.to_le_bytes());
+    out
+}
+
+/// The library codes in a `FUNCTION DUMP` payload; `None` if the footer
+/// or a record is bad.
+pub(crate) fn function_codes(payload: &[u8]) -> Option<Vec<Vec<u8>>> {
+    let body = verify(payload)?;
+    let mut r = Reader { buf: body, pos: 0 };
+    let mut codes = Vec::new();
+    while r.pos < body.len() {
+        if r.byte()? != OPCODE_FUNCTION {
+            return None;
+        }
+        codes.push(r.string()?);
+    }
+    Some(codes)
+}
+
 // ---- reading ----
 
 /// A cursor over an RDB object; every read fails with `None` at the end.

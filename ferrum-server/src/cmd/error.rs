@@ -235,3 +235,66 @@ fn store_text(e: &StoreError) -> &'static str {
 
 /// The result every command handler returns.
 pub(crate) type CmdResult = Result<Frame, CmdError>;
+
+// ---- scripting (EVAL, FUNCTION, redis.call) ----
+
+/// `redis.call()` with no arguments.
+pub(crate) const NO_ARGUMENTS: &str =
+    "Please specify at least one argument for this redis lib call";
+/// `redis.call` with an argument that is neither a string nor a number.
+pub(crate) const BAD_ARGUMENT: &str = "Lua redis lib command arguments must be strings or integers";
+/// `redis.call` of a command that does not exist.
+pub(crate) const UNKNOWN_COMMAND: &str = "ERR Unknown Redis command called from script";
+/// `redis.call` with the wrong number of arguments for its command.
+pub(crate) const WRONG_ARITY: &str = "ERR Wrong number of args calling Redis command from script";
+/// `redis.call` of a command flagged `noscript` (EVAL, MULTI, BLPOP...).
+pub(crate) const NOT_ALLOWED: &str = "ERR This Redis command is not allowed from script";
+/// A write from `EVAL_RO`, `FCALL_RO` or a `no-writes` script.
+pub(crate) const WRITE_FROM_READ_ONLY: &str =
+    "ERR Write commands are not allowed from read-only scripts.";
+/// What a killed script fails with (the handler adds `ERR `).
+pub(crate) const KILLED: &str = "Script killed by user with SCRIPT KILL...";
+/// A library whose code runs too long at `FUNCTION LOAD`.
+pub(crate) const LOAD_TIMEOUT: &str = "FUNCTION LOAD timeout";
+/// `EVALSHA` of a script not in the cache.
+pub(crate) const NOSCRIPT: &str = "NOSCRIPT No matching script. Please use EVAL.";
+/// `EVAL script -1`.
+pub(crate) const NUMKEYS_NEGATIVE: &str = "ERR Number of keys can't be negative";
+/// `FCALL f notanumber`.
+pub(crate) const BAD_NUMKEYS: &str = "ERR Bad number of keys provided";
+/// `FCALL` of a function no library registered.
+pub(crate) const NO_FUNCTION: &str = "ERR Function not found";
+/// `EVAL_RO`/`FCALL_RO` of a script that declares it writes.
+pub(crate) const RO_WITH_WRITE_FLAG: &str =
+    "ERR Can not execute a script with write flag using *_ro command.";
+/// `SCRIPT KILL`/`FUNCTION KILL` with nothing running.
+pub(crate) const NOTBUSY: &str = "NOTBUSY No scripts in execution right now.";
+/// `SCRIPT KILL` of a script that wrote.
+pub(crate) const UNKILLABLE: &str = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.";
+/// Other clients while an `EVAL` script runs past `busy-reply-threshold`.
+pub(crate) const BUSY_SCRIPT: &str =
+    "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+/// Other clients while a function runs past `busy-reply-threshold`.
+pub(crate) const BUSY_FUNCTION: &str =
+    "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
+/// `FUNCTION DELETE` of a library that does not exist.
+pub(crate) const NO_LIBRARY: &str = "ERR Library not found";
+/// `FUNCTION RESTORE` of a payload that is not one of ours.
+pub(crate) const BAD_FUNCTION_PAYLOAD: &str = "ERR payload version or checksum are wrong";
+/// A library that registers nothing.
+pub(crate) const NO_FUNCTIONS: &str = "ERR No functions registered";
+/// A library with no `name=` in its shebang.
+pub(crate) const NO_LIBRARY_NAME: &str = "ERR Library name was not given";
+/// A library or function name with characters Redis refuses.
+pub(crate) const BAD_LIBRARY_NAME: &str = "ERR Library names can only contain letters, numbers, or underscores(_) and must be at least one character long";
+/// Two `name=` in a library's shebang.
+pub(crate) const DUPLICATE_NAME: &str =
+    "ERR Invalid metadata value, name argument was given multiple times";
+/// One library registering one name twice.
+pub(crate) const FUNCTION_TWICE: &str = "ERR Function already exists in the library";
+/// `#!other-engine` on an `EVAL` script.
+pub(crate) const BAD_ENGINE_SHEBANG: &str = "ERR Unexpected engine in script shebang";
+/// `#!lua option=...` with an option other than `flags`.
+pub(crate) const BAD_OPTION_SHEBANG: &str = "ERR Unknown lua shebang option";
+/// `#!lua flags=...` with a flag Redis does not know.
+pub(crate) const BAD_FLAG_SHEBANG: &str = "ERR Unexpected flag in script shebang";

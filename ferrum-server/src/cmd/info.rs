@@ -155,11 +155,17 @@ fn memory(ctx: &Ctx<'_>, out: &mut String) {
     let (policy, _) = ctx.store().policy();
     let a = crate::alloc::stats();
     let clients: usize = ctx.shared.clients.all().iter().map(|c| c.memory()).sum();
+    let lua = ctx.shared.scripting.stats();
     let _ = write!(
         out,
-        "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nallocator_allocated:{}\r\nallocator_active:{}\r\nallocator_resident:{}\r\nmaxmemory:{max}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nallocator_frag_ratio:{:.2}\r\nallocator_frag_bytes:{}\r\nallocator_rss_ratio:{:.2}\r\nallocator_rss_bytes:{}\r\nrss_overhead_ratio:{:.2}\r\nrss_overhead_bytes:{}\r\nmem_fragmentation_ratio:{:.2}\r\nmem_fragmentation_bytes:{}\r\nmem_clients_slaves:0\r\nmem_clients_normal:{}\r\nmem_not_counted_for_evict:0\r\nmem_allocator:{}\r\n",
+        "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nused_memory_lua:{}\r\nused_memory_lua_human:{}\r\nused_memory_scripts:{}\r\nused_memory_scripts_human:{}\r\nnumber_of_cached_scripts:{}\r\nallocator_allocated:{}\r\nallocator_active:{}\r\nallocator_resident:{}\r\nmaxmemory:{max}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nallocator_frag_ratio:{:.2}\r\nallocator_frag_bytes:{}\r\nallocator_rss_ratio:{:.2}\r\nallocator_rss_bytes:{}\r\nrss_overhead_ratio:{:.2}\r\nrss_overhead_bytes:{}\r\nmem_fragmentation_ratio:{:.2}\r\nmem_fragmentation_bytes:{}\r\nmem_clients_slaves:0\r\nmem_clients_normal:{}\r\nmem_not_counted_for_evict:0\r\nmem_allocator:{}\r\n",
         human(used),
         human(rss),
+        lua.lua_bytes,
+        human(lua.lua_bytes as u64),
+        lua.script_bytes,
+        human(lua.script_bytes as u64),
+        lua.scripts,
         a.allocated,
         a.active,
         a.resident,

@@ -18,8 +18,9 @@ mod blocking;
 mod coll;
 mod connection;
 mod dump;
-mod error;
+pub(crate) mod error;
 mod expire;
+mod function;
 mod geo;
 mod getkeys;
 mod hash;
@@ -29,8 +30,9 @@ mod keys;
 mod latency;
 mod list;
 mod memory;
-mod parse;
+pub(crate) mod parse;
 mod pubsub;
+mod script;
 mod server;
 mod set;
 mod slowlog;
@@ -91,6 +93,11 @@ pub(crate) mod flag {
     pub(crate) const PUBSUB: u16 = 1 << 11;
     /// Allowed while a RESP2 client is subscribed (`SUBSCRIBE`, `PING`, ...).
     pub(crate) const SUBSCRIBED_OK: u16 = 1 << 12;
+    /// Refused from scripts (`redis.call('eval', ...)`, `MULTI`, `BLPOP`).
+    pub(crate) const NO_SCRIPT: u16 = 1 << 13;
+    /// Runs with the transaction gate's write side held: nothing else runs
+    /// meanwhile (`EVAL`, `FCALL`).
+    pub(crate) const EXCLUSIVE: u16 = 1 << 14;
 
     /// Flag names in `COMMAND INFO` order.
     pub(crate) const NAMES: &[(u16, &str)] = &[
@@ -101,6 +108,7 @@ pub(crate) mod flag {
         (PUBSUB, "pubsub"),
         (BLOCKING, "blocking"),
         (NO_AUTH, "no_auth"),
+        (NO_SCRIPT, "noscript"),
         (NO_MULTI, "no_multi"),
         (STALE, "stale"),
         (FAST, "fast"),
@@ -251,6 +259,12 @@ pub(crate) struct Ctx<'a> {
     /// when the handler knows better than "one per successful write"
     /// (`SETBIT` of a bit already set changes nothing).
     pub(crate) dirty: Option<u64>,
+    /// The command runs from a script (`redis.call`): the script, not
+    /// [`run`], decides about `-OOM`.
+    pub(crate) in_script: bool,
+    /// The handler's error reply was counted in `INFO errorstats` already
+    /// (a script failing with its command's error).
+    pub(crate) error_counted: bool,
 }
 
 impl<'a> Ctx<'a> {
@@ -275,6 +289,8 @@ impl<'a> Ctx<'a> {
             block: None,
             more: Vec::new(),
             dirty: None,
+            in_script: false,
+            error_counted: false,
         }
     }
 
@@ -326,26 +342,15 @@ pub(crate) fn execute(shared: &Shared, conn: &mut ConnState, args: &[Bytes]) -> 
     let frame = match prepare(&mut ctx, args) {
         // Transaction control runs outside the gate: EXEC takes its write side.
         Ok(Prepared::Run(spec)) if spec.has(flag::NO_QUEUE) => run(&mut ctx, spec, args),
-        Ok(Prepared::Run(spec)) => {
-            let _gate = shared.tx_gate.read().unwrap_or_else(|p| p.into_inner());
-            run(&mut ctx, spec, args)
-        }
+        Ok(Prepared::Run(spec)) => match crate::script::enter_gate(shared, spec, args) {
+            Ok(_gate) => run(&mut ctx, spec, args),
+            Err(e) => refused(&mut ctx, args, e),
+        },
         Ok(Prepared::Reply(frame)) => frame,
         Ok(Prepared::Paused) => return Reply::Paused,
-        Err(e) => {
-            if ctx.conn.multi.is_some() {
-                ctx.conn.multi_failed = true;
-            }
-            if let Some(spec) = lookup(&args[0]) {
-                shared.stats.record_rejected(spec);
-            }
-            let frame = e.into_frame();
-            if let Frame::Error(text) = &frame {
-                shared.stats.record_error(text);
-            }
-            frame
-        }
+        Err(e) => refused(&mut ctx, args, e),
     };
+
     // BCAST invalidations go out once per top-level command (EXEC included).
     shared.tracking.flush(shared);
     if let Some(mut spec) = ctx.block.take() {
@@ -360,6 +365,22 @@ pub(crate) fn execute(shared: &Shared, conn: &mut ConnState, args: &[Bytes]) -> 
     frames.push(frame);
     frames.append(&mut ctx.more);
     Reply::Many(frames)
+}
+
+/// The reply to a command refused before it ran, counted as Redis counts
+/// rejections; inside `MULTI` the transaction will abort.
+fn refused(ctx: &mut Ctx<'_>, args: &[Bytes], e: CmdError) -> Frame {
+    if ctx.conn.multi.is_some() {
+        ctx.conn.multi_failed = true;
+    }
+    if let Some(spec) = lookup(&args[0]) {
+        ctx.shared.stats.record_rejected(spec);
+    }
+    let frame = e.into_frame();
+    if let Frame::Error(text) = &frame {
+        ctx.shared.stats.record_error(text);
+    }
+    frame
 }
 
 enum Prepared {
@@ -387,6 +408,20 @@ fn prepare(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Result<Prepared, CmdError> {
         )));
     }
     if ctx.conn.multi.is_some() {
+        // A transaction's commands meet a busy script as they would
+        // outside one: refused, so the transaction aborts.
+        if spec.name == "exec" || !spec.has(flag::NO_QUEUE) {
+            if let Some(busy) = crate::script::busy_text(ctx.shared) {
+                if spec.name == "exec" {
+                    ctx.conn.multi = None;
+                    ctx.conn.watched.clear();
+                    return Err(CmdError::msg(format!(
+                        "EXECABORT Transaction discarded because of: {busy}"
+                    )));
+                }
+                return Err(CmdError::msg(busy));
+            }
+        }
         if spec.has(flag::NO_MULTI) {
             return Err(CmdError::msg(
                 "ERR Command not allowed inside a transaction",
@@ -427,7 +462,7 @@ fn pausable_write(ctx: &Ctx<'_>, spec: &CommandSpec) -> bool {
 pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes]) -> Frame {
     let sub = args.get(1).filter(|_| spec.has(flag::CONTAINER));
     ctx.conn.handle.touch(spec.index(), sub, ctx.started);
-    if spec.has(flag::DENYOOM) {
+    if spec.has(flag::DENYOOM) && !ctx.in_script {
         if let Err(e) = ctx.store().reserve_for_write(ctx.now) {
             let frame = CmdError::from(e).into_frame();
             ctx.shared.stats.record_rejected(spec);
@@ -438,6 +473,7 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
         }
     }
     ctx.dirty = None;
+    ctx.error_counted = false;
     // One relaxed load when notifications are off (the default).
     let notify = ctx.shared.notify.flags();
     let tracking = ctx.shared.tracking.active();
@@ -499,7 +535,9 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
     ctx.shared.latency.sample(event, usec / 1000, now_s);
     if let Frame::Error(text) = &reply {
         ctx.shared.stats.record_failed(spec);
-        ctx.shared.stats.record_error(text);
+        if !std::mem::take(&mut ctx.error_counted) {
+            ctx.shared.stats.record_error(text);
+        }
     }
     // EXEC is not logged itself: the commands it ran are, one by one.
     if ctx.shared.slowlog.wants(usec) && spec.name != "exec" {

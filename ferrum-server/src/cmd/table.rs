@@ -4,13 +4,13 @@
 //! libraries that route or validate by them see what they expect.
 
 use super::flag::{
-    ADMIN, BLOCKING, CONTAINER, DENYOOM, FAST, NO_AUTH, NO_MULTI, NO_QUEUE, PUBSUB, READONLY,
-    STALE, SUBSCRIBED_OK, WRITE,
+    ADMIN, BLOCKING, CONTAINER, DENYOOM, EXCLUSIVE, FAST, NO_AUTH, NO_MULTI, NO_QUEUE, NO_SCRIPT,
+    PUBSUB, READONLY, STALE, SUBSCRIBED_OK, WRITE,
 };
 use super::{
-    bitops, blocking, connection, dump, expire, geo, hash, hll, info, keys, latency, list, memory,
-    pubsub, server, set, slowlog, sort, stream, string, tx, xgroup, zrange, zset, zstore,
-    CommandSpec,
+    bitops, blocking, connection, dump, expire, function, geo, hash, hll, info, keys, latency,
+    list, memory, pubsub, script, server, set, slowlog, sort, stream, string, tx, xgroup, zrange,
+    zset, zstore, CommandSpec,
 };
 
 macro_rules! row {
@@ -41,13 +41,13 @@ pub(crate) static COMMANDS: &[CommandSpec] = &[
     // connection
     row!("ping", -1, FAST | STALE | SUBSCRIBED_OK, NONE, "connection", connection::ping, "Returns the server's liveliness response."),
     row!("echo", 2, FAST, NONE, "connection", connection::echo, "Returns the given string."),
-    row!("quit", -1, FAST | NO_AUTH | NO_QUEUE | STALE | SUBSCRIBED_OK, NONE, "connection", connection::quit, "Closes the connection."),
-    row!("hello", -1, FAST | NO_AUTH | STALE, NONE, "connection", connection::hello, "Handshakes with the server."),
-    row!("auth", -2, FAST | NO_AUTH | STALE, NONE, "connection", connection::auth, "Authenticates the connection."),
+    row!("quit", -1, FAST | NO_AUTH | NO_QUEUE | STALE | SUBSCRIBED_OK | NO_SCRIPT, NONE, "connection", connection::quit, "Closes the connection."),
+    row!("hello", -1, FAST | NO_AUTH | STALE | NO_SCRIPT, NONE, "connection", connection::hello, "Handshakes with the server."),
+    row!("auth", -2, FAST | NO_AUTH | STALE | NO_SCRIPT, NONE, "connection", connection::auth, "Authenticates the connection."),
     row!("select", 2, FAST | STALE, NONE, "connection", connection::select, "Changes the selected database."),
-    row!("client", -2, ADMIN | STALE | CONTAINER, NONE, "connection", connection::client, "A container for client connection commands."),
-    row!("monitor", 1, ADMIN | STALE, NONE, "server", connection::monitor, "Listens for all requests received by the server in real-time."),
-    row!("reset", 1, FAST | NO_AUTH | NO_QUEUE | STALE | SUBSCRIBED_OK, NONE, "connection", connection::reset, "Resets the connection."),
+    row!("client", -2, ADMIN | STALE | CONTAINER | NO_SCRIPT, NONE, "connection", connection::client, "A container for client connection commands."),
+    row!("monitor", 1, ADMIN | STALE | NO_SCRIPT, NONE, "server", connection::monitor, "Listens for all requests received by the server in real-time."),
+    row!("reset", 1, FAST | NO_AUTH | NO_QUEUE | STALE | SUBSCRIBED_OK | NO_SCRIPT, NONE, "connection", connection::reset, "Resets the connection."),
     // strings
     row!("get", 2, READONLY | FAST, KEY1, "string", string::get, "Returns the string value of a key."),
     row!("set", -3, WRITE | DENYOOM, KEY1, "string", string::set, "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist."),
@@ -233,16 +233,25 @@ pub(crate) static COMMANDS: &[CommandSpec] = &[
     row!("pexpiretime", 2, READONLY | FAST, KEY1, "generic", expire::pexpiretime, "Returns the expiration time of a key as a Unix milliseconds timestamp."),
     row!("persist", 2, WRITE | FAST, KEY1, "generic", expire::persist, "Removes the expiration time of a key."),
     // transactions
-    row!("multi", 1, FAST | NO_QUEUE, NONE, "transactions", tx::multi, "Starts a transaction."),
-    row!("exec", 1, NO_QUEUE, NONE, "transactions", tx::exec, "Executes all commands in a transaction."),
-    row!("discard", 1, FAST | NO_QUEUE, NONE, "transactions", tx::discard, "Discards a transaction."),
-    row!("watch", -2, FAST | NO_QUEUE, KEYS_ALL, "transactions", tx::watch, "Monitors changes to keys to determine the execution of a transaction."),
-    row!("unwatch", 1, FAST | NO_QUEUE, NONE, "transactions", tx::unwatch, "Forgets about watched keys of a transaction."),
+    row!("multi", 1, FAST | NO_QUEUE | NO_SCRIPT, NONE, "transactions", tx::multi, "Starts a transaction."),
+    row!("exec", 1, NO_QUEUE | NO_SCRIPT, NONE, "transactions", tx::exec, "Executes all commands in a transaction."),
+    row!("discard", 1, FAST | NO_QUEUE | NO_SCRIPT, NONE, "transactions", tx::discard, "Discards a transaction."),
+    row!("watch", -2, FAST | NO_QUEUE | NO_SCRIPT, KEYS_ALL, "transactions", tx::watch, "Monitors changes to keys to determine the execution of a transaction."),
+    row!("unwatch", 1, FAST | NO_QUEUE | NO_SCRIPT, NONE, "transactions", tx::unwatch, "Forgets about watched keys of a transaction."),
+    // scripting
+    row!("eval", -3, NO_SCRIPT | EXCLUSIVE | STALE, NONE, "scripting", script::eval, "Executes a server-side Lua script."),
+    row!("eval_ro", -3, NO_SCRIPT | EXCLUSIVE | STALE | READONLY, NONE, "scripting", script::eval_ro, "Executes a read-only server-side Lua script."),
+    row!("evalsha", -3, NO_SCRIPT | EXCLUSIVE | STALE, NONE, "scripting", script::evalsha, "Executes a server-side Lua script by SHA1 digest."),
+    row!("evalsha_ro", -3, NO_SCRIPT | EXCLUSIVE | STALE | READONLY, NONE, "scripting", script::evalsha_ro, "Executes a read-only server-side Lua script by SHA1 digest."),
+    row!("fcall", -3, NO_SCRIPT | EXCLUSIVE | STALE, NONE, "scripting", function::fcall, "Invokes a function."),
+    row!("fcall_ro", -3, NO_SCRIPT | EXCLUSIVE | STALE | READONLY, NONE, "scripting", function::fcall_ro, "Invokes a read-only function."),
+    row!("script", -2, NO_SCRIPT | CONTAINER, NONE, "scripting", script::script, "A container for Lua scripts management commands."),
+    row!("function", -2, NO_SCRIPT | CONTAINER, NONE, "scripting", function::function, "A container for function commands."),
     // pub/sub
-    row!("subscribe", -2, PUBSUB | STALE | SUBSCRIBED_OK, NONE, "pubsub", pubsub::subscribe, "Listens for messages published to channels."),
-    row!("unsubscribe", -1, PUBSUB | STALE | SUBSCRIBED_OK, NONE, "pubsub", pubsub::unsubscribe, "Stops listening to messages posted to channels."),
-    row!("psubscribe", -2, PUBSUB | STALE | SUBSCRIBED_OK, NONE, "pubsub", pubsub::psubscribe, "Listens for messages published to channels that match one or more patterns."),
-    row!("punsubscribe", -1, PUBSUB | STALE | SUBSCRIBED_OK, NONE, "pubsub", pubsub::punsubscribe, "Stops listening to messages published to channels that match one or more patterns."),
+    row!("subscribe", -2, PUBSUB | STALE | SUBSCRIBED_OK | NO_SCRIPT, NONE, "pubsub", pubsub::subscribe, "Listens for messages published to channels."),
+    row!("unsubscribe", -1, PUBSUB | STALE | SUBSCRIBED_OK | NO_SCRIPT, NONE, "pubsub", pubsub::unsubscribe, "Stops listening to messages posted to channels."),
+    row!("psubscribe", -2, PUBSUB | STALE | SUBSCRIBED_OK | NO_SCRIPT, NONE, "pubsub", pubsub::psubscribe, "Listens for messages published to channels that match one or more patterns."),
+    row!("punsubscribe", -1, PUBSUB | STALE | SUBSCRIBED_OK | NO_SCRIPT, NONE, "pubsub", pubsub::punsubscribe, "Stops listening to messages published to channels that match one or more patterns."),
     row!("publish", 3, PUBSUB | STALE | FAST, NONE, "pubsub", pubsub::publish, "Posts a message to a channel."),
     row!("pubsub", -2, PUBSUB | STALE | CONTAINER, NONE, "pubsub", pubsub::pubsub, "A container for Pub/Sub commands."),
     // server
@@ -254,13 +263,13 @@ pub(crate) static COMMANDS: &[CommandSpec] = &[
     row!("flushall", -1, WRITE, NONE, "server", server::flushall, "Removes all keys from all databases."),
     row!("swapdb", 3, WRITE | FAST, NONE, "server", server::swapdb, "Swaps two Redis databases."),
     row!("time", 1, FAST | STALE, NONE, "server", server::time, "Returns the server time."),
-    row!("shutdown", -1, ADMIN | NO_MULTI | STALE, NONE, "server", server::shutdown, "Synchronously saves the database(s) to disk and shuts down the Redis server."),
+    row!("shutdown", -1, ADMIN | NO_MULTI | STALE | NO_SCRIPT, NONE, "server", server::shutdown, "Synchronously saves the database(s) to disk and shuts down the Redis server."),
     row!("cluster", -2, CONTAINER, NONE, "cluster", server::cluster, "A container for Redis Cluster commands."),
-    row!("save", 1, ADMIN | NO_MULTI, NONE, "server", server::save, "Synchronously saves the database(s) to disk."),
+    row!("save", 1, ADMIN | NO_MULTI | NO_SCRIPT, NONE, "server", server::save, "Synchronously saves the database(s) to disk."),
     row!("lastsave", 1, FAST | STALE, NONE, "server", server::lastsave, "Returns the Unix timestamp of the last successful save to disk."),
     row!("role", 1, FAST | STALE, NONE, "server", server::role, "Returns the replication role."),
     row!("lolwut", -1, READONLY | FAST, NONE, "server", server::lolwut, "Displays computer art and the Redis version"),
     row!("slowlog", -2, ADMIN | CONTAINER, NONE, "server", slowlog::slowlog, "A container for slow log commands."),
     row!("latency", -2, ADMIN | CONTAINER, NONE, "server", latency::latency, "A container for latency diagnostics commands."),
-    row!("debug", -2, ADMIN | CONTAINER, NONE, "server", server::debug, "A container for debugging commands."),
+    row!("debug", -2, ADMIN | CONTAINER | NO_SCRIPT, NONE, "server", server::debug, "A container for debugging commands."),
 ];

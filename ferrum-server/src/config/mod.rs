@@ -999,6 +999,14 @@ impl Config {
             .unwrap_or(0)
     }
 
+    /// `busy-reply-threshold` (`lua-time-limit`), in ms: how long a script
+    /// runs before other clients get `-BUSY`.
+    pub(crate) fn busy_threshold_ms(&self) -> u64 {
+        self.stored_value("busy-reply-threshold")
+            .parse()
+            .unwrap_or(5000)
+    }
+
     /// `tracking-table-max-keys` (0: unlimited).
     pub(crate) fn tracking_max_keys(&self) -> u64 {
         self.stored_value("tracking-table-max-keys")

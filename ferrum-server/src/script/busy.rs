@@ -1,0 +1,129 @@
+//! The transaction gate, as the dispatcher enters it, and `-BUSY`.
+//!
+//! Every command holds the gate's read side while it runs; `EXEC` and
+//! scripts hold its write side. The fast path is one `try_read`, the cost
+//! of the `read` it replaces. Only when that fails does a command look at
+//! [`Running`]: with no script running it waits as before (a transaction
+//! ends in microseconds); while a script runs it polls, and once the
+//! script has run past `busy-reply-threshold` it replies `-BUSY`, except
+//! for the few commands Redis lets through (`SCRIPT KILL`, `FUNCTION
+//! KILL`, `FUNCTION STATS`, `SHUTDOWN`), which run without the gate.
+
+use std::sync::{RwLockReadGuard, RwLockWriteGuard, TryLockError};
+use std::time::Duration;
+
+use bytes::Bytes;
+
+use super::Kind;
+use crate::cmd::error::{BUSY_FUNCTION, BUSY_SCRIPT};
+use crate::cmd::{flag, parse, CmdError, CommandSpec};
+use crate::shared::Shared;
+
+/// How often a command waiting behind a running script looks again.
+const POLL: Duration = Duration::from_millis(1);
+
+/// The hold on the gate a running command keeps.
+pub(crate) enum GateGuard<'a> {
+    /// An ordinary command.
+    Read(#[allow(dead_code)] RwLockReadGuard<'a, ()>),
+    /// A script: nothing else runs.
+    Write(#[allow(dead_code)] RwLockWriteGuard<'a, ()>),
+    /// Allowed while a script is busy; runs beside it.
+    Bypass,
+}
+
+/// Enters the gate for `spec`: the write side for scripts
+/// (`flag::EXCLUSIVE`), else the read side.
+///
+/// # Errors
+/// `-BUSY` when a script has run past `busy-reply-threshold`.
+pub(crate) fn enter_gate<'a>(
+    shared: &'a Shared,
+    spec: &CommandSpec,
+    args: &[Bytes],
+) -> Result<GateGuard<'a>, CmdError> {
+    let exclusive = spec.has(flag::EXCLUSIVE);
+    let attempt = if exclusive {
+        try_write(shared)
+    } else {
+        try_read(shared)
+    };
+    match attempt {
+        Some(guard) => Ok(guard),
+        None => super::off_worker(|| wait(shared, spec, args, exclusive)),
+    }
+}
+
+/// The slow path of [`enter_gate`]: someone holds the write side.
+fn wait<'a>(
+    shared: &'a Shared,
+    spec: &CommandSpec,
+    args: &[Bytes],
+    exclusive: bool,
+) -> Result<GateGuard<'a>, CmdError> {
+    loop {
+        let Some((kind, ms)) = shared.scripting.running.current() else {
+            // A transaction holds the gate: wait for it as before.
+            return Ok(if exclusive {
+                GateGuard::Write(shared.tx_gate.write().unwrap_or_else(|p| p.into_inner()))
+            } else {
+                GateGuard::Read(shared.tx_gate.read().unwrap_or_else(|p| p.into_inner()))
+            });
+        };
+        if allowed_when_busy(spec, args) {
+            return Ok(GateGuard::Bypass);
+        }
+        if ms >= shared.config().busy_threshold_ms() {
+            return Err(CmdError::msg(match kind {
+                Kind::Eval => BUSY_SCRIPT,
+                Kind::Function => BUSY_FUNCTION,
+            }));
+        }
+        std::thread::sleep(POLL);
+        let attempt = if exclusive {
+            try_write(shared)
+        } else {
+            try_read(shared)
+        };
+        if let Some(guard) = attempt {
+            return Ok(guard);
+        }
+    }
+}
+
+/// Redis's `-BUSY` text if a script has run past `busy-reply-threshold`.
+/// Commands queued in `MULTI` (and its `EXEC`) meet it without entering
+/// the gate.
+pub(crate) fn busy_text(shared: &Shared) -> Option<&'static str> {
+    let (kind, ms) = shared.scripting.running.current()?;
+    (ms >= shared.config().busy_threshold_ms()).then_some(match kind {
+        Kind::Eval => BUSY_SCRIPT,
+        Kind::Function => BUSY_FUNCTION,
+    })
+}
+
+fn try_read(shared: &Shared) -> Option<GateGuard<'_>> {
+    shared.try_gate().map(GateGuard::Read)
+}
+
+fn try_write(shared: &Shared) -> Option<GateGuard<'_>> {
+    match shared.tx_gate.try_write() {
+        Ok(g) => Some(GateGuard::Write(g)),
+        Err(TryLockError::Poisoned(p)) => Some(GateGuard::Write(p.into_inner())),
+        Err(TryLockError::WouldBlock) => None,
+    }
+}
+
+/// The commands Redis flags `allow-busy` that FerrumKV serves.
+fn allowed_when_busy(spec: &CommandSpec, args: &[Bytes]) -> bool {
+    let sub = |names: &[&str]| {
+        args.get(1)
+            .is_some_and(|a| names.iter().any(|n| parse::is(a, n)))
+    };
+    match spec.name {
+        "script" => sub(&["kill"]),
+        "function" => sub(&["kill", "stats"]),
+        "shutdown" => true,
+        _ => false,
+    }
+}

@@ -1,0 +1,142 @@
+//! `redis.call` and `redis.pcall`: a script's command goes through the
+//! same `cmd::run` as a client's, after the checks Redis makes for
+//! scripts (commands flagged `noscript`, writes from a read-only script,
+//! `-OOM` before the first write, `BLOCK` on stream reads).
+
+use bytes::Bytes;
+use ferrum_proto::{Frame, Protocol};
+use mlua::{Lua, Table, Value};
+
+use super::convert::{format_number, frame_to_lua};
+use super::{Running, COUNTED};
+use crate::cmd::error::{
+    BAD_ARGUMENT, KILLED, NOT_ALLOWED, NO_ARGUMENTS, UNKNOWN_COMMAND, WRITE_FROM_READ_ONLY,
+    WRONG_ARITY,
+};
+use crate::cmd::{self, flag, CommandSpec, Ctx};
+
+/// What one script run has done and may do, read by every call it makes.
+pub(crate) struct CallState<'r> {
+    /// Writes are refused (`EVAL_RO`, `FCALL_RO`, the `no-writes` flag).
+    pub(crate) read_only: bool,
+    /// The `allow-oom` flag: commands that grow memory are not refused.
+    pub(crate) allow_oom: bool,
+    /// A write command has been called: from now on `-OOM` no longer
+    /// stops the script halfway (as Redis), and it cannot be killed.
+    pub(crate) wrote: bool,
+    /// `redis.setresp(3)` is in effect.
+    pub(crate) resp3: bool,
+    /// The running script's shared state (kill flag).
+    pub(crate) running: &'r Running,
+}
+
+/// Runs one `redis.call`/`redis.pcall` of the `count` arguments in `args`
+/// (a table: there may be more than a callback's stack holds). Returns
+/// `(true, reply)` or
+/// `(false, {err=...})`; errors that even `pcall` raises (no arguments, an
+/// argument of the wrong type, `SCRIPT KILL`) are `Err`.
+pub(crate) fn dispatch(
+    lua: &Lua,
+    ctx: &mut Ctx<'_>,
+    st: &mut CallState<'_>,
+    (count, args): (usize, Table),
+) -> mlua::Result<(bool, Value)> {
+    if st.running.killed() {
+        return Err(mlua::Error::runtime(KILLED));
+    }
+    if count == 0 {
+        return Err(mlua::Error::runtime(NO_ARGUMENTS));
+    }
+    let argv = (1..=count)
+        .map(|i| args.raw_get::<Value>(i).ok().and_then(argument))
+        .collect::<Option<Vec<Bytes>>>()
+        .ok_or_else(|| mlua::Error::runtime(BAD_ARGUMENT))?;
+    let spec = match admit(ctx, st, &argv) {
+        Ok(spec) => spec,
+        Err(text) => {
+            if let Some(spec) = cmd::lookup(&argv[0]) {
+                ctx.shared.stats.record_rejected(spec);
+            }
+            ctx.shared.stats.record_error(text.as_bytes());
+            return Ok((false, error_table(lua, text.as_bytes())?));
+        }
+    };
+    if spec.has(flag::WRITE) {
+        st.wrote = true;
+        st.running.mark_wrote();
+    }
+    let protocol = std::mem::replace(
+        &mut ctx.conn.protocol,
+        if st.resp3 {
+            Protocol::Resp3
+        } else {
+            Protocol::Resp2
+        },
+    );
+    let reply = cmd::run(ctx, spec, &argv);
+    ctx.conn.protocol = protocol;
+    match reply {
+        // `run` counted the error already.
+        Frame::Error(text) => Ok((false, error_table(lua, &text)?)),
+        frame => Ok((true, frame_to_lua(lua, frame, st.resp3)?)),
+    }
+}
+
+/// One argument as Redis passes it: strings as they are, numbers in
+/// `%.17g`; anything else is refused.
+fn argument(v: Value) -> Option<Bytes> {
+    match v {
+        Value::String(s) => Some(Bytes::copy_from_slice(&s.as_bytes())),
+        Value::Integer(n) => Some(Bytes::from(itoa::Buffer::new().format(n).to_owned())),
+        Value::Number(x) => Some(Bytes::from(format_number(x))),
+        _ => None,
+    }
+}
+
+/// The checks a command from a script passes before it runs, with
+/// Redis's texts for each refusal.
+fn admit(
+    ctx: &Ctx<'_>,
+    st: &CallState<'_>,
+    argv: &[Bytes],
+) -> Result<&'static CommandSpec, String> {
+    let spec = cmd::lookup(&argv[0]).ok_or_else(|| UNKNOWN_COMMAND.to_owned())?;
+    if !spec.arity_ok(argv.len()) {
+        return Err(WRONG_ARITY.to_owned());
+    }
+    let stream_read = matches!(spec.name, "xread" | "xreadgroup");
+    if spec.has(flag::NO_SCRIPT) || (spec.has(flag::BLOCKING) && !stream_read) {
+        return Err(NOT_ALLOWED.to_owned());
+    }
+    if stream_read && blocks(argv) {
+        return Err(format!(
+            "ERR {} command is not allowed with BLOCK option from scripts",
+            spec.name
+        ));
+    }
+    if spec.has(flag::WRITE) && st.read_only {
+        return Err(WRITE_FROM_READ_ONLY.to_owned());
+    }
+    if spec.has(flag::DENYOOM) && !st.allow_oom && !st.wrote {
+        super::reserve_for_write(ctx).map_err(|e| cmd::CmdError::from(e).to_string())?;
+    }
+    Ok(spec)
+}
+
+/// Whether an `XREAD`/`XREADGROUP` asks to block: `BLOCK` among the
+/// options before `STREAMS` (after it come keys and IDs).
+fn blocks(argv: &[Bytes]) -> bool {
+    argv.iter()
+        .skip(1)
+        .take_while(|a| !a.eq_ignore_ascii_case(b"streams"))
+        .any(|a| a.eq_ignore_ascii_case(b"block"))
+}
+
+/// `{err=text, ignore_error_stats_update=true}`: the command counted its
+/// error already, so the script's own error reply must not count again.
+fn error_table(lua: &Lua, text: &[u8]) -> mlua::Result<Value> {
+    let t = lua.create_table_with_capacity(0, 2)?;
+    t.raw_set("err", lua.create_string(text)?)?;
+    t.raw_set(COUNTED, true)?;
+    Ok(Value::Table(t))
+}

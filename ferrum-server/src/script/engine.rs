@@ -1,0 +1,380 @@
+//! The Lua VM: its sandbox (`prelude.lua`), the `EVAL` script cache, the
+//! function libraries, and running one script with a connection's context.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use ferrum_proto::Frame;
+use mlua::{Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value, VmState};
+
+use super::call::{dispatch, CallState};
+use super::convert::{error_message, lua_to_frame};
+use super::library::{Libraries, Registration};
+use super::{libs, sha1_hex, Kind, Running, ScriptFlags, COUNTED};
+use crate::cmd::error::{BAD_ENGINE_SHEBANG, BAD_FLAG_SHEBANG, BAD_OPTION_SHEBANG};
+use crate::cmd::{CmdError, Ctx};
+
+/// The chunk name of `EVAL` scripts, which error positions show
+/// (`user_script:1:`), as in Redis.
+const SCRIPT_CHUNK: &str = "@user_script";
+/// The chunk name of function libraries.
+const LIBRARY_CHUNK: &str = "@user_function";
+/// Instructions between two checks for `SCRIPT KILL` and load timeouts.
+const HOOK_EVERY: u32 = 10_000;
+/// How long a library's code may run at `FUNCTION LOAD`, as in Redis.
+const LOAD_TIMEOUT_MS: u64 = 500;
+/// The version scripts see in `redis.REDIS_VERSION`: the one FerrumKV
+/// answers `INFO` with.
+const VERSION: &str = "7.0.15";
+const VERSION_NUM: i64 = 0x07_00_0f;
+
+/// One cached `EVAL` script.
+struct Script {
+    func: Function,
+    flags: ScriptFlags,
+}
+
+/// One run of a script or function.
+pub(crate) struct Invocation<'a> {
+    /// The compiled script or the function's callback.
+    pub(crate) func: Function,
+    /// Its flags.
+    pub(crate) flags: ScriptFlags,
+    /// `KEYS`.
+    pub(crate) keys: &'a [Bytes],
+    /// `ARGV`.
+    pub(crate) argv: &'a [Bytes],
+    /// `EVAL` or `FCALL`.
+    pub(crate) kind: Kind,
+    /// The SHA-1 or function name, for error texts and `FUNCTION STATS`.
+    pub(crate) name: String,
+    /// Called as `EVAL_RO`/`FCALL_RO`.
+    pub(crate) read_only: bool,
+    /// The whole command, for `FUNCTION STATS`.
+    pub(crate) command: &'a [Bytes],
+}
+
+/// The VM and everything compiled in it.
+pub(crate) struct Engine {
+    lua: Lua,
+    /// The table shared with `prelude.lua` only.
+    private: Table,
+    /// The global environment scripts see (a read-only view).
+    env: Table,
+    running: Arc<Running>,
+    scripts: HashMap<String, Script>,
+    script_bytes: usize,
+    /// The loaded function libraries.
+    pub(crate) libraries: Libraries,
+}
+
+impl Engine {
+    /// A VM with Redis's libraries and sandbox.
+    pub(crate) fn new(running: Arc<Running>) -> Engine {
+        // `prelude.lua` is ours and is tested: failing to run it is a bug
+        // in this file, not input from the network.
+        Self::build(running).expect("the Lua sandbox sets up")
+    }
+
+    fn build(running: Arc<Running>) -> mlua::Result<Engine> {
+        let lua = Lua::new_with(
+            StdLib::TABLE | StdLib::STRING | StdLib::MATH,
+            LuaOptions::default(),
+        )?;
+        let private = lua.create_table()?;
+        private.set("version", VERSION)?;
+        private.set("version_num", VERSION_NUM)?;
+        private.set("libraries", libs::tables(&lua)?)?;
+        private.set(
+            "sha1hex",
+            lua.create_function(|_, s: mlua::String| Ok(sha1_hex(&s.as_bytes())))?,
+        )?;
+        private.set("handler", lua.create_function(error_handler)?)?;
+        let watch = Arc::clone(&running);
+        private.set(
+            "killed",
+            lua.create_function(move |_, ()| Ok(watch.killed()))?,
+        )?;
+        lua.load(include_str!("prelude.lua"))
+            .set_name("=prelude")
+            .call::<()>(private.clone())?;
+        let env: Table = private.get("env")?;
+        let hook = Arc::clone(&running);
+        lua.set_hook(
+            HookTriggers::new().every_nth_instruction(HOOK_EVERY),
+            move |_, _| match hook.interruption() {
+                Some(why) => Err(mlua::Error::runtime(why)),
+                None => Ok(VmState::Continue),
+            },
+        )?;
+        Ok(Engine {
+            lua,
+            private,
+            env,
+            running,
+            scripts: HashMap::new(),
+            script_bytes: 0,
+            libraries: Libraries::default(),
+        })
+    }
+
+    /// Compiles `body` into the cache (`EVAL`, `SCRIPT LOAD`) unless it is
+    /// there already; returns its SHA-1.
+    pub(crate) fn load_script(&mut self, body: &[u8]) -> Result<String, CmdError> {
+        let sha = sha1_hex(body);
+        if self.scripts.contains_key(&sha) {
+            return Ok(sha);
+        }
+        let (flags, code) = script_shebang(body)?;
+        let func = self
+            .compile(&code, SCRIPT_CHUNK)
+            .map_err(|e| compile_error("Error compiling script (new function)", &e))?;
+        self.script_bytes += body.len();
+        self.scripts.insert(sha.clone(), Script { func, flags });
+        Ok(sha)
+    }
+
+    /// The cached script of this SHA-1 (any case), and its flags.
+    pub(crate) fn cached(&self, sha: &[u8]) -> Option<(Function, ScriptFlags)> {
+        let sha = std::str::from_utf8(sha).ok()?.to_ascii_lowercase();
+        self.scripts.get(&sha).map(|s| (s.func.clone(), s.flags))
+    }
+
+    /// `SCRIPT FLUSH`: empties the cache and collects what it held.
+    pub(crate) fn flush_scripts(&mut self) {
+        self.scripts.clear();
+        self.script_bytes = 0;
+        let _ = self.lua.gc_collect();
+    }
+
+    /// What the VM holds now.
+    pub(crate) fn stats(&self) -> super::EngineStats {
+        let (libraries, functions) = self.libraries.counts();
+        super::EngineStats {
+            lua_bytes: self.lua.used_memory(),
+            script_bytes: self.script_bytes,
+            scripts: self.scripts.len(),
+            libraries,
+            functions,
+            held_bytes: self.script_bytes + self.libraries.code_bytes(),
+        }
+    }
+
+    fn compile(&self, code: &[u8], chunk: &str) -> mlua::Result<Function> {
+        self.lua
+            .load(code)
+            .set_name(chunk)
+            .set_environment(self.env.clone())
+            .into_function()
+    }
+
+    /// Compiles a library's code and runs it to collect what it registers
+    /// (`FUNCTION LOAD`), within the load timeout.
+    pub(crate) fn register(&self, code: &[u8]) -> Result<Vec<Registration>, CmdError> {
+        let func = self
+            .compile(&uncommented_shebang(code), LIBRARY_CHUNK)
+            .map_err(|e| compile_error("Error compiling function", &e))?;
+        let load: Function = self.private.get("load").map_err(internal)?;
+        self.running.set_load_deadline(Some(LOAD_TIMEOUT_MS));
+        let result = load.call::<(bool, Value)>(func);
+        self.running.set_load_deadline(None);
+        match result.map_err(internal)? {
+            (true, Value::Table(list)) => Registration::all(&list).map_err(internal),
+            (_, err) => Err(CmdError::msg(format!(
+                "ERR Error registering functions: {}",
+                error_text(&err).trim_start_matches("ERR ")
+            ))),
+        }
+    }
+
+    /// Runs a script with `ctx` as the client its `redis.call`s run as,
+    /// and returns its reply. The caller holds the transaction gate's
+    /// write side.
+    pub(crate) fn run(&self, ctx: &mut Ctx<'_>, inv: Invocation<'_>) -> Frame {
+        let _running = self.running.start(inv.kind, inv.name.clone(), inv.command);
+        let db = ctx.conn.db;
+        // Blocking commands are refused from scripts; XREAD without BLOCK
+        // must not block either.
+        let may_block = std::mem::replace(&mut ctx.may_block, false);
+        let in_script = std::mem::replace(&mut ctx.in_script, true);
+        let mut st = CallState {
+            read_only: inv.read_only || inv.flags.no_writes,
+            allow_oom: inv.flags.allow_oom,
+            wrote: false,
+            resp3: false,
+            running: &self.running,
+        };
+        let outcome = super::off_worker(|| self.call(ctx, &mut st, &inv));
+        ctx.conn.db = db;
+        ctx.may_block = may_block;
+        ctx.in_script = in_script;
+        let _ = self.private.raw_set("dispatch", Value::Nil);
+        match outcome {
+            Ok(frame) => frame,
+            Err(e) => Frame::Error(Bytes::from(format!("ERR {}", error_message(&e)))),
+        }
+    }
+
+    fn call(
+        &self,
+        ctx: &mut Ctx<'_>,
+        st: &mut CallState<'_>,
+        inv: &Invocation<'_>,
+    ) -> mlua::Result<Frame> {
+        let keys = self.strings(inv.keys)?;
+        let argv = self.strings(inv.argv)?;
+        let run: Function = self.private.get("run")?;
+        let private = &self.private;
+        self.lua
+            .scope(|scope| {
+                let f = scope.create_function_mut(|lua, args: (usize, Table)| {
+                    st.resp3 = private.raw_get::<i64>("resp").unwrap_or(2) == 3;
+                    dispatch(lua, ctx, st, args)
+                })?;
+                private.raw_set("dispatch", f)?;
+                let (ok, value) = run.call::<(bool, Value)>((
+                    inv.func.clone(),
+                    keys,
+                    argv,
+                    inv.kind == Kind::Function,
+                ))?;
+                let resp3 = private.raw_get::<i64>("resp").unwrap_or(2) == 3;
+                if ok {
+                    return Ok((lua_to_frame(&value, resp3), false));
+                }
+                let counted = match &value {
+                    Value::Table(t) => t.raw_get::<bool>(COUNTED).unwrap_or(false),
+                    _ => false,
+                };
+                Ok((failure(&value, &inv.name), counted))
+            })
+            .map(|(frame, counted)| {
+                ctx.error_counted = counted;
+                frame
+            })
+    }
+
+    fn strings(&self, items: &[Bytes]) -> mlua::Result<Table> {
+        let t = self.lua.create_table_with_capacity(items.len(), 0)?;
+        for (i, item) in items.iter().enumerate() {
+            t.raw_set(i + 1, self.lua.create_string(item)?)?;
+        }
+        Ok(t)
+    }
+}
+
+/// The error table the prelude's `xpcall` gets for an error: Redis's
+/// `{err=..., source=..., line=...}`, the position being that of the
+/// innermost frame of the script's own code.
+fn error_handler(lua: &Lua, err: Value) -> mlua::Result<Table> {
+    let t = match err {
+        Value::Table(t) => t,
+        other => {
+            let t = lua.create_table()?;
+            t.raw_set("err", format!("ERR {}", error_text(&other)))?;
+            t
+        }
+    };
+    for level in 1..32 {
+        let Some(found) = lua.inspect_stack(level, |d| {
+            let source = d.source().source.map(|s| s.into_owned());
+            (source, d.current_line())
+        }) else {
+            break;
+        };
+        if let (Some(source), Some(line)) = found {
+            if source == SCRIPT_CHUNK || source == LIBRARY_CHUNK {
+                t.raw_set("source", source)?;
+                t.raw_set("line", line)?;
+                break;
+            }
+        }
+    }
+    Ok(t)
+}
+
+/// The text of any error value.
+fn error_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.to_string_lossy(),
+        Value::Error(e) => error_message(e),
+        Value::Table(t) => t
+            .raw_get::<mlua::String>("err")
+            .map(|s| s.to_string_lossy())
+            .unwrap_or_else(|_| "execution failure".to_owned()),
+        Value::Nil => "execution failure".to_owned(),
+        other => format!("{other:?}"),
+    }
+}
+
+/// The reply to a script that failed: the error's text, then where, as
+/// Redis words it (`... script: <sha>, on @user_script:1.`).
+fn failure(value: &Value, name: &str) -> Frame {
+    let mut text = error_text(value);
+    if let Value::Table(t) = value {
+        if let (Ok(source), Ok(line)) = (
+            t.raw_get::<mlua::String>("source"),
+            t.raw_get::<i64>("line"),
+        ) {
+            text.push_str(&format!(
+                " script: {name}, on {}:{line}.",
+                source.to_string_lossy()
+            ));
+        }
+    }
+    Frame::Error(Bytes::from(text.replace(['\r', '\n'], " ")))
+}
+
+fn compile_error(what: &str, e: &mlua::Error) -> CmdError {
+    let msg = match e {
+        mlua::Error::SyntaxError { message, .. } => message.clone(),
+        other => error_message(other),
+    };
+    CmdError::msg(format!("ERR {what}: {msg}"))
+}
+
+fn internal(e: mlua::Error) -> CmdError {
+    CmdError::msg(format!("ERR {}", error_message(&e)))
+}
+
+/// An `EVAL` script's flags from its `#!lua flags=...` line, and the code
+/// to compile (the shebang turned into a comment, so lines keep their
+/// numbers). Without a shebang, the compatibility flags.
+fn script_shebang(body: &[u8]) -> Result<(ScriptFlags, Vec<u8>), CmdError> {
+    if !body.starts_with(b"#!") {
+        return Ok((ScriptFlags::default(), body.to_vec()));
+    }
+    let line_end = body.iter().position(|&b| b == b'\n').unwrap_or(body.len());
+    let line = String::from_utf8_lossy(&body[2..line_end]).into_owned();
+    let mut parts = line.split(' ').filter(|p| !p.is_empty());
+    let engine = parts.next().unwrap_or("");
+    if engine != "lua" {
+        return Err(CmdError::msg(format!("{BAD_ENGINE_SHEBANG}: {engine}")));
+    }
+    let mut flags = ScriptFlags {
+        declared: true,
+        ..ScriptFlags::default()
+    };
+    for part in parts {
+        let Some(list) = part.strip_prefix("flags=") else {
+            return Err(CmdError::msg(format!("{BAD_OPTION_SHEBANG}: {part}")));
+        };
+        for name in list.split(',').filter(|f| !f.is_empty()) {
+            if !flags.set(name) {
+                return Err(CmdError::msg(format!("{BAD_FLAG_SHEBANG}: {name}")));
+            }
+        }
+    }
+    Ok((flags, uncommented_shebang(body)))
+}
+
+/// The code with its `#!` line turned into a Lua comment, which keeps
+/// line numbers as they are.
+fn uncommented_shebang(code: &[u8]) -> Vec<u8> {
+    let mut code = code.to_vec();
+    if code.starts_with(b"#!") {
+        code[..2].copy_from_slice(b"--");
+    }
+    code
+}

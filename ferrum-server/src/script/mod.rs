@@ -1,0 +1,290 @@
+//! Lua scripting: `EVAL` scripts and `FUNCTION` libraries, run by one Lua
+//! 5.1 VM per server.
+//!
+//! The VM (`engine::Engine`) sits behind a mutex in [`Scripting`]; a script
+//! runs on the calling connection's task, with the transaction gate's
+//! write side held (the dispatcher takes it for commands flagged
+//! `flag::EXCLUSIVE`), so nothing interleaves with it, as in Redis. What
+//! other clients must see while it runs (is a script running, since when,
+//! has it written, was it killed) is in [`Running`], plain atomics outside
+//! the mutex: `SCRIPT KILL` and the `-BUSY` replies never wait for the VM.
+
+mod busy;
+mod call;
+mod cjson;
+mod cmsgpack;
+mod convert;
+mod engine;
+mod library;
+mod libs;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+
+use bytes::Bytes;
+
+pub(crate) use busy::{busy_text, enter_gate};
+pub(crate) use engine::{Engine, Invocation};
+pub(crate) use library::{library_name, Libraries, Library};
+
+/// The key in an error table that says its error was counted already.
+const COUNTED: &str = "ignore_error_stats_update";
+
+/// The scripting state shared by every connection.
+pub(crate) struct Scripting {
+    engine: Mutex<Engine>,
+    /// The script running now, if any.
+    pub(crate) running: Arc<Running>,
+    /// What the VM holds, kept beside it so that `FUNCTION STATS` and
+    /// `INFO` answer while a script runs (even from inside it).
+    published: Mutex<EngineStats>,
+}
+
+/// What the VM holds, for `INFO memory` and `FUNCTION STATS`.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct EngineStats {
+    /// `used_memory_lua`: the VM's heap.
+    pub(crate) lua_bytes: usize,
+    /// `used_memory_scripts`: the cached scripts' bodies.
+    pub(crate) script_bytes: usize,
+    /// `number_of_cached_scripts`.
+    pub(crate) scripts: usize,
+    /// Loaded libraries.
+    pub(crate) libraries: usize,
+    /// Functions they registered.
+    pub(crate) functions: usize,
+    /// Bytes of cached scripts and library code: memory writes made, which
+    /// Redis counts in `used_memory` (its `maxmemory` check sees them).
+    pub(crate) held_bytes: usize,
+}
+
+impl Scripting {
+    /// A new VM with an empty script cache and no libraries.
+    pub(crate) fn new() -> Scripting {
+        let running = Arc::new(Running::new());
+        Scripting {
+            engine: Mutex::new(Engine::new(Arc::clone(&running))),
+            running,
+            published: Mutex::default(),
+        }
+    }
+
+    /// Records what `engine` holds, after it changed.
+    pub(crate) fn publish(&self, engine: &Engine) {
+        *self.published.lock().unwrap_or_else(|p| p.into_inner()) = engine.stats();
+    }
+
+    /// What the VM held when it last changed.
+    pub(crate) fn stats(&self) -> EngineStats {
+        *self.published.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The VM. Scripts hold it while they run; everything else holds it
+    /// for microseconds.
+    pub(crate) fn engine(&self) -> MutexGuard<'_, Engine> {
+        self.engine.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// What kind of script runs: it decides which `KILL` stops it and which
+/// `-BUSY` text others get.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// `EVAL`/`EVALSHA`.
+    Eval,
+    /// `FCALL`.
+    Function,
+}
+
+/// The running script, as other clients see it.
+pub(crate) struct Running {
+    base: Instant,
+    /// Milliseconds since `base` when the script started, plus one; zero
+    /// when nothing runs.
+    started: AtomicU64,
+    is_function: AtomicBool,
+    wrote: AtomicBool,
+    kill: AtomicBool,
+    /// Milliseconds since `base` after which `FUNCTION LOAD` gives up,
+    /// plus one; zero when no library is loading.
+    load_deadline: AtomicU64,
+    /// The function's name and the command, for `FUNCTION STATS`.
+    details: Mutex<Option<(String, Vec<Bytes>)>>,
+}
+
+impl Running {
+    fn new() -> Running {
+        Running {
+            base: Instant::now(),
+            started: AtomicU64::new(0),
+            is_function: AtomicBool::new(false),
+            wrote: AtomicBool::new(false),
+            kill: AtomicBool::new(false),
+            load_deadline: AtomicU64::new(0),
+            details: Mutex::new(None),
+        }
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.base.elapsed().as_millis() as u64 + 1
+    }
+
+    /// Marks a script as started; the guard marks it ended when dropped.
+    pub(crate) fn start(&self, kind: Kind, name: String, command: &[Bytes]) -> RunGuard<'_> {
+        self.kill.store(false, Ordering::Relaxed);
+        self.wrote.store(false, Ordering::Relaxed);
+        self.is_function
+            .store(kind == Kind::Function, Ordering::Relaxed);
+        *self.details.lock().unwrap_or_else(|p| p.into_inner()) = Some((name, command.to_vec()));
+        self.started.store(self.now_ms(), Ordering::Release);
+        RunGuard(self)
+    }
+
+    /// The running script's kind and how long it has run, in ms.
+    pub(crate) fn current(&self) -> Option<(Kind, u64)> {
+        let started = self.started.load(Ordering::Acquire);
+        (started != 0).then(|| {
+            let kind = if self.is_function.load(Ordering::Relaxed) {
+                Kind::Function
+            } else {
+                Kind::Eval
+            };
+            (kind, self.now_ms().saturating_sub(started))
+        })
+    }
+
+    /// `FUNCTION STATS`'s `running_script`: name, command, duration.
+    pub(crate) fn details(&self) -> Option<(String, Vec<Bytes>, u64)> {
+        let (_, ms) = self.current()?;
+        let details = self.details.lock().unwrap_or_else(|p| p.into_inner());
+        details.as_ref().map(|(n, c)| (n.clone(), c.clone(), ms))
+    }
+
+    fn mark_wrote(&self) {
+        self.wrote.store(true, Ordering::Relaxed);
+    }
+
+    /// `SCRIPT KILL`/`FUNCTION KILL` of a script of `kind`: Redis's reply.
+    pub(crate) fn kill(&self, kind: Kind) -> Result<(), &'static str> {
+        use crate::cmd::error::{BUSY_FUNCTION, BUSY_SCRIPT, NOTBUSY, UNKILLABLE};
+        match self.current() {
+            None => Err(NOTBUSY),
+            Some((running, _)) if running != kind => Err(match running {
+                Kind::Eval => BUSY_SCRIPT,
+                Kind::Function => BUSY_FUNCTION,
+            }),
+            Some(_) if self.wrote.load(Ordering::Relaxed) => Err(UNKILLABLE),
+            Some(_) => {
+                self.kill.store(true, Ordering::Relaxed);
+                Ok(())
+            }
+        }
+    }
+
+    fn killed(&self) -> bool {
+        self.kill.load(Ordering::Relaxed)
+    }
+
+    /// What the VM's instruction hook raises, if anything: a kill, or a
+    /// library's code running past its load deadline.
+    fn interruption(&self) -> Option<&'static str> {
+        if self.killed() {
+            return Some(crate::cmd::error::KILLED);
+        }
+        let deadline = self.load_deadline.load(Ordering::Relaxed);
+        (deadline != 0 && self.now_ms() > deadline).then_some(crate::cmd::error::LOAD_TIMEOUT)
+    }
+
+    /// Bounds the next library load to `ms`; `None` lifts the bound.
+    fn set_load_deadline(&self, ms: Option<u64>) {
+        let v = ms.map_or(0, |ms| self.now_ms() + ms);
+        self.load_deadline.store(v, Ordering::Relaxed);
+    }
+}
+
+/// Marks the end of a script run when dropped.
+pub(crate) struct RunGuard<'a>(&'a Running);
+
+impl Drop for RunGuard<'_> {
+    fn drop(&mut self) {
+        self.0.started.store(0, Ordering::Release);
+        self.0.kill.store(false, Ordering::Relaxed);
+        *self.0.details.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+}
+
+/// The flags a script declares (`#!lua flags=...`) or a function
+/// registers (`flags={...}`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct ScriptFlags {
+    /// Flags were declared at all: without a shebang an `EVAL` script runs
+    /// in Redis's compatibility mode (may write, `-OOM` checked per call).
+    pub(crate) declared: bool,
+    /// `no-writes`.
+    pub(crate) no_writes: bool,
+    /// `allow-oom`.
+    pub(crate) allow_oom: bool,
+    /// `allow-stale`.
+    pub(crate) allow_stale: bool,
+}
+
+impl ScriptFlags {
+    /// Sets the flag named `name`; `false` if there is no such flag.
+    pub(crate) fn set(&mut self, name: &str) -> bool {
+        match name {
+            "no-writes" => self.no_writes = true,
+            "allow-oom" => self.allow_oom = true,
+            "allow-stale" => self.allow_stale = true,
+            "no-cluster" | "allow-cross-slot-keys" => {}
+            _ => return false,
+        }
+        true
+    }
+
+    /// The names of the flags set, in Redis's order.
+    pub(crate) fn names(&self) -> Vec<&'static str> {
+        [
+            (self.no_writes, "no-writes"),
+            (self.allow_oom, "allow-oom"),
+            (self.allow_stale, "allow-stale"),
+        ]
+        .into_iter()
+        .filter_map(|(on, name)| on.then_some(name))
+        .collect()
+    }
+}
+
+/// `Store::reserve_for_write` for scripts, which also counts what the
+/// script cache and libraries hold, as Redis's `used_memory` does: a
+/// `maxmemory` below that refuses scripts' writes even on an empty store.
+///
+/// # Errors
+/// `OutOfMemory` when over the limit after evicting what can be evicted.
+pub(crate) fn reserve_for_write(ctx: &crate::cmd::Ctx<'_>) -> Result<(), ferrum_store::StoreError> {
+    let store = ctx.store();
+    store.reserve_for_write(ctx.now)?;
+    let max = store.maxmemory_bytes();
+    let held = ctx.shared.scripting.stats().held_bytes as u64;
+    if max != 0 && store.used_memory_bytes() as u64 + held > max {
+        return Err(ferrum_store::StoreError::OutOfMemory);
+    }
+    Ok(())
+}
+
+/// Runs `f`, which may take long (a script, a wait behind one), off the
+/// tokio worker it is called on: the worker's queued tasks move to
+/// another thread meanwhile, so no connection waits behind a script
+/// unless the script's atomicity demands it.
+pub(crate) fn off_worker<R>(f: impl FnOnce() -> R) -> R {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == RuntimeFlavor::MultiThread => tokio::task::block_in_place(f),
+        _ => f(),
+    }
+}
+
+/// The lower-case hex SHA-1 of `data`, as `SCRIPT LOAD` names scripts.
+pub(crate) fn sha1_hex(data: &[u8]) -> String {
+    sha1_smol::Sha1::from(data).digest().to_string()
+}
