@@ -77,8 +77,10 @@ struct SimArgs {
     #[arg(long)]
     json: bool,
     /// `store` replays through the server's own keyspace code (bytes,
-    /// expiry, eviction); `policy` drives the policy over an entry-counted
-    /// slab, faster.
+    /// expiry, eviction), `maxmemory` calibrated per policy to the capacity;
+    /// `equal-memory` the same under one `maxmemory` per pattern (allkeys-lru's
+    /// at the capacity) for every policy; `policy` drives the policy over an
+    /// entry-counted slab, faster.
     #[arg(long, value_enum, default_value_t = Engine::Store)]
     engine: Engine,
     /// Shards of the store engine: 1 shows the policy on the whole cache,

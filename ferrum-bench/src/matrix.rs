@@ -7,7 +7,7 @@ use ferrum_evict::PolicyKind;
 use serde::Serialize;
 
 use crate::sim::{run_scaled_cell, SimConfig, SimReport};
-use crate::store_sim::{run_store_cell, StoreSimConfig};
+use crate::store_sim::{calibrate_maxmemory, run_store_cell, run_store_cell_at, StoreSimConfig};
 use crate::svg::{LineChart, Series};
 use crate::workload::Pattern;
 
@@ -43,6 +43,12 @@ pub enum Engine {
     /// Straight into the policy over a fixed-capacity slab: faster, counts
     /// entries instead of bytes.
     Policy,
+    /// Through the store at equal memory (WORKLOADS.md v2): per pattern,
+    /// the `maxmemory` at which allkeys-lru holds the capacity, given
+    /// unchanged to every policy, so a policy whose state costs more holds
+    /// fewer keys. What `cargo xtask bench --scenarios equal-memory` measures
+    /// live, with FerrumKV's allkeys-lru as the reference instead of Redis's.
+    EqualMemory,
 }
 
 /// One (policy, pattern) result.
@@ -84,9 +90,23 @@ impl Matrix {
             window: spec.window,
             volatile_only: false,
         };
+        let store_config = StoreSimConfig {
+            capacity: spec.capacity,
+            window: spec.window,
+            shards: spec.shards.max(1),
+            scale: spec.scale.max(1),
+            ..StoreSimConfig::default()
+        };
+        let limits: Vec<u64> = match spec.engine {
+            Engine::EqualMemory => patterns
+                .iter()
+                .map(|&p| calibrate_maxmemory(PolicyKind::AllKeysLru, p, spec.seed, &store_config))
+                .collect(),
+            _ => Vec::new(),
+        };
         let mut cells = Vec::with_capacity(policies.len() * patterns.len());
         for &policy in policies {
-            for &pattern in patterns {
+            for (i, &pattern) in patterns.iter().enumerate() {
                 let run = match spec.engine {
                     Engine::Policy => run_scaled_cell(
                         policy,
@@ -97,15 +117,16 @@ impl Matrix {
                         &config,
                     ),
                     Engine::Store => {
-                        let config = StoreSimConfig {
-                            capacity: spec.capacity,
-                            window: spec.window,
-                            shards: spec.shards.max(1),
-                            scale: spec.scale.max(1),
-                            ..StoreSimConfig::default()
-                        };
-                        run_store_cell(policy, pattern, spec.seed, spec.requests, &config)
+                        run_store_cell(policy, pattern, spec.seed, spec.requests, &store_config)
                     }
+                    Engine::EqualMemory => run_store_cell_at(
+                        policy,
+                        pattern,
+                        spec.seed,
+                        spec.requests,
+                        &store_config,
+                        limits[i],
+                    ),
                 };
                 let total = run.report.hits + run.report.misses;
                 let cell = Cell {
@@ -314,6 +335,31 @@ mod tests {
         // LRU on a 100 000-key cycle never hits.
         assert!(lines[2].starts_with("| allkeys-lru | 0.0 | "), "{table}");
         assert!(lines[3].starts_with("| allkeys-random | 0.0 | "), "{table}");
+    }
+
+    #[test]
+    fn equal_memory_gives_every_policy_lru_s_limit() {
+        let spec = MatrixSpec {
+            engine: Engine::EqualMemory,
+            seed: 1,
+            requests: 20_000,
+            capacity: 500,
+            window: 10_000,
+            shards: 1,
+            scale: 1,
+        };
+        let m = Matrix::run(
+            spec,
+            &[PolicyKind::AllKeysLru, PolicyKind::AllKeysAhe],
+            &[Pattern::Zipf],
+            |_| {},
+        );
+        let held: Vec<usize> = m.cells.iter().map(|c| c.report.policy_len).collect();
+        // allkeys-lru holds the capacity (the calibration's tolerance is a
+        // thousandth, and 20 000 requests reach steady state), and AHE,
+        // whose state costs more per entry, fewer under the same limit.
+        assert!((490..=510).contains(&held[0]), "{held:?}");
+        assert!(held[1] < held[0], "{held:?}");
     }
 
     #[test]

@@ -230,8 +230,36 @@ pub fn run_store_cell(
     config: &StoreSimConfig,
 ) -> CellRun {
     let start = Instant::now();
-    let mut sim = StoreSimulator::new(kind, pattern, seed, config.clone());
-    for req in Workload::scaled(pattern, seed, requests, config.scale) {
+    let sim = StoreSimulator::new(kind, pattern, seed, config.clone());
+    replay(sim, pattern, seed, requests, config.scale, start)
+}
+
+/// [`run_store_cell`] under a given `maxmemory` instead of one calibrated
+/// for `kind`: the equal-memory condition, where `kind` holds however many
+/// entries fit.
+pub fn run_store_cell_at(
+    kind: PolicyKind,
+    pattern: Pattern,
+    seed: u64,
+    requests: u64,
+    config: &StoreSimConfig,
+    maxmemory: u64,
+) -> CellRun {
+    let start = Instant::now();
+    let sim = StoreSimulator::with_maxmemory(kind, seed, config.clone(), maxmemory);
+    replay(sim, pattern, seed, requests, config.scale, start)
+}
+
+/// Replays `requests` of `pattern` through `sim`, timed from `start`.
+fn replay(
+    mut sim: StoreSimulator,
+    pattern: Pattern,
+    seed: u64,
+    requests: u64,
+    scale: u64,
+    start: Instant,
+) -> CellRun {
+    for req in Workload::scaled(pattern, seed, requests, scale) {
         sim.request(&req);
     }
     CellRun {

@@ -6,16 +6,25 @@
 //! so they do not compete for memory): start it with the `maxmemory` and
 //! the policy, write `overflow × maxmemory / (value + 100)` distinct 16-byte
 //! keys (`key:%012d`; 3,050,402 for 32-byte values at 128 MiB), pipelined
-//! 1,000 at a time, then read `DBSIZE`, `used_memory` and the process's
-//! RSS from /proc.
+//! 1,000 at a time, then read `DBSIZE`, `used_memory` and, [`SETTLE`]
+//! later, the process's RSS from /proc. The RSS of the fresh server, read
+//! before the fill, is the startup baseline of issue 11's bound (RSS within
+//! `maxmemory` × 1.10 plus that baseline).
 
 use std::path::Path;
+use std::thread;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use ferrum_bench::client::Client;
 use serde::{Deserialize, Serialize};
 
 use crate::procs::{ServerKind, ServerProcess};
+
+/// How long after the fill RSS is read: twice jemalloc's `dirty_decay_ms`
+/// in FerrumKV (1 s), so the number is what stays resident rather than a
+/// moment in the middle of a purge.
+const SETTLE: Duration = Duration::from_secs(2);
 
 /// One (server, policy, value size) result.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -32,8 +41,11 @@ pub(crate) struct KeysRow {
     pub(crate) maxmemory: u64,
     /// `DBSIZE` at the end.
     pub(crate) keys: u64,
-    /// The server process's RSS at the end.
+    /// The server process's RSS at the end, [`SETTLE`] after the fill.
     pub(crate) rss_bytes: u64,
+    /// The server process's RSS before the fill: its startup baseline.
+    #[serde(default)]
+    pub(crate) baseline_rss_bytes: u64,
     /// `used_memory` at the end.
     pub(crate) used_memory: u64,
 }
@@ -72,8 +84,10 @@ pub(crate) fn run(spec: &KeysSpec, target: &Path, run_dir: &Path) -> Result<Vec<
                 &["--maxmemory", &maxmemory, "--maxmemory-policy", policy],
                 &log,
             )?;
-            let row = fill(&server, kind.name(), policy, value, sets, spec.maxmemory)
+            let baseline = server.rss_bytes();
+            let mut row = fill(&server, kind.name(), policy, value, sets, spec.maxmemory)
                 .with_context(|| format!("{} {policy}, {value}-byte values", kind.name()))?;
+            row.baseline_rss_bytes = baseline;
             eprintln!(
                 "  {} {policy} {value} B: {} keys held of {sets}, RSS {:.1} MiB, used_memory {}",
                 kind.name(),
@@ -118,6 +132,7 @@ fn fill(
         .get("used_memory")
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
+    thread::sleep(SETTLE);
     Ok(KeysRow {
         server: name.to_owned(),
         policy: policy.to_owned(),
@@ -126,6 +141,7 @@ fn fill(
         maxmemory,
         keys,
         rss_bytes: server.rss_bytes(),
+        baseline_rss_bytes: 0,
         used_memory,
     })
 }

@@ -351,7 +351,7 @@ fn keys_table(out: &mut String, rows: &[&KeysRow]) {
         .map(|x| x.keys);
     let _ = writeln!(
         out,
-        "| server, policy | keys held | vs Redis allkeys-lru | RSS per held key | used_memory | RSS / maxmemory |\n| --- | ---: | ---: | ---: | ---: | ---: |"
+        "| server, policy | keys held | vs Redis allkeys-lru | RSS per held key | used_memory | RSS / maxmemory | startup RSS | RSS within maxmemory × 1.10 + startup |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
     );
     for x in rows {
         let name = if x.server == "redis" {
@@ -362,14 +362,21 @@ fn keys_table(out: &mut String, rows: &[&KeysRow]) {
         let ratio = reference.map_or("–".to_owned(), |r| {
             format!("{:.2}x", x.keys as f64 / r.max(1) as f64)
         });
+        let bound = 1.10 * x.maxmemory as f64 + x.baseline_rss_bytes as f64;
+        let within = if x.rss_bytes as f64 <= bound {
+            "yes"
+        } else {
+            "no"
+        };
         let _ = writeln!(
             out,
-            "| {name} {} | {} | {ratio} | {} B | {} | {:.2} |",
+            "| {name} {} | {} | {ratio} | {} B | {} | {:.2} | {:.1} MiB | {within} |",
             x.policy,
             x.keys,
             x.rss_bytes / x.keys.max(1),
             x.used_memory,
-            x.rss_bytes as f64 / x.maxmemory.max(1) as f64
+            x.rss_bytes as f64 / x.maxmemory.max(1) as f64,
+            x.baseline_rss_bytes as f64 / 1048576.0
         );
     }
     out.push('\n');
@@ -409,7 +416,7 @@ pub(crate) fn equal_memory_md(r: &Results) -> String {
         let (sets, max) = (rows[0].sets, rows[0].maxmemory);
         let _ = writeln!(
             out,
-            "## Keys held at maxmemory {} MiB, {size}-byte values\n\n{sets} distinct 16-byte keys written (about 3x the limit), one server at a time; RSS from /proc at the end.\n",
+            "## Keys held at maxmemory {} MiB, {size}-byte values\n\n{sets} distinct 16-byte keys written (about 3x the limit), one server at a time; RSS from /proc 2 s after the fill (startup RSS: before it).\n",
             max >> 20
         );
         keys_table(&mut out, &rows);

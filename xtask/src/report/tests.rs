@@ -114,6 +114,7 @@ fn fixed() -> Results {
         keys_at_maxmemory: vec![
             keys("redis", "allkeys-lru", 975_418, 150_000_000),
             keys("ferrumkv", "allkeys-ahe", 1_170_000, 140_000_000),
+            keys("ferrumkv", "allkeys-lru", 1_400_000, 160_000_000),
         ],
         ..Results::default()
     }
@@ -140,6 +141,7 @@ fn keys(server: &str, policy: &str, keys: u64, rss_bytes: u64) -> KeysRow {
         maxmemory: 128 << 20,
         keys,
         rss_bytes,
+        baseline_rss_bytes: 8 << 20,
         used_memory: 134_000_000,
     }
 }
@@ -160,11 +162,22 @@ fn equal_memory_report_leads_with_the_table_and_lists_keys_held() {
         "{md}"
     );
     assert!(
-        md.contains("| Redis allkeys-lru | 975418 | 1.00x | 153 B | 134000000 | 1.12 |"),
+        md.contains(
+            "| Redis allkeys-lru | 975418 | 1.00x | 153 B | 134000000 | 1.12 | 8.0 MiB | yes |"
+        ),
         "{md}"
     );
     assert!(
-        md.contains("| FerrumKV allkeys-ahe | 1170000 | 1.20x | 119 B | 134000000 | 1.04 |"),
+        md.contains(
+            "| FerrumKV allkeys-ahe | 1170000 | 1.20x | 119 B | 134000000 | 1.04 | 8.0 MiB | yes |"
+        ),
+        "{md}"
+    );
+    // 160 MB is above 1.10 x 128 MiB + 8 MiB (156.0 MB).
+    assert!(
+        md.contains(
+            "| FerrumKV allkeys-lru | 1400000 | 1.44x | 114 B | 134000000 | 1.19 | 8.0 MiB | no |"
+        ),
         "{md}"
     );
 }
