@@ -24,6 +24,9 @@ pub(crate) struct CallState<'r> {
     /// A write command has been called: from now on `-OOM` no longer
     /// stops the script halfway (as Redis), and it cannot be killed.
     pub(crate) wrote: bool,
+    /// A read-only command has been called: a tracking caller then tracks
+    /// the script's declared keys, as Redis does.
+    pub(crate) read: bool,
     /// `redis.setresp(3)` is in effect.
     pub(crate) resp3: bool,
     /// The running script's shared state (kill flag).
@@ -65,6 +68,7 @@ pub(crate) fn dispatch(
         st.wrote = true;
         st.running.mark_wrote();
     }
+    st.read |= spec.has(flag::READONLY);
     let protocol = std::mem::replace(
         &mut ctx.conn.protocol,
         if st.resp3 {

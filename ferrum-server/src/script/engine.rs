@@ -202,6 +202,7 @@ impl Engine {
             read_only: inv.read_only || inv.flags.no_writes,
             allow_oom: inv.flags.allow_oom,
             wrote: false,
+            read: false,
             resp3: false,
             running: &self.running,
         };
@@ -209,6 +210,15 @@ impl Engine {
         ctx.conn.db = db;
         ctx.may_block = may_block;
         ctx.in_script = in_script;
+        // Redis tracks a script's declared keys for a tracking caller once
+        // the script called a read command (its inner commands remember
+        // what they read as well).
+        if st.read && ctx.conn.tracking {
+            let id = ctx.conn.handle.id;
+            ctx.shared
+                .tracking
+                .remember(ctx.shared, id, inv.keys.iter());
+        }
         let _ = self.private.raw_set("dispatch", Value::Nil);
         match outcome {
             Ok(frame) => frame,
