@@ -8,7 +8,7 @@ use ferrum_store::glob::glob_match;
 use super::dump::{function_codes, function_payload};
 use super::error::{BAD_FUNCTION_PAYLOAD, BAD_NUMKEYS, NO_FUNCTION, NO_LIBRARY};
 use super::parse::{is, parse_i64};
-use super::script::{check_flags, split_keys};
+use super::script::{invoke, split_keys};
 use super::{help_reply, CmdError, CmdResult, Ctx};
 use crate::script::{library_name, Engine, Invocation, Kind, Libraries, Library};
 
@@ -32,7 +32,6 @@ fn fcall_generic(ctx: &mut Ctx<'_>, args: &[Bytes], read_only: bool) -> CmdResul
         .function(&args[1])
         .ok_or_else(|| CmdError::msg(NO_FUNCTION))?;
     let (func, flags, name) = (reg.callback.clone(), reg.flags, reg.name.clone());
-    check_flags(ctx, flags, read_only)?;
     let inv = Invocation {
         func,
         flags,
@@ -43,9 +42,7 @@ fn fcall_generic(ctx: &mut Ctx<'_>, args: &[Bytes], read_only: bool) -> CmdResul
         read_only,
         command: args,
     };
-    let reply = engine.run(ctx, inv);
-    shared.scripting.publish(&engine);
-    Ok(reply)
+    invoke(ctx, &engine, inv)
 }
 
 /// `FUNCTION <subcommand> ...`

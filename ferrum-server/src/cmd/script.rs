@@ -9,7 +9,7 @@ use ferrum_proto::Frame;
 use super::error::{NOSCRIPT, NOT_INTEGER, NUMKEYS_NEGATIVE, NUMKEYS_TOO_MANY, RO_WITH_WRITE_FLAG};
 use super::parse::{is, parse_i64};
 use super::{help_reply, CmdError, CmdResult, Ctx};
-use crate::script::{Invocation, Kind, ScriptFlags};
+use crate::script::{Engine, Invocation, Kind, ScriptFlags};
 
 /// `EVAL script numkeys [key ...] [arg ...]`
 pub(crate) fn eval(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -52,7 +52,6 @@ fn eval_generic(ctx: &mut Ctx<'_>, args: &[Bytes], by_sha: bool, read_only: bool
             .ok_or_else(|| CmdError::msg(NOSCRIPT))?;
         (sha, found)
     };
-    check_flags(ctx, flags, read_only)?;
     let inv = Invocation {
         func,
         flags,
@@ -63,8 +62,16 @@ fn eval_generic(ctx: &mut Ctx<'_>, args: &[Bytes], by_sha: bool, read_only: bool
         read_only,
         command: args,
     };
+    invoke(ctx, &engine, inv)
+}
+
+/// Checks a script's or function's flags against the caller, runs it, and
+/// publishes the engine's new state (for INFO) once it is done.
+pub(super) fn invoke(ctx: &mut Ctx<'_>, engine: &Engine, inv: Invocation<'_>) -> CmdResult {
+    check_flags(ctx, inv.flags, inv.read_only)?;
+    let shared = ctx.shared;
     let reply = engine.run(ctx, inv);
-    shared.scripting.publish(&engine);
+    shared.scripting.publish(engine);
     Ok(reply)
 }
 
