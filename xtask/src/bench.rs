@@ -73,11 +73,11 @@ pub(crate) struct Bench {
     #[arg(long)]
     throughput_rounds: Option<u32>,
     /// Throughput part: `-n` of the plain default suite (LRANGE rows get a
-    /// fifth) [default: 20000, or 2000 with --quick].
+    /// fifth) [default: 50000, or 2000 with --quick].
     #[arg(long)]
     throughput_requests: Option<u64>,
     /// Throughput part: `-n` of the `-P 16` suite (LRANGE rows get a fifth)
-    /// [default: 100000, or 10000 with --quick].
+    /// [default: 200000, or 10000 with --quick].
     #[arg(long)]
     throughput_pipelined_requests: Option<u64>,
     /// Throughput part: `-n` of each capped SET/GET run at 16 MB (100,000
@@ -85,6 +85,11 @@ pub(crate) struct Bench {
     /// with --quick].
     #[arg(long)]
     throughput_capped_requests: Option<u64>,
+    /// Throughput part: only these plain/pipelined steps, by
+    /// redis-benchmark's `-t` names (`lrange` for the LRANGE rows), e.g.
+    /// `--throughput-tests set,get,hset` [default: the whole suite].
+    #[arg(long, value_delimiter = ',')]
+    throughput_tests: Vec<String>,
     /// redis-benchmark `-c`.
     #[arg(long, default_value_t = 50)]
     clients: u32,
@@ -581,11 +586,11 @@ impl Bench {
             rounds: self.throughput_rounds.unwrap_or(if q { 3 } else { 5 }),
             requests: self
                 .throughput_requests
-                .unwrap_or(if q { 2_000 } else { 20_000 }),
+                .unwrap_or(if q { 2_000 } else { 50_000 }),
             pipelined_requests: self.throughput_pipelined_requests.unwrap_or(if q {
                 10_000
             } else {
-                100_000
+                200_000
             }),
             capped_requests: self.throughput_capped_requests.unwrap_or(if q {
                 10_000
@@ -594,6 +599,7 @@ impl Bench {
             }),
             clients: self.clients,
             capped_policies: self.capped_policies.clone(),
+            tests: self.throughput_tests.clone(),
         }
     }
 

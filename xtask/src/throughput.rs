@@ -3,26 +3,31 @@
 //! spread of the per-round ratios and a Redis-against-Redis (A/A) column
 //! so the reader sees the noise floor of the same method.
 //!
-//! A round runs, in turn, these units; each unit starts every side on a
-//! fresh server (free 127.0.0.1 port, stopped by PID on drop), runs the
-//! unit's redis-benchmark invocations against it and stops it:
+//! A round runs, in turn, these units. A unit starts all of its sides at
+//! once, each on a fresh server (free 127.0.0.1 port, stopped by PID on
+//! drop), then runs its steps one at a time: every step (one
+//! redis-benchmark test) runs against every side before the next step
+//! starts. So the runs a ratio compares are seconds apart, not a whole
+//! suite apart: on a shared VM whose speed drifts by 2x over tens of
+//! seconds, that is what makes the ratio repeatable.
 //!
-//! - `plain`: the whole default suite (its 20 rows) at `-c clients`, as
-//!   two invocations: every test but `lrange` with `-n requests`, and
-//!   `-t lrange` (the LPUSH that fills the list and LRANGE_100..600) with
-//!   `-n requests / 5`, as a LRANGE_600 costs ~20 GETs. Sides: FerrumKV,
+//! - `plain`: the whole default suite (its 20 rows) at `-c clients`, a step
+//!   per test, in the suite's order (`-t ping` gives both PING rows; `-t
+//!   lrange`, the LPUSH that fills the list and LRANGE_100..600, is one step
+//!   at `-n requests / 5`, as a LRANGE_600 costs ~20 GETs). Sides: FerrumKV,
 //!   Redis, Redis again (the A/A side).
 //! - `pipelined`: the same with `-P 16` and `pipelined_requests`.
-//! - `capped`: `-t set,get -n capped_requests -r 1000000 -d 256` against
-//!   `--maxmemory 16mb` under each policy: FerrumKV with every capped
-//!   policy, Redis with those it has. FerrumKV's `allkeys-ahe` (Redis lacks
-//!   it) is compared with Redis's `allkeys-lru` and `allkeys-lfu` of the
-//!   same round.
+//! - `capped`: `-t set`, then `-t get`, `-n capped_requests -r 1000000 -d
+//!   256` against `--maxmemory 16mb` under each policy: FerrumKV with every
+//!   capped policy, Redis with those it has. FerrumKV's `allkeys-ahe` (Redis
+//!   lacks it) is compared with Redis's `allkeys-lru` and `allkeys-lfu` of
+//!   the same round.
 //!
-//! Even rounds run each unit's sides in order, odd rounds in reverse, so
-//! neither server always goes first. Per report row: the median ops/s of
-//! each server over the rounds, their ratio, and the min-max of the
-//! per-round ratios (FerrumKV's run over Redis's run of the same round).
+//! The order of the sides rotates from step to step and from round to
+//! round, so no server always goes first. Per report row: the median ops/s
+//! of each server over the rounds, the median of the per-round ratios
+//! (FerrumKV's run over Redis's run of the same round and step) and their
+//! min-max.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -36,9 +41,11 @@ use crate::procs::{ServerKind, ServerProcess};
 use crate::redis_benchmark::parse_csv;
 
 /// The default suite without `lrange` (which runs on its own, at a fifth
-/// of the requests): redis-benchmark 7.0's `-t` names.
-pub(crate) const SUITE_TESTS: &str =
-    "ping,set,get,incr,lpush,rpush,lpop,rpop,sadd,hset,spop,zadd,zpopmin,mset";
+/// of the requests): redis-benchmark 7.0's `-t` names, in its order.
+pub(crate) const SUITE_TESTS: [&str; 14] = [
+    "ping", "set", "get", "incr", "lpush", "rpush", "lpop", "rpop", "sadd", "hset", "spop", "zadd",
+    "zpopmin", "mset",
+];
 
 /// How much fewer requests the LRANGE rows get.
 pub(crate) const LRANGE_DIVISOR: u64 = 5;
@@ -62,6 +69,10 @@ pub(crate) struct ThroughputSpec {
     pub(crate) clients: u32,
     /// FerrumKV's capped policies; Redis runs those it has.
     pub(crate) capped_policies: Vec<String>,
+    /// The `-t` names of the plain and pipelined steps to run (`lrange` for
+    /// the LRANGE step); empty for the whole suite.
+    #[serde(default)]
+    pub(crate) tests: Vec<String>,
 }
 
 /// One redis-benchmark row of one round.
@@ -108,13 +119,13 @@ impl Side {
     }
 }
 
-/// One unit of a round: sides and the redis-benchmark flags of each
-/// invocation (port and `--csv` are added per run).
+/// One unit of a round: sides and the redis-benchmark flags of each step
+/// (port and `--csv` are added per run).
 #[derive(Clone, Debug)]
 struct Unit {
     scenario: &'static str,
     sides: Vec<Side>,
-    invocations: Vec<Vec<String>>,
+    steps: Vec<Vec<String>>,
 }
 
 fn strings(v: &[&str]) -> Vec<String> {
@@ -124,13 +135,22 @@ fn strings(v: &[&str]) -> Vec<String> {
 /// The units of every round, in run order.
 fn units(spec: &ThroughputSpec) -> Vec<Unit> {
     let c = spec.clients.to_string();
+    let wanted = |t: &str| spec.tests.is_empty() || spec.tests.iter().any(|x| x == t);
     let suite = |n: u64, pipeline: &[&str]| -> Vec<Vec<String>> {
-        let lrange = (n / LRANGE_DIVISOR).max(1);
-        let mut a = strings(&["-c", &c, "-n", &n.to_string(), "-t", SUITE_TESTS]);
-        a.extend(strings(pipeline));
-        let mut b = strings(&["-c", &c, "-n", &lrange.to_string(), "-t", "lrange"]);
-        b.extend(strings(pipeline));
-        vec![a, b]
+        let step = |n: u64, test: &str| {
+            let mut v = strings(&["-c", &c, "-n", &n.to_string(), "-t", test]);
+            v.extend(strings(pipeline));
+            v
+        };
+        let mut steps: Vec<Vec<String>> = SUITE_TESTS
+            .iter()
+            .filter(|t| wanted(t))
+            .map(|t| step(n, t))
+            .collect();
+        if wanted("lrange") {
+            steps.push(step((n / LRANGE_DIVISOR).max(1), "lrange"));
+        }
+        steps
     };
     let unlimited = vec![
         Side::new(ServerKind::Ferrum, false, None),
@@ -141,12 +161,12 @@ fn units(spec: &ThroughputSpec) -> Vec<Unit> {
         Unit {
             scenario: "plain",
             sides: unlimited.clone(),
-            invocations: suite(spec.requests, &[]),
+            steps: suite(spec.requests, &[]),
         },
         Unit {
             scenario: "pipelined",
             sides: unlimited,
-            invocations: suite(spec.pipelined_requests, &["-P", "16"]),
+            steps: suite(spec.pipelined_requests, &["-P", "16"]),
         },
     ];
     if !spec.capped_policies.is_empty() {
@@ -167,24 +187,23 @@ fn units(spec: &ThroughputSpec) -> Vec<Unit> {
                 sides.push(Side::new(ServerKind::Redis, false, Some(p)));
             }
         }
+        let n = spec.capped_requests.to_string();
+        let step = |test| strings(&["-c", &c, "-n", &n, "-t", test, "-r", "1000000", "-d", "256"]);
         out.push(Unit {
             scenario: "capped",
             sides,
-            invocations: vec![strings(&[
-                "-c",
-                &c,
-                "-n",
-                &spec.capped_requests.to_string(),
-                "-t",
-                "set,get",
-                "-r",
-                "1000000",
-                "-d",
-                "256",
-            ])],
+            steps: vec![step("set"), step("get")],
         });
     }
+    out.retain(|u| !u.steps.is_empty());
     out
+}
+
+/// The order in which step `step` of round `round` visits `n` sides: a
+/// rotation that moves by one each step and each round.
+fn side_order(n: usize, round: u32, step: usize) -> impl Iterator<Item = usize> {
+    let first = (round as usize + step) % n.max(1);
+    (0..n).map(move |i| (first + i) % n)
 }
 
 /// Whether Redis 7.0 has the policy (FerrumKV's `allkeys-ahe` it has not).
@@ -196,7 +215,7 @@ fn redis_has(policy: &str) -> bool {
 pub(crate) fn command_lines(spec: &ThroughputSpec) -> Vec<String> {
     let mut out = Vec::new();
     for u in units(spec) {
-        for inv in &u.invocations {
+        for inv in &u.steps {
             let server = if u.scenario == "capped" {
                 "  # server: --maxmemory 16mb --maxmemory-policy P"
             } else {
@@ -236,31 +255,36 @@ pub(crate) fn run(
         let started = Instant::now();
         loads.extend(load_average());
         for unit in &units {
-            let mut sides = unit.sides.clone();
-            if round % 2 == 1 {
-                sides.reverse();
-            }
-            for side in &sides {
-                let policy = side.policy.clone().unwrap_or_else(|| "-".into());
-                let extra: Vec<&str> = match &side.policy {
-                    Some(p) => vec!["--maxmemory", "16mb", "--maxmemory-policy", p],
-                    None => vec![],
-                };
-                let log = run_dir.join(format!(
-                    "throughput-{round}-{}-{}-{policy}.log",
-                    unit.scenario, side.name
-                ));
-                let server = ServerProcess::start(side.kind, target, &extra, &log)?;
-                for inv in &unit.invocations {
-                    let mut args = strings(&["-h", "127.0.0.1", "-p", &server.port.to_string()]);
-                    args.extend(inv.iter().cloned());
+            let servers = unit
+                .sides
+                .iter()
+                .map(|side| {
+                    let extra: Vec<&str> = match &side.policy {
+                        Some(p) => vec!["--maxmemory", "16mb", "--maxmemory-policy", p],
+                        None => vec![],
+                    };
+                    let log = run_dir.join(format!(
+                        "throughput-{round}-{}-{}-{}.log",
+                        unit.scenario,
+                        side.name,
+                        side.policy.as_deref().unwrap_or("-")
+                    ));
+                    ServerProcess::start(side.kind, target, &extra, &log)
+                })
+                .collect::<Result<Vec<_>>>()?;
+            for (i, step) in unit.steps.iter().enumerate() {
+                for s in side_order(unit.sides.len(), round, i) {
+                    let side = &unit.sides[s];
+                    let mut args =
+                        strings(&["-h", "127.0.0.1", "-p", &servers[s].port.to_string()]);
+                    args.extend(step.iter().cloned());
                     args.push("--csv".into());
                     for (test, rps, p50, p99) in bench(&args)? {
                         samples.push(Sample {
                             round,
                             scenario: unit.scenario.into(),
                             side: side.name.into(),
-                            policy: policy.clone(),
+                            policy: side.policy.clone().unwrap_or_else(|| "-".into()),
                             test,
                             rps,
                             p50_ms: p50,
@@ -268,8 +292,8 @@ pub(crate) fn run(
                         });
                     }
                 }
-                drop(server);
             }
+            drop(servers);
         }
         eprintln!(
             "  round {}/{} took {:.0} s (load average {})",
@@ -367,7 +391,7 @@ pub(crate) struct Row {
     pub(crate) ferrum_rps: f64,
     /// Median ops/s over the rounds.
     pub(crate) redis_rps: f64,
-    /// `ferrum_rps / redis_rps`.
+    /// The median of the per-round ratios of FerrumKV's ops/s over Redis's.
     pub(crate) ratio: f64,
     /// Min and max of the per-round ratios.
     pub(crate) ratio_range: (f64, f64),
@@ -394,10 +418,9 @@ fn pick<'a>(
     })
 }
 
-/// `a`'s median ops/s over `b`'s, and the min-max of the ratios of the
-/// rounds both have.
+/// The median and the min-max of the ratios of `a`'s ops/s over `b`'s in
+/// the rounds both have, and how many rounds that is.
 fn compare(a: &[&Sample], b: &[&Sample]) -> (f64, (f64, f64), usize) {
-    let rps = |v: &[&Sample]| median(&v.iter().map(|s| s.rps).collect::<Vec<_>>());
     let per_round: Vec<f64> = a
         .iter()
         .filter_map(|x| {
@@ -408,7 +431,7 @@ fn compare(a: &[&Sample], b: &[&Sample]) -> (f64, (f64, f64), usize) {
         .collect();
     let lo = per_round.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = per_round.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    (rps(a) / rps(b).max(1e-9), (lo, hi), per_round.len())
+    (median(&per_round), (lo, hi), per_round.len())
 }
 
 /// The report rows: per (scenario, test) and, for capped, per FerrumKV
@@ -547,7 +570,7 @@ mod tests {
     }
 
     #[test]
-    fn ratio_is_of_medians_and_range_of_rounds() {
+    fn ratio_is_the_median_of_the_rounds_and_range_their_spread() {
         let mut v = Vec::new();
         // FerrumKV 100k, 120k, 90k; Redis 100k, 100k, 60k; A/A 110k, 90k, 60k.
         for (r, f, x, a) in [
@@ -563,18 +586,19 @@ mod tests {
         assert_eq!(rows.len(), 1);
         let row = &rows[0];
         assert_eq!((row.ferrum_rps, row.redis_rps), (100e3, 100e3));
-        assert!((row.ratio - 1.0).abs() < 1e-12);
+        // Per-round ratios 1.0, 1.2, 1.5; A/A 1.1, 0.9, 1.0.
+        assert!((row.ratio - 1.2).abs() < 1e-12);
         assert!((row.ratio_range.0 - 1.0).abs() < 1e-12);
         assert!((row.ratio_range.1 - 1.5).abs() < 1e-12);
         let (aa, (lo, hi)) = row.aa.expect("A/A");
-        assert!((aa - 0.9).abs() < 1e-12 && (lo - 0.9).abs() < 1e-12 && (hi - 1.1).abs() < 1e-12);
+        assert!((aa - 1.0).abs() < 1e-12 && (lo - 0.9).abs() < 1e-12 && (hi - 1.1).abs() < 1e-12);
         assert_eq!(row.rounds, 3);
         let t = table(&rows);
         assert!(
-            t.contains("| plain | GET | - | - | 100000 | 100000 | 1.00 | 1.00-1.50 | 0.90 (0.90-1.10) | 1.000 | 1.000 |"),
+            t.contains("| plain | GET | - | - | 100000 | 100000 | 1.20 | 1.00-1.50 | 1.00 (0.90-1.10) | 1.000 | 1.000 |"),
             "{t}"
         );
-        assert!(t.contains("A/A (Redis against Redis, same rounds and method, 1 rows): median-of-rounds ratios 0.90-0.90"), "{t}");
+        assert!(t.contains("A/A (Redis against Redis, same rounds and method, 1 rows): median-of-rounds ratios 1.00-1.00"), "{t}");
     }
 
     #[test]
@@ -603,15 +627,26 @@ mod tests {
             capped_requests: 100_000,
             clients: 50,
             capped_policies: strings(&["allkeys-lru", "allkeys-ahe"]),
+            tests: Vec::new(),
         };
         let u = units(&spec);
         let names: Vec<&str> = u.iter().map(|u| u.scenario).collect();
         assert_eq!(names, ["plain", "pipelined", "capped"]);
+        assert_eq!(u[0].steps.len(), SUITE_TESTS.len() + 1);
         assert_eq!(
-            u[0].invocations[1],
+            u[0].steps[0],
+            strings(&["-c", "50", "-n", "20000", "-t", "ping"])
+        );
+        assert_eq!(
+            u[0].steps[SUITE_TESTS.len()],
             strings(&["-c", "50", "-n", "4000", "-t", "lrange"])
         );
-        assert!(u[1].invocations[0].ends_with(&strings(&["-P", "16"])));
+        assert!(u[1]
+            .steps
+            .iter()
+            .all(|s| s.ends_with(&strings(&["-P", "16"]))));
+        let capped_tests: Vec<&str> = u[2].steps.iter().map(|s| s[5].as_str()).collect();
+        assert_eq!(capped_tests, ["set", "get"]);
         let capped: Vec<(&str, Option<&str>)> = u[2]
             .sides
             .iter()
@@ -626,7 +661,42 @@ mod tests {
                 ("redis", Some("allkeys-lfu")),
             ]
         );
-        assert_eq!(command_lines(&spec).len(), 5);
+        assert_eq!(command_lines(&spec).len(), 2 * (SUITE_TESTS.len() + 1) + 2);
+    }
+
+    #[test]
+    fn a_test_filter_keeps_only_its_steps_in_suite_order() {
+        let spec = ThroughputSpec {
+            rounds: 1,
+            requests: 1000,
+            pipelined_requests: 1000,
+            capped_requests: 1000,
+            clients: 50,
+            capped_policies: Vec::new(),
+            tests: strings(&["lrange", "hset", "set"]),
+        };
+        let u = units(&spec);
+        assert_eq!(u.len(), 2);
+        let tests: Vec<&str> = u[0].steps.iter().map(|s| s[5].as_str()).collect();
+        assert_eq!(tests, ["set", "hset", "lrange"]);
+    }
+
+    #[test]
+    fn side_order_rotates_by_step_and_round() {
+        let order = |r, s| side_order(3, r, s).collect::<Vec<_>>();
+        assert_eq!(order(0, 0), [0, 1, 2]);
+        assert_eq!(order(0, 1), [1, 2, 0]);
+        assert_eq!(order(1, 1), [2, 0, 1]);
+        // Over three consecutive steps every side goes first once.
+        let firsts: Vec<usize> = (0..3).map(|s| order(4, s)[0]).collect();
+        assert_eq!(
+            firsts
+                .iter()
+                .copied()
+                .collect::<std::collections::BTreeSet<_>>()
+                .len(),
+            3
+        );
     }
 
     #[test]

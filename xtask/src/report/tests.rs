@@ -307,6 +307,7 @@ fn throughput_report_has_the_table_the_aa_line_and_the_commands() {
         capped_requests: 3_000,
         clients: 50,
         capped_policies: vec![],
+        tests: vec![],
     });
     r.commands
         .push("redis-benchmark -h 127.0.0.1 -p PORT -t lrange".into());
