@@ -37,6 +37,7 @@ fn main() -> Result<()> {
     let mut policies = list::<PolicyKind>("allkeys-lru,allkeys-lfu,allkeys-ahe")?;
     let mut patterns = list::<Pattern>("zipf,shift,mixed,scan,ttl,loop,zipf06,onehit,phase")?;
     let mut redis_ratio: Option<f64> = None;
+    let mut config = StoreSimConfig::default();
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         let value = args
@@ -48,12 +49,12 @@ fn main() -> Result<()> {
             "--policies" => policies = list(&value)?,
             "--patterns" => patterns = list(&value)?,
             "--redis-ratio" => redis_ratio = Some(value.parse()?),
+            "--capacity" => config.capacity = value.parse()?,
             _ => bail!(
-                "unknown flag {flag} (--seed, --requests, --policies, --patterns, --redis-ratio)"
+                "unknown flag {flag} (--seed, --requests, --policies, --patterns, --redis-ratio, --capacity)"
             ),
         }
     }
-    let config = StoreSimConfig::default();
     println!(
         "seed {seed}, {requests} requests per cell, maxmemory: allkeys-lru at {} entries",
         config.capacity

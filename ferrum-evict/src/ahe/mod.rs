@@ -27,7 +27,7 @@
 //!   eviction, or after the window shrank) the window's overflow first
 //!   moves into probation without a duel.
 //! - *Ageing main.* Protected's tail is demoted to probation once it went
-//!   ten cache-sizes of requests (two sketch periods) without a hit: its
+//!   about ten cache-sizes of requests (two sketch periods) without a hit: its
 //!   counts have been halved twice since, so it must defend its place again.
 //! - *Frequency.* A TinyLFU sketch (`sketch.rs`: a doorkeeper Bloom filter
 //!   and a count-min sketch of 4-bit counters, halved every five
@@ -77,27 +77,30 @@
 //!
 //! # Cost
 //!
-//! Per slot of the store's handle table: a 12-byte node (two `u32` list
-//! links, and the region in 3 bits beside a 29-bit tick of the last
-//! access), the table grown by an eighth. No key fingerprint per entry:
+//! Per slot of the store's handle table: an 8-byte node, as for exact LRU
+//! (two `u32` list links of 29-bit slot ids, their spare bits holding the
+//! region and a coarse age of the last access), the table grown by an
+//! eighth. No key fingerprint per entry:
 //! the store passes the key's hash with every hit (it hashed the key to
 //! find it) and answers for the two or three entries an eviction weighs
 //! (`EvictionPolicy::evict`'s `key_hash`). Per entry of the cache: 8 bytes
 //! of sketch and doorkeeper and 4 bytes of ghost history (one 32-bit
 //! fingerprint per remembered eviction), both sized for exactly the entries
 //! tracked at their last resize and resized, keeping their contents, when
-//! the count moves by a sixteenth, so a full cache pays 12 bytes per entry
+//! the count moves by a sixteenth, so a full cache pays 12 bytes per entry beside the node
 //! and memory follows the entries down (DEL, expiry) as well as up, per
 //! policy instance (per shard) rather than from a high-water mark. Keys with a deadline add 8
 //! bytes each and 4 per slot (`heap::Deadlines`). `heap_bytes` counts all
 //! of it; `ferrum-bench sim` prints it per entry, and `cargo run --release
 //! -p ferrum-evict --example footprint` at any cache size.
 //!
-//! The 29-bit tick wraps every 537 million accesses; every 2^27 ticks the
-//! protected entries idle for longer are clamped to 2^27 (O(protected)),
-//! so an idle time never wraps. The idle limit is capped at 2^27 accesses
-//! (caches above 13 million entries per instance demote sooner than ten
-//! cache-sizes).
+//! Idle time is kept coarse, in epochs of a fifth of the idle limit (two
+//! cache-sizes of requests), modulo 8 in the link's spare bits: protected's
+//! tail is demoted once its last access is five epochs old, so after eight
+//! to ten cache-sizes idle. Each new epoch clamps the protected entries
+//! older than that (protected's tail end) to five, so an age never wraps.
+//! Slot ids take 29 bits: one policy instance (one shard) tracks at most
+//! 2^29 - 1 slots.
 //!
 //! Per request: a hit touches at most 7 sketch words and relinks one or two
 //! list nodes; a miss touches at most 7 sketch words and scans one 64-byte
@@ -152,8 +155,14 @@ use crate::{ControllerState, EntryId, EvictionPolicy, Millis};
 use ghost::Ghost;
 use sketch::FrequencySketch;
 
-/// Marks "no neighbour".
-const NIL: u32 = u32::MAX;
+/// Bits of a node's link that hold a slot id; the 3 above them hold the
+/// region (in `prev`) or the age (in `next`).
+const ID_BITS: u32 = 29;
+const ID_MASK: u32 = (1 << ID_BITS) - 1;
+/// Marks "no neighbour": the largest id a link can hold. Slot ids stay
+/// below it (a policy instance, one shard's, tracking 2^29 slots would
+/// hold over 40 GB of entries).
+const NIL: u32 = ID_MASK;
 
 /// A candidate this frequent that lost its duel is still admitted with
 /// probability 1/128, Caffeine's defence against an attacker who makes a
@@ -215,9 +224,9 @@ enum Region {
 }
 
 impl Region {
-    /// The region a node's low [`REGION_BITS`] encode.
+    /// The region a node's `prev` link encodes above its id.
     fn from_bits(bits: u32) -> Region {
-        match bits & REGION_MASK {
+        match bits {
             1 => Region::Window,
             2 => Region::Probation,
             3 => Region::Spared,
@@ -237,51 +246,64 @@ impl Region {
     }
 }
 
-/// Bits of `Node::meta` that hold the region.
-const REGION_BITS: u32 = 3;
-const REGION_MASK: u32 = (1 << REGION_BITS) - 1;
-/// `Ahe::ticks` and `Node::meta`'s tick count modulo 2^29.
-const TICK_MASK: u32 = u32::MAX >> REGION_BITS;
-/// Every this many ticks, protected entries idle for longer are clamped to
-/// this idle time, so that an idle time (at most twice this) never wraps
-/// around the 29-bit clock.
-const IDLE_CAP: u32 = 1 << 27;
+/// Protected's tail is demoted once its age is this many epochs (an epoch
+/// is a fifth of the idle limit), so it went between four and five fifths
+/// of `protected_idle_factor` cache-sizes, and at most that, without a hit.
+const DEMOTE_AGE: u8 = 5;
+/// Ages are kept modulo 8 (3 bits); they never reach 8, as every new epoch
+/// clamps the protected entries older than [`DEMOTE_AGE`] to it.
+const AGE_MASK: u8 = 7;
 
-/// Per-slot links, the region, and when the entry was last accessed: 12
-/// bytes. No key fingerprint: the store passes the key's hash on every hit
-/// and gives it on request at eviction, for the few entries a duel and the
-/// ghost history need.
+/// Per-slot links, the region and the age of the last access: 8 bytes, as
+/// for exact LRU. Each `u32` holds a 29-bit slot id; the 3 bits above hold
+/// the region (in `prev`) and the epoch of the entry's insert or last hit
+/// modulo 8 (in `next`). No key fingerprint: the store passes the key's
+/// hash on every hit and gives it on request at eviction, for the few
+/// entries a duel and the ghost history need.
 #[derive(Clone, Copy, Debug)]
 struct Node {
     prev: u32,
     next: u32,
-    /// The region in the low 3 bits; above them, `Ahe::ticks` at the
-    /// entry's insert or last hit.
-    meta: u32,
 }
 
 impl Node {
-    fn region(self) -> Region {
-        Region::from_bits(self.meta)
+    fn prev(self) -> u32 {
+        self.prev & ID_MASK
     }
 
-    fn touched(self) -> u32 {
-        self.meta >> REGION_BITS
+    fn next(self) -> u32 {
+        self.next & ID_MASK
+    }
+
+    fn set_prev(&mut self, id: u32) {
+        self.prev = (self.prev & !ID_MASK) | id;
+    }
+
+    fn set_next(&mut self, id: u32) {
+        self.next = (self.next & !ID_MASK) | id;
+    }
+
+    fn region(self) -> Region {
+        Region::from_bits(self.prev >> ID_BITS)
     }
 
     fn set_region(&mut self, region: Region) {
-        self.meta = (self.meta & !REGION_MASK) | region as u32;
+        self.prev = (self.prev & ID_MASK) | ((region as u32) << ID_BITS);
     }
 
-    fn set_touched(&mut self, ticks: u32) {
-        self.meta = (ticks << REGION_BITS) | (self.meta & REGION_MASK);
+    /// The epoch (modulo 8) of the entry's insert or last hit.
+    fn touched(self) -> u8 {
+        (self.next >> ID_BITS) as u8
+    }
+
+    fn set_touched(&mut self, epoch: u8) {
+        self.next = (self.next & ID_MASK) | (u32::from(epoch & AGE_MASK) << ID_BITS);
     }
 }
 
 const UNLINKED: Node = Node {
     prev: NIL,
     next: NIL,
-    meta: 0,
 };
 
 /// The 32 bits of a key hash the policy keeps: the high half of its
@@ -320,8 +342,13 @@ pub struct Ahe {
     deadlines: Deadlines,
     /// The fingerprint of the last miss: its insert must not count twice.
     pending_miss: Option<u32>,
-    /// Hits and misses so far, modulo 2^29: the clock of `Node::touched`.
-    ticks: u32,
+    /// The clock of `Node::touched`: epochs of `epoch_len` hits and
+    /// misses, modulo 8.
+    epoch: u8,
+    /// Hits and misses since the epoch began.
+    epoch_ticks: u64,
+    /// Hits and misses per epoch: a fifth of the idle limit.
+    epoch_len: u64,
     rng: SmallRng,
     config: AheConfig,
 }
@@ -339,7 +366,9 @@ impl Ahe {
             climber: HillClimber::new(config.climber.clone()),
             deadlines: Deadlines::default(),
             pending_miss: None,
-            ticks: 0,
+            epoch: 0,
+            epoch_ticks: 0,
+            epoch_len: u64::MAX,
             rng: SmallRng::seed_from_u64(config.seed),
             config,
         }
@@ -357,27 +386,28 @@ impl Ahe {
     }
 
     fn unlink(&mut self, i: u32) {
-        let Node { prev, next, .. } = self.nodes[i as usize];
-        let list = &mut self.lists[self.nodes[i as usize].region().list()];
+        let node = self.nodes[i as usize];
+        let (prev, next) = (node.prev(), node.next());
+        let list = &mut self.lists[node.region().list()];
         list.len -= 1;
         match prev {
             NIL => list.head = next,
-            p => self.nodes[p as usize].next = next,
+            p => self.nodes[p as usize].set_next(next),
         }
         match next {
             NIL => list.tail = prev,
-            n => self.nodes[n as usize].prev = prev,
+            n => self.nodes[n as usize].set_prev(prev),
         }
     }
 
     fn push_front(&mut self, i: u32, region: Region) {
         let list = &mut self.lists[region.list()];
         let node = &mut self.nodes[i as usize];
-        node.prev = NIL;
-        node.next = list.head;
+        node.set_prev(NIL);
+        node.set_next(list.head);
         match list.head {
             NIL => list.tail = i,
-            h => self.nodes[h as usize].prev = i,
+            h => self.nodes[h as usize].set_prev(i),
         }
         list.head = i;
         list.len += 1;
@@ -422,21 +452,22 @@ impl Ahe {
         }
     }
 
-    /// Demotes protected's tail to probation if it went a whole sketch
-    /// period (`protected_idle_factor` cache-sizes of requests) without a
-    /// hit: the counts that earned its place have been halved since, and it
-    /// should defend its place in duels again. This is what clears a
-    /// rotated-out hot set; without it, stale favourites leave protected
-    /// only as fast as newcomers are promoted into it.
+    /// How many epochs ago entry `i` was last accessed (at most
+    /// [`DEMOTE_AGE`] for a protected entry; see [`Ahe::tick`]).
+    fn age(&self, i: u32) -> u8 {
+        self.epoch.wrapping_sub(self.nodes[i as usize].touched()) & AGE_MASK
+    }
+
+    /// Demotes protected's tail to probation if it went about a whole
+    /// sketch period (`protected_idle_factor` cache-sizes of requests)
+    /// without a hit: the counts that earned its place have been halved
+    /// since, and it should defend its place in duels again. This is what
+    /// clears a rotated-out hot set; without it, stale favourites leave
+    /// protected only as fast as newcomers are promoted into it.
     fn demote_idle_protected(&mut self) {
         let tail = self.lists[2].tail;
-        let limit = (u64::from(self.config.protected_idle_factor) * self.size as u64)
-            .min(u64::from(IDLE_CAP - 1));
-        if tail != NIL && limit > 0 {
-            let idle = self.ticks.wrapping_sub(self.nodes[tail as usize].touched()) & TICK_MASK;
-            if u64::from(idle) > limit {
-                self.relink(tail, Region::Probation);
-            }
+        if tail != NIL && self.config.protected_idle_factor > 0 && self.age(tail) >= DEMOTE_AGE {
+            self.relink(tail, Region::Probation);
         }
     }
 
@@ -473,6 +504,8 @@ impl Ahe {
         self.size = size;
         self.climber
             .set_period(u64::from(self.config.period_factor) * size as u64);
+        let limit = u64::from(self.config.protected_idle_factor) * size as u64;
+        self.epoch_len = (limit / u64::from(DEMOTE_AGE)).max(1);
     }
 
     /// Keeps the sketch and the ghost history sized for the entries
@@ -491,22 +524,25 @@ impl Ahe {
         }
     }
 
-    /// Advances the clock by one access. Every [`IDLE_CAP`] ticks,
-    /// protected entries idle for longer than that are clamped to it (the
-    /// only entries whose idle time is read), so that idle times stay below
-    /// `2 * IDLE_CAP` and never wrap the 29-bit clock. O(protected) per
-    /// 134 million accesses.
+    /// Advances the clock by one access. When an epoch ends, protected's
+    /// entries older than [`DEMOTE_AGE`] epochs (they sit at its tail, as
+    /// protected is ordered by last access) are clamped to that age, so an
+    /// age stays below 8 and never wraps its 3 bits. Clamped entries are
+    /// exactly those the next evictions demote, so the walk is O(1)
+    /// amortised.
     fn tick(&mut self) {
-        self.ticks = self.ticks.wrapping_add(1) & TICK_MASK;
-        if self.ticks % IDLE_CAP == 0 {
-            let mut cur = self.lists[2].head;
-            while cur != NIL {
-                let node = &mut self.nodes[cur as usize];
-                if self.ticks.wrapping_sub(node.touched()) & TICK_MASK > IDLE_CAP {
-                    node.set_touched(self.ticks.wrapping_sub(IDLE_CAP) & TICK_MASK);
-                }
-                cur = node.next;
-            }
+        self.epoch_ticks += 1;
+        if self.epoch_ticks < self.epoch_len {
+            return;
+        }
+        self.epoch_ticks = 0;
+        self.epoch = self.epoch.wrapping_add(1) & AGE_MASK;
+        let oldest = self.epoch.wrapping_sub(DEMOTE_AGE) & AGE_MASK;
+        let mut cur = self.lists[2].tail;
+        while cur != NIL && self.age(cur) > DEMOTE_AGE {
+            let node = &mut self.nodes[cur as usize];
+            node.set_touched(oldest);
+            cur = node.prev();
         }
     }
 
@@ -567,7 +603,7 @@ impl EvictionPolicy for Ahe {
             self.sketch.increment(fp);
         }
         grow_for(&mut self.nodes, id.index(), UNLINKED);
-        self.nodes[id.index()].set_touched(self.ticks);
+        self.nodes[id.index()].set_touched(self.epoch);
         self.push_front(id.0, Region::Window);
         self.deadlines.observe(now);
     }
@@ -580,7 +616,7 @@ impl EvictionPolicy for Ahe {
         self.sketch.increment(fingerprint(key_hash));
         self.climber.observe(Signal::Hit, now);
         self.tick();
-        self.nodes[id.index()].set_touched(self.ticks);
+        self.nodes[id.index()].set_touched(self.epoch);
         match region {
             Region::Probation | Region::Spared => {
                 self.relink(id.0, Region::Protected);

@@ -16,7 +16,7 @@ fn dump(ahe: &Ahe) -> String {
                 ""
             };
             out.push(format!("{cur}{spared}"));
-            cur = ahe.nodes[cur as usize].next;
+            cur = ahe.nodes[cur as usize].next();
         }
         assert_eq!(out.len(), ahe.lists[l].len, "length of list {l}");
         out.join(" ")
@@ -217,7 +217,7 @@ const HISTORY: usize = sketch::BYTES_PER_ENTRY + 4;
 
 #[test]
 fn heap_bytes_count_every_structure() {
-    assert_eq!(std::mem::size_of::<Node>(), 12);
+    assert_eq!(std::mem::size_of::<Node>(), 8);
     assert_eq!(HISTORY, 12);
     let mut ahe = Ahe::default();
     let empty = ahe.heap_bytes();
@@ -226,15 +226,15 @@ fn heap_bytes_count_every_structure() {
     }
     ahe.on_expiry_change(EntryId(0), Some(Millis(5)));
     let grown = ahe.heap_bytes();
-    // Nodes (12 bytes per slot, the table grown by an eighth), the sketch
+    // Nodes (8 bytes per slot, the table grown by an eighth), the sketch
     // (8 bytes per entry sized for) and the ghost (4 bytes per record),
     // sized for 16/17 to 1 times the 1 000 entries, and the deadline heap.
     assert!(
-        grown >= empty + 1_000 * 12 + 1_000 * 16 / 17 * HISTORY,
+        grown >= empty + 1_000 * 8 + 1_000 * 16 / 17 * HISTORY,
         "{grown}"
     );
     assert!(
-        grown <= empty + 1_125 * 12 + 1_000 * HISTORY + 256,
+        grown <= empty + 1_125 * 8 + 1_000 * HISTORY + 256,
         "{grown}"
     );
     ahe.evict(Millis(0), &by_id);
@@ -300,31 +300,55 @@ fn history_follows_the_entries_down_and_up() {
 }
 
 #[test]
-fn idle_times_never_wrap_the_clock() {
+fn ages_never_wrap_their_three_bits() {
     let mut ahe = Ahe::default();
     for i in 0..10 {
         insert(&mut ahe, i);
     }
-    // Promoted to protected by hits just before the 29-bit clock wraps.
-    ahe.ticks = TICK_MASK - 100;
     assert_eq!(ahe.evict(Millis(0), &by_id), Some(EntryId(8)));
     for i in 0..=6 {
         ahe.on_hit(EntryId(i), h(i), Millis(0));
     }
     assert_eq!(dump(&ahe), "w[9] p[7] P[6 5 4 3 2 1 0]");
-    // Five sweeps (every 2^27 ticks) later the clock has come round: 0's
-    // idle time modulo 2^29 would read under a hundred ticks. The sweeps
-    // clamped it to 2^27 instead, far past the idle limit.
-    for _ in 0..5 {
-        let next = (ahe.ticks / IDLE_CAP + 1) * IDLE_CAP;
-        ahe.ticks = (next - 1) & TICK_MASK;
+    // Nine epochs pass without an eviction: a raw age modulo 8 would read
+    // 0 as touched one epoch ago. Each new epoch clamped it to five.
+    for _ in 0..9 * ahe.epoch_len {
         ahe.tick();
     }
-    assert_eq!(ahe.ticks, 0);
-    let idle = ahe.ticks.wrapping_sub(ahe.nodes[0].touched()) & TICK_MASK;
-    assert_eq!(idle, IDLE_CAP);
+    assert!(
+        (0..=6).all(|i| ahe.age(i) == DEMOTE_AGE),
+        "{:?}",
+        (0..=6).map(|i| ahe.age(i)).collect::<Vec<_>>()
+    );
     // So protected's tail is demoted at the next eviction.
     insert(&mut ahe, 8);
     ahe.evict(Millis(0), &by_id);
     assert!(dump(&ahe).ends_with("P[6 5 4 3 2 1]"), "{}", dump(&ahe));
+}
+
+#[test]
+fn a_protected_entry_is_demoted_after_five_epochs_idle_not_before() {
+    let mut ahe = Ahe::default();
+    for i in 0..10 {
+        insert(&mut ahe, i);
+    }
+    assert_eq!(ahe.evict(Millis(0), &by_id), Some(EntryId(8)));
+    ahe.on_hit(EntryId(0), h(0), Millis(0));
+    ahe.on_hit(EntryId(1), h(1), Millis(0));
+    assert!(dump(&ahe).ends_with("P[1 0]"), "{}", dump(&ahe));
+    // Four epochs: 0 is still protected after an eviction.
+    for _ in 0..4 * ahe.epoch_len - ahe.epoch_ticks {
+        ahe.tick();
+    }
+    ahe.on_hit(EntryId(1), h(1), Millis(0));
+    insert(&mut ahe, 8);
+    ahe.evict(Millis(0), &by_id);
+    assert!(dump(&ahe).ends_with("P[1 0]"), "{}", dump(&ahe));
+    // The fifth epoch makes it old enough.
+    for _ in 0..ahe.epoch_len {
+        ahe.tick();
+    }
+    insert(&mut ahe, 10);
+    ahe.evict(Millis(0), &by_id);
+    assert!(dump(&ahe).ends_with("P[1]"), "{}", dump(&ahe));
 }
