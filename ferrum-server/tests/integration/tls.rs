@@ -145,12 +145,22 @@ fn free_port() -> u16 {
 }
 
 fn client_config(ca_file: &str, identity: Option<(&str, &str)>) -> Arc<ClientConfig> {
+    client_config_for(rustls::DEFAULT_VERSIONS, ca_file, identity)
+}
+
+/// A client offering only `versions`, trusting the CAs of `ca_file`, with
+/// the certificate and key files of `identity` if given.
+fn client_config_for(
+    versions: &[&'static rustls::SupportedProtocolVersion],
+    ca_file: &str,
+    identity: Option<(&str, &str)>,
+) -> Arc<ClientConfig> {
     let mut roots = RootCertStore::empty();
     for cert in CertificateDer::pem_file_iter(ca_file).expect("CA file") {
         roots.add(cert.expect("CA PEM")).expect("CA certificate");
     }
     let builder = ClientConfig::builder_with_provider(Arc::new(ring::default_provider()))
-        .with_safe_default_protocol_versions()
+        .with_protocol_versions(versions)
         .expect("versions")
         .with_root_certificates(roots);
     let config = match identity {
@@ -176,12 +186,20 @@ fn connect(
     ca_file: &str,
     identity: Option<(&str, &str)>,
 ) -> std::io::Result<TlsClient> {
-    let config = client_config(ca_file, identity);
+    ping(open(addr, client_config(ca_file, identity))?)
+}
+
+/// A TLS client for `addr` (the handshake runs with the first request).
+fn open(addr: SocketAddr, config: Arc<ClientConfig>) -> std::io::Result<TlsClient> {
     let name = ServerName::try_from("localhost").expect("name");
     let conn = ClientConnection::new(config, name).map_err(std::io::Error::other)?;
     let socket = TcpStream::connect(addr)?;
     socket.set_read_timeout(Some(Duration::from_secs(10)))?;
-    let mut stream = StreamOwned::new(conn, socket);
+    Ok(StreamOwned::new(conn, socket))
+}
+
+/// The stream, once the server answered its PING.
+fn ping(mut stream: TlsClient) -> std::io::Result<TlsClient> {
     let pong = request(&mut stream, &resp(&[b"PING"]), 7)?;
     if pong != b"+PONG\r\n" {
         return Err(std::io::Error::other(format!("PING answered {pong:?}")));
@@ -452,29 +470,42 @@ fn config_get_and_set_reload_the_certificate() {
 #[test]
 fn tls_protocols_limit_the_versions() {
     let pki = Pki::new();
-    let server = pki.server(&["--tls-protocols", "TLSv1.3"]);
-    assert!(pki.client(&server).is_ok());
-    let only12 = ClientConfig::builder_with_provider(Arc::new(ring::default_provider()))
-        .with_protocol_versions(&[&rustls::version::TLS12])
-        .expect("TLS 1.2")
-        .with_root_certificates(roots_of(&pki.path("ca.crt")))
-        .with_no_client_auth();
-    let name = ServerName::try_from("localhost").expect("name");
-    let conn = ClientConnection::new(Arc::new(only12), name).expect("client");
-    let socket = TcpStream::connect(tls_addr(&server)).expect("connect");
-    socket
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .expect("timeout");
-    let mut stream = StreamOwned::new(conn, socket);
-    assert!(request(&mut stream, &resp(&[b"PING"]), 7).is_err());
+    let (cert, key, ca) = (
+        pki.path("client.crt"),
+        pki.path("client.key"),
+        pki.path("ca.crt"),
+    );
+    let tls12 = || client_config_for(&[&rustls::version::TLS12], &ca, Some((&cert, &key)));
+    let both = pki.server(&[]);
+    assert!(
+        ping(open(tls_addr(&both), tls12()).expect("open")).is_ok(),
+        "TLSv1.2 by default"
+    );
+    let only13 = pki.server(&["--tls-protocols", "TLSv1.3"]);
+    assert!(pki.client(&only13).is_ok());
+    assert!(
+        ping(open(tls_addr(&only13), tls12()).expect("open")).is_err(),
+        "TLSv1.2 refused"
+    );
 }
 
-fn roots_of(ca_file: &str) -> RootCertStore {
-    let mut roots = RootCertStore::empty();
-    for cert in CertificateDer::pem_file_iter(ca_file).expect("CA file") {
-        roots.add(cert.expect("CA PEM")).expect("CA certificate");
-    }
-    roots
+#[test]
+fn maxclients_refusal_arrives_over_tls() {
+    let pki = Pki::new();
+    let server = pki.server(&["--maxclients", "1"]);
+    let _only = pki.client(&server).expect("the one client");
+    let identity = Some((pki.path("client.crt"), pki.path("client.key")));
+    let identity = identity.as_ref().map(|(c, k)| (c.as_str(), k.as_str()));
+    let config = client_config(&pki.path("ca.crt"), identity);
+    let mut refused = open(tls_addr(&server), config).expect("open");
+    let mut line = Vec::new();
+    refused
+        .read_to_end(&mut line)
+        .expect("the refusal, then the end");
+    assert_eq!(
+        String::from_utf8_lossy(&line),
+        "-ERR max number of clients reached\r\n"
+    );
 }
 
 #[test]
