@@ -93,12 +93,17 @@ impl Pki {
 
     /// A server with TLS on a free port and the given extra options.
     fn server(&self, extra: &[&str]) -> TestServer {
+        let ca = self.path("ca.crt");
+        let mut args = vec!["--tls-ca-cert-file", &ca];
+        args.extend_from_slice(extra);
+        self.server_without_ca(&args)
+    }
+
+    /// A server with TLS on a free port, its certificate and key, no CA
+    /// unless `extra` names one.
+    fn server_without_ca(&self, extra: &[&str]) -> TestServer {
         let port = free_port().to_string();
-        let (cert, key, ca) = (
-            self.path("server.crt"),
-            self.path("server.key"),
-            self.path("ca.crt"),
-        );
+        let (cert, key) = (self.path("server.crt"), self.path("server.key"));
         let mut args = vec![
             "--tls-port",
             &port,
@@ -106,11 +111,20 @@ impl Pki {
             &cert,
             "--tls-key-file",
             &key,
-            "--tls-ca-cert-file",
-            &ca,
         ];
         args.extend_from_slice(extra);
         TestServer::start_with(&args)
+    }
+
+    /// A TLS client trusting this test's CA, with a certificate from a CA
+    /// the server does not trust.
+    fn rogue(&self, server: &TestServer) -> std::io::Result<TlsClient> {
+        let (cert, key) = Ca::new("Someone else's CA").issue(&["client"]);
+        let (cert, key) = (
+            self.write("rogue.crt", &cert),
+            self.write("rogue.key", &key),
+        );
+        connect(tls_addr(server), &self.path("ca.crt"), Some((&cert, &key)))
     }
 
     /// A TLS client trusting this test's CA, with its client certificate.
@@ -262,17 +276,12 @@ fn ping_set_get_over_tls_beside_the_plain_port() {
 #[test]
 fn client_certificate_required_by_default() {
     let pki = Pki::new();
-    let rogue = Ca::new("Someone else's CA");
-    let (cert, key) = rogue.issue(&["client"]);
-    let (rogue_cert, rogue_key) = (pki.write("rogue.crt", &cert), pki.write("rogue.key", &key));
     let server = pki.server(&[]);
     assert!(pki.anonymous(&server).is_err(), "no client certificate");
-    let rogue = connect(
-        tls_addr(&server),
-        &pki.path("ca.crt"),
-        Some((&rogue_cert, &rogue_key)),
+    assert!(
+        pki.rogue(&server).is_err(),
+        "a certificate from an untrusted CA"
     );
-    assert!(rogue.is_err(), "a certificate from an untrusted CA");
     assert!(
         pki.client(&server).is_ok(),
         "the trusted client still gets in"
@@ -282,31 +291,15 @@ fn client_certificate_required_by_default() {
 #[test]
 fn client_certificate_optional_or_not_asked() {
     let pki = Pki::new();
-    let rogue = Ca::new("Someone else's CA");
-    let (cert, key) = rogue.issue(&["client"]);
-    let (rogue_cert, rogue_key) = (pki.write("rogue.crt", &cert), pki.write("rogue.key", &key));
     let optional = pki.server(&["--tls-auth-clients", "optional"]);
     assert!(pki.anonymous(&optional).is_ok());
     assert!(pki.client(&optional).is_ok());
-    let rogue = connect(
-        tls_addr(&optional),
-        &pki.path("ca.crt"),
-        Some((&rogue_cert, &rogue_key)),
+    assert!(
+        pki.rogue(&optional).is_err(),
+        "a presented certificate is still checked"
     );
-    assert!(rogue.is_err(), "a presented certificate is still checked");
     // With `no` no CA is needed at all.
-    let port = free_port().to_string();
-    let (cert, key) = (pki.path("server.crt"), pki.path("server.key"));
-    let open = TestServer::start_with(&[
-        "--tls-port",
-        &port,
-        "--tls-cert-file",
-        &cert,
-        "--tls-key-file",
-        &key,
-        "--tls-auth-clients",
-        "no",
-    ]);
+    let open = pki.server_without_ca(&["--tls-auth-clients", "no"]);
     assert!(pki.anonymous(&open).is_ok());
 }
 
