@@ -119,8 +119,13 @@ class Checker:
 
 
 class Ctx:
-    def __init__(self, host, port, protocol, password):
+    def __init__(self, host, port, protocol, password, tls=None):
         self.host, self.port, self.protocol, self.password = host, port, protocol, password
+        # redis-py's ssl_* keyword arguments, or {} for a plain connection.
+        self.tls = tls or {}
+        # The plain port, which INFO reports as tcp_port (over TLS, `port` is
+        # the TLS port).
+        self.tcp_port = port
         self.r = self.client()
 
     def client(self, db=0, single=False, protocol=None):
@@ -132,6 +137,7 @@ class Ctx:
             protocol=protocol or self.protocol,
             decode_responses=True,
             single_connection_client=single,
+            **self.tls,
         )
 
     def raw(self, *args):
@@ -219,7 +225,7 @@ def check_auth(c, ctx):
     # from connecting as well as from the command.
     def noauth_get():
         noauth = redis.Redis(host=ctx.host, port=ctx.port, protocol=2, decode_responses=True,
-                             single_connection_client=True)
+                             single_connection_client=True, **ctx.tls)
         try:
             return noauth.get("x")
         finally:
@@ -356,7 +362,7 @@ def check_info(c, ctx):
     server = r.info("server")
     ver = str(server.get("redis_version", ""))
     c.ok("INFO server redis_version", ver.count(".") == 2 and int(ver.split(".")[0]) >= 7, ver)
-    c.ok("INFO server tcp_port", int(server.get("tcp_port", -1)) == ctx.port, server.get("tcp_port"))
+    c.ok("INFO server tcp_port", int(server.get("tcp_port", -1)) == ctx.tcp_port, server.get("tcp_port"))
     c.ok("INFO server only server section", "used_memory" not in server, sorted(server)[:5])
     clients = r.info("clients")
     c.ok("INFO connected_clients", isinstance(clients.get("connected_clients"), int)
@@ -1260,14 +1266,23 @@ def main():
     ap.add_argument("--protocol", type=int, choices=(2, 3), action="append",
                     help="RESP version to test (repeatable; default: 2 then 3)")
     ap.add_argument("--password", default=None)
+    ap.add_argument("--tcp-port", type=int, help="the plain port INFO reports (default: --port)")
+    ap.add_argument("--tls-ca", help="connect with TLS, trusting this CA file (PEM)")
+    ap.add_argument("--tls-cert", help="the client certificate (PEM), with --tls-ca")
+    ap.add_argument("--tls-key", help="the client certificate's key (PEM), with --tls-ca")
     args = ap.parse_args()
+    tls = None
+    if args.tls_ca:
+        tls = dict(ssl=True, ssl_ca_certs=args.tls_ca, ssl_certfile=args.tls_cert,
+                   ssl_keyfile=args.tls_key)
     # redis-py 8 marks SETEX/PSETEX/GETSET... wrappers deprecated; we still test them
     warnings.filterwarnings("ignore", category=DeprecationWarning)
 
     checker = Checker()
     for proto in args.protocol or [2, 3]:
         print("== protocol %d ==" % proto)
-        ctx = Ctx(args.host, args.port, proto, args.password)
+        ctx = Ctx(args.host, args.port, proto, args.password, tls)
+        ctx.tcp_port = args.tcp_port or args.port
         ctx.r.flushall()
         for label, fn in FAMILIES:
             checker.run_family("[RESP%d] %s" % (proto, label), fn, ctx)

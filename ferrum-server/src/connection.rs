@@ -23,8 +23,7 @@ use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use ferrum_proto::{Frame, Limits, RespCodec};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::io::{AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::time::Instant;
 use tokio_util::codec::Encoder;
 use tokio_util::sync::CancellationToken;
@@ -33,6 +32,7 @@ use crate::client::{ClientHandle, ConnState};
 use crate::cmd::{self, BlockSpec, Reply};
 use crate::obuf::{OutputBuffer, FLUSH_THRESHOLD};
 use crate::shared::Shared;
+use crate::stream::ClientStream;
 
 /// The argument vector is reused from one command to the next, up to this
 /// many arguments of capacity.
@@ -69,13 +69,15 @@ pub(crate) enum Closed {
     OutputBufferLimit,
     /// The socket failed.
     Io(std::io::Error),
+    /// The TLS handshake failed or timed out.
+    Handshake(std::io::Error),
 }
 
-/// Serves one accepted connection until it closes, then drops its
-/// subscriptions.
-pub(crate) async fn serve(
+/// Serves one connection, its handshake done, until it closes, then drops
+/// its subscriptions and closes the stream.
+pub(crate) async fn serve<S: ClientStream>(
     shared: Arc<Shared>,
-    socket: TcpStream,
+    socket: S,
     handle: Arc<ClientHandle>,
     shutdown: CancellationToken,
 ) -> Closed {
@@ -108,13 +110,16 @@ pub(crate) async fn serve(
     c.state.subs.clear(&c.shared.pubsub, id);
     c.shared.tracking.disable(id);
     c.shared.monitors.remove(id);
+    if !matches!(closed, Closed::Io(_)) {
+        c.socket.close().await;
+    }
     closed
 }
 
 /// A connection's task state.
-struct Connection {
+struct Connection<S> {
     shared: Arc<Shared>,
-    socket: TcpStream,
+    socket: S,
     handle: Arc<ClientHandle>,
     shutdown: CancellationToken,
     codec: RespCodec,
@@ -128,7 +133,7 @@ struct Connection {
     obuf: OutputBuffer,
 }
 
-impl Connection {
+impl<S: ClientStream> Connection<S> {
     async fn run(&mut self) -> Closed {
         loop {
             let outcome = self.run_buffered().await;
@@ -314,7 +319,7 @@ impl Connection {
         // building the select below.
         let mut written = 0;
         while written < self.wbuf.len() {
-            match self.socket.try_write(&self.wbuf[written..]) {
+            match self.socket.write_now(&self.wbuf[written..]) {
                 Ok(0) => return Err(Closed::Io(std::io::ErrorKind::WriteZero.into())),
                 Ok(n) => written += n,
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
@@ -334,7 +339,7 @@ impl Connection {
         let queue_limit = (self.state.subs.count() > 0)
             .then(|| self.shared.config().client_output_buffer_limit.pubsub);
         let done = {
-            let mut rest = std::pin::pin!(self.socket.write_all(&self.wbuf[written..]));
+            let mut rest = std::pin::pin!(write_out(&mut self.socket, &self.wbuf[written..]));
             loop {
                 let own = self.obuf.soft_deadline();
                 let queue = queue_limit.and_then(|l| self.state.subs.soft_deadline(l));
@@ -499,6 +504,13 @@ impl Connection {
         drop(reg);
         result
     }
+}
+
+/// Writes all of `buf` and flushes it: a TLS stream holds encrypted bytes
+/// until flushed (a `TcpStream`'s flush does nothing).
+async fn write_out(stream: &mut (impl AsyncWrite + Unpin), buf: &[u8]) -> std::io::Result<()> {
+    stream.write_all(buf).await?;
+    stream.flush().await
 }
 
 /// `SUBSCRIBE` and friends, whose confirmations `CLIENT REPLY OFF` does not

@@ -36,6 +36,8 @@ mod pubsub;
 mod script;
 mod server;
 mod shared;
+mod stream;
+mod tls;
 mod tracking;
 
 pub use config::Config;

@@ -95,6 +95,9 @@ fn main() -> anyhow::Result<()> {
             server.local_addr(),
             env!("CARGO_PKG_VERSION")
         );
+        if let Some(addr) = server.tls_addr() {
+            tracing::info!("TLS connections on {addr}");
+        }
         if let Some(addr) = server.metrics_addr() {
             tracing::info!("Prometheus metrics at http://{addr}/metrics");
         }

@@ -1,6 +1,11 @@
 //! The listener: accepts connections up to `maxclients` (and, in protected
-//! mode, only from loopback), runs the active expiry cycle and the metrics
-//! endpoint, and shuts down cleanly on request.
+//! mode, only from loopback) on the plain port and on the TLS port, runs the
+//! active expiry cycle and the metrics endpoint, and shuts down cleanly on
+//! request.
+//!
+//! One accept loop serves both ports, generic over the [`Handshake`]: a TLS
+//! handshake runs in the new connection's own task, never in the loop, so a
+//! slow or hostile client cannot hold up anyone else's accept.
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicU16, Ordering};
@@ -12,7 +17,7 @@ use bytes::BytesMut;
 use ferrum_proto::{Frame, Protocol};
 use ferrum_store::{Store, StoreConfig};
 use tokio::io::AsyncWriteExt;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
@@ -22,10 +27,14 @@ use crate::cmd::policy_of;
 use crate::config::Config;
 use crate::connection::{serve, Closed};
 use crate::shared::{ServerStats, Shared};
+use crate::stream::{ClientStream, Handshake, Plain};
+use crate::tls::{Tls, TlsContext};
 
 /// A bound, not yet running, FerrumKV server.
 pub struct Server {
     listeners: Vec<TcpListener>,
+    /// `tls-port`'s listeners, one per `bind` address; none without TLS.
+    tls_listeners: Vec<TcpListener>,
     /// The Prometheus endpoint's listener, when `metrics-addr` is set.
     metrics: Option<TcpListener>,
     shared: Arc<Shared>,
@@ -33,11 +42,13 @@ pub struct Server {
 
 impl Server {
     /// Builds the store and binds every `bind` address on `port` (0 picks a
-    /// free port, shared by all addresses), and `metrics-addr` if set.
+    /// free port, shared by all addresses) and, when set, on `tls-port`,
+    /// and `metrics-addr` if set.
     ///
     /// # Errors
     ///
-    /// When an address cannot be bound.
+    /// When an address cannot be bound, or the `tls-*` files cannot be
+    /// loaded.
     pub async fn bind(config: Config) -> anyhow::Result<Server> {
         let (policy, policy_config) = policy_of(&config);
         config.encoding.install();
@@ -48,17 +59,15 @@ impl Server {
             policy,
             policy_config,
         });
-        let mut listeners = Vec::new();
-        let mut port = config.port;
-        for addr in &config.bind {
-            let addr = addr.trim_start_matches('-');
-            let listener = TcpListener::bind((addr, port))
-                .await
-                .with_context(|| format!("could not bind {addr}:{port}"))?;
-            port = listener.local_addr()?.port();
-            listeners.push(listener);
-        }
+        let (listeners, port) = bind_all(&config.bind, config.port).await?;
         anyhow::ensure!(!listeners.is_empty(), "no bind address given");
+        let (tls, tls_listeners) = if config.tls.port == 0 {
+            (None, Vec::new())
+        } else {
+            let context = TlsContext::new(&config.tls).context("Failed to configure TLS")?;
+            let (listeners, _) = bind_all(&config.bind, config.tls.port).await?;
+            (Some(Arc::new(context)), listeners)
+        };
         let metrics = match config.metrics_addr {
             Some(addr) => Some(
                 TcpListener::bind(addr)
@@ -101,9 +110,11 @@ impl Server {
             lazyfree: crate::lazyfree::LazyFree::default(),
             active_expire: AtomicBool::new(true),
             shutdown_request: CancellationToken::new(),
+            tls,
         });
         Ok(Server {
             listeners,
+            tls_listeners,
             metrics,
             shared,
         })
@@ -114,6 +125,11 @@ impl Server {
         self.listeners[0]
             .local_addr()
             .unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 0)))
+    }
+
+    /// The first address bound on `tls-port`, or `None` without TLS.
+    pub fn tls_addr(&self) -> Option<SocketAddr> {
+        self.tls_listeners.first().and_then(|l| l.local_addr().ok())
     }
 
     /// The Prometheus endpoint's bound address (`http://{addr}/metrics`),
@@ -132,7 +148,23 @@ impl Server {
     pub async fn run(self, shutdown: CancellationToken) -> anyhow::Result<()> {
         let mut tasks = JoinSet::new();
         for listener in self.listeners {
-            tasks.spawn(accept_loop(listener, self.shared.clone(), shutdown.clone()));
+            tasks.spawn(accept_loop(
+                listener,
+                Plain,
+                self.shared.clone(),
+                shutdown.clone(),
+            ));
+        }
+        if let Some(context) = &self.shared.tls {
+            for listener in self.tls_listeners {
+                let tls = Tls(context.clone());
+                tasks.spawn(accept_loop(
+                    listener,
+                    tls,
+                    self.shared.clone(),
+                    shutdown.clone(),
+                ));
+            }
         }
         tasks.spawn(expire_loop(self.shared.clone(), shutdown.clone()));
         if let Some(listener) = self.metrics {
@@ -151,7 +183,33 @@ impl Server {
     }
 }
 
-async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, shutdown: CancellationToken) {
+/// Binds every address in `bind` (a leading `-` marks an optional one in
+/// redis.conf; it is bound like any other) on `port`; with port 0 the first
+/// bind picks a free port and the others share it. Returns the port bound.
+async fn bind_all(bind: &[String], mut port: u16) -> anyhow::Result<(Vec<TcpListener>, u16)> {
+    let mut listeners = Vec::new();
+    for addr in bind {
+        let addr = addr.trim_start_matches('-');
+        let listener = TcpListener::bind((addr, port))
+            .await
+            .with_context(|| format!("could not bind {addr}:{port}"))?;
+        port = listener.local_addr()?.port();
+        listeners.push(listener);
+    }
+    Ok((listeners, port))
+}
+
+/// Accepts connections on one listener until shutdown. Each socket's
+/// handshake (a ready future on the plain port) runs in the connection's
+/// own task, after the client was admitted and registered, so it counts
+/// against `maxclients` and shows in `CLIENT LIST` from the start, as in
+/// Redis.
+async fn accept_loop<H: Handshake>(
+    listener: TcpListener,
+    handshake: H,
+    shared: Arc<Shared>,
+    shutdown: CancellationToken,
+) {
     let mut connections = JoinSet::new();
     loop {
         let accepted = tokio::select! {
@@ -171,36 +229,40 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, shutdown: Cance
             .stats
             .connections_received
             .fetch_add(1, Ordering::Relaxed);
-        let maxclients = shared.config().maxclients as usize;
-        if shared.clients.len() >= maxclients {
-            shared
-                .stats
-                .rejected_connections
-                .fetch_add(1, Ordering::Relaxed);
-            tokio::spawn(refuse(socket, crate::cmd::MAX_CLIENTS));
-            continue;
-        }
-        let protected = shared.config().protected_mode;
-        if protected_mode_refuses(protected, shared.requires_auth(), addr.ip()) {
-            shared
-                .stats
-                .rejected_connections
-                .fetch_add(1, Ordering::Relaxed);
-            tokio::spawn(refuse(socket, crate::cmd::PROTECTED_MODE_DENIED));
-            continue;
-        }
         // As Redis does: without it, replies sit behind Nagle's algorithm
         // waiting for delayed ACKs.
         let _ = socket.set_nodelay(true);
         let laddr = socket.local_addr().unwrap_or(addr);
+        let stream = handshake.start(socket);
+        if let Some(text) = refusal(&shared, addr.ip()) {
+            shared
+                .stats
+                .rejected_connections
+                .fetch_add(1, Ordering::Relaxed);
+            tokio::spawn(async move {
+                if let Ok(stream) = stream.await {
+                    refuse(stream, text).await;
+                }
+            });
+            continue;
+        }
         let handle = shared.clients.register(addr, laddr);
         let (shared, shutdown) = (shared.clone(), shutdown.clone());
         connections.spawn(async move {
             let id = handle.id;
-            let closed = serve(shared.clone(), socket, handle, shutdown).await;
+            let stream = tokio::select! {
+                s = stream => s.map_err(Closed::Handshake),
+                () = handle.kill.notified() => Err(Closed::Normally),
+                () = shutdown.cancelled() => Err(Closed::Normally),
+            };
+            let closed = match stream {
+                Ok(stream) => serve(shared.clone(), stream, handle, shutdown).await,
+                Err(closed) => closed,
+            };
             shared.clients.unregister(id);
             match closed {
                 Closed::Io(e) => tracing::debug!(client = id, "connection error: {e}"),
+                Closed::Handshake(e) => tracing::debug!(client = id, "TLS handshake failed: {e}"),
                 other => tracing::debug!(client = id, "connection closed: {other:?}"),
             }
         });
@@ -208,6 +270,18 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, shutdown: Cance
         while connections.try_join_next().is_some() {}
     }
     while connections.join_next().await.is_some() {}
+}
+
+/// Why a new client is turned away, if it is: `maxclients` reached, or
+/// protected mode.
+fn refusal(shared: &Shared, peer: IpAddr) -> Option<&'static str> {
+    let maxclients = shared.config().maxclients as usize;
+    if shared.clients.len() >= maxclients {
+        return Some(crate::cmd::MAX_CLIENTS);
+    }
+    let protected = shared.config().protected_mode;
+    protected_mode_refuses(protected, shared.requires_auth(), peer)
+        .then_some(crate::cmd::PROTECTED_MODE_DENIED)
 }
 
 /// Whether protected mode refuses a client connecting from `peer`, as Redis
@@ -225,10 +299,12 @@ pub(crate) fn protected_mode_refuses(
 }
 
 /// Sends a refused connection its error line, then closes it.
-async fn refuse(mut socket: TcpStream, text: &'static str) {
+async fn refuse(mut stream: impl ClientStream, text: &'static str) {
     let mut line = BytesMut::new();
     Frame::error(text).encode(Protocol::Resp2, &mut line);
-    let _ = socket.write_all(&line).await;
+    let _ = stream.write_all(&line).await;
+    let _ = stream.flush().await;
+    stream.close().await;
 }
 
 /// Logs the expiry cycle's duration as the `expire-cycle` latency event

@@ -64,6 +64,8 @@ pub(crate) struct Shared {
     pub(crate) lazyfree: crate::lazyfree::LazyFree,
     /// The Lua VM, its script cache and function libraries.
     pub(crate) scripting: crate::script::Scripting,
+    /// The TLS configuration in force, when `tls-port` is set.
+    pub(crate) tls: Option<Arc<crate::tls::TlsContext>>,
 }
 
 impl Shared {

@@ -81,6 +81,11 @@ const PREREQUISITES: &[Prerequisite] = &[
         needed_by: "the side-by-side scenario tests of xtask",
     },
     Prerequisite {
+        program: "openssl",
+        package: "openssl",
+        needed_by: "the certificates of scripts/compat.sh's TLS run",
+    },
+    Prerequisite {
         program: "redis-benchmark",
         package: "redis-tools",
         needed_by: "the side-by-side scenario tests of xtask",

@@ -155,6 +155,9 @@ fn config_set(ctx: &mut Ctx<'_>, pairs: &[Bytes]) -> CmdResult {
     staged
         .set_many(&pairs)
         .map_err(|e| CmdError::msg(e.to_string()))?;
+    if staged.tls != config.tls {
+        reload_tls(shared, &staged, &pairs)?;
+    }
     let policy_changed = staged.maxmemory_policy != config.maxmemory_policy
         || staged.maxmemory_samples != config.maxmemory_samples
         || staged.lfu_log_factor != config.lfu_log_factor
@@ -194,6 +197,28 @@ fn config_set(ctx: &mut Ctx<'_>, pairs: &[Bytes]) -> CmdResult {
     shared.store.set_maxmemory_bytes(maxmemory);
     crate::notify::enforce_maxmemory(shared, ctx.now);
     Ok(Frame::ok())
+}
+
+/// Loads the `tls-*` files of a `CONFIG SET` for the handshakes to come,
+/// as Redis does, when TLS is on; on failure nothing changes and the log
+/// says why.
+fn reload_tls(
+    shared: &crate::shared::Shared,
+    staged: &crate::config::Config,
+    pairs: &[(&[u8], &[u8])],
+) -> Result<(), CmdError> {
+    let Some(tls) = &shared.tls else {
+        return Ok(());
+    };
+    tls.reload(&staged.tls).map_err(|e| {
+        tracing::warn!("Failed to update TLS configuration: {e}");
+        let name = pairs
+            .iter()
+            .map(|(name, _)| String::from_utf8_lossy(name).to_ascii_lowercase())
+            .find(|name| name.starts_with("tls-"))
+            .unwrap_or_default();
+        CmdError::msg(super::error::tls_reload_failed(&name))
+    })
 }
 
 /// The store's policy settings from the configuration.

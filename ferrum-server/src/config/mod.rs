@@ -12,9 +12,10 @@
 //! `1kb` = 1024), `string2ll` integers (no `+`, no leading zeros), yes/no
 //! booleans, case-insensitive names and enum values. Where FerrumKV differs it
 //! says so on the row: `bind` defaults to `127.0.0.1` only (Redis 7 adds
-//! `-::1`); `port`, `bind` and `metrics-addr` cannot be changed at runtime;
-//! `hz` is refused outside 1..=500 rather than clamped; `maxmemory-samples` is
-//! capped at 64 as in Redis 8, since each eviction costs that many samples;
+//! `-::1`); `port`, `tls-port`, `bind` and `metrics-addr` cannot be changed at
+//! runtime; `hz` is refused outside 1..=500 rather than clamped;
+//! `maxmemory-samples` is capped at 64 as in Redis 8, since each eviction
+//! costs that many samples;
 //! `daemonize` and `appendonly` accept only `no`; `save`, `dbfilename` and
 //! `dir` are accepted so stock redis.conf files load, and reported by
 //! `CONFIG GET`, but FerrumKV keeps no persistence and never writes them.
@@ -27,8 +28,11 @@ use ferrum_store::glob::glob_match;
 use ferrum_store::types::EncodingLimits;
 
 mod syntax;
+mod tls;
 
 use syntax::{parse_int, parse_memory, split_args, split_overrides, trim};
+use tls::{optional_path, parse_protocols, render_path};
+pub use tls::{TlsConfig, TlsProtocol, TLS_AUTH_CLIENTS};
 
 /// The `maxmemory-policy` names FerrumKV accepts: exactly the names of
 /// [`ferrum_store::PolicyKind::ALL`] (a test keeps the two in step; the
@@ -140,6 +144,8 @@ pub struct Config {
     pub slowlog_log_slower_than: i64,
     /// `slowlog-max-len`: entries the slow log keeps.
     pub slowlog_max_len: u64,
+    /// The `tls-*` parameters.
+    pub tls: TlsConfig,
     /// Parameters accepted for compatibility with redis.conf and Redis's
     /// test suite that change nothing in FerrumKV (persistence,
     /// replication, TLS, defragmentation, ...; README lists them), by
@@ -193,7 +199,7 @@ pub struct OutputBufferLimits {
 /// Which parameter a successful [`Config::set`] changed, so the server can
 /// react (for example evict at once when `maxmemory` shrinks). Each variant
 /// is the parameter of the same name; `set` never returns the immutable ones
-/// (`Bind`, `Port`, `Databases`, `Logfile`, `Daemonize`, `MetricsAddr`).
+/// (`Bind`, `Port`, `Databases`, `Logfile`, `Daemonize`, `MetricsAddr`, `TlsPort`).
 // Each variant is the parameter of the same name, as said above; a doc line
 // per variant would only repeat it.
 #[allow(missing_docs)]
@@ -238,6 +244,13 @@ pub enum Param {
     StreamNodeMaxEntries,
     SlowlogLogSlowerThan,
     SlowlogMaxLen,
+    TlsPort,
+    TlsCertFile,
+    TlsKeyFile,
+    TlsCaCertFile,
+    TlsCaCertDir,
+    TlsAuthClients,
+    TlsProtocols,
     /// One of the parameters kept only for `CONFIG GET` (`Config::stored`).
     Stored,
 }
@@ -666,6 +679,28 @@ static PARAMS: &[Spec] = &[
             set: |c, v| c.slowlog_log_slower_than = v } },
     Spec { name: "slowlog-max-len", param: Param::SlowlogMaxLen, mutable: true, default: "128",
         kind: Kind::Int { min: 0, max: LONG_MAX, get: |c| c.slowlog_max_len, set: |c, v| c.slowlog_max_len = v } },
+    // TLS (`crate::tls`). The port is fixed at startup, as `port` is; the
+    // files, client authentication and protocols reload on `CONFIG SET`.
+    Spec { name: "tls-port", param: Param::TlsPort, mutable: false, default: "0",
+        kind: Kind::Int { min: 0, max: 65535, get: |c| c.tls.port.into(),
+            set: |c, v| c.tls.port = u16::try_from(v).unwrap_or(u16::MAX) } },
+    Spec { name: "tls-cert-file", param: Param::TlsCertFile, mutable: true, default: "",
+        kind: Kind::Text { get: |c| render_path(&c.tls.cert_file),
+            set: |c, v| { c.tls.cert_file = optional_path(v); Ok(()) } } },
+    Spec { name: "tls-key-file", param: Param::TlsKeyFile, mutable: true, default: "",
+        kind: Kind::Text { get: |c| render_path(&c.tls.key_file),
+            set: |c, v| { c.tls.key_file = optional_path(v); Ok(()) } } },
+    Spec { name: "tls-ca-cert-file", param: Param::TlsCaCertFile, mutable: true, default: "",
+        kind: Kind::Text { get: |c| render_path(&c.tls.ca_cert_file),
+            set: |c, v| { c.tls.ca_cert_file = optional_path(v); Ok(()) } } },
+    Spec { name: "tls-ca-cert-dir", param: Param::TlsCaCertDir, mutable: true, default: "",
+        kind: Kind::Text { get: |c| render_path(&c.tls.ca_cert_dir),
+            set: |c, v| { c.tls.ca_cert_dir = optional_path(v); Ok(()) } } },
+    Spec { name: "tls-auth-clients", param: Param::TlsAuthClients, mutable: true, default: "yes",
+        kind: Kind::Enum { names: TLS_AUTH_CLIENTS, get: |c| c.tls.auth_clients, set: |c, v| c.tls.auth_clients = v } },
+    Spec { name: "tls-protocols", param: Param::TlsProtocols, mutable: true, default: "",
+        kind: Kind::Text { get: |c| c.tls.protocols.clone(),
+            set: |c, v| { parse_protocols(&v)?; c.tls.protocols = v; Ok(()) } } },
     // Accepted, with Redis's validation, and changing nothing here.
     stored_bool!("always-show-logo", "no", false),
     stored_text!("pidfile", "", false),
@@ -1046,6 +1081,7 @@ impl Config {
             encoding: EncodingLimits::DEFAULT,
             slowlog_log_slower_than: 0,
             slowlog_max_len: 0,
+            tls: TlsConfig::default(),
             stored: std::collections::BTreeMap::new(),
         }
     }
@@ -1966,7 +2002,7 @@ mod tests {
         );
         assert_eq!(names("MAXMEMORY-P*"), ["maxmemory-policy"]);
         assert_eq!(names("lfu-*"), ["lfu-log-factor", "lfu-decay-time"]);
-        assert_eq!(names("*port*"), ["port"]);
+        assert_eq!(names("*port*"), ["port", "tls-port"]);
         assert_eq!(names("?z"), ["hz"]);
         assert_eq!(
             names("[bp]*"),
@@ -2118,6 +2154,39 @@ mod tests {
             .to_string();
         assert_eq!(err, "ERR CONFIG SET failed (possibly related to argument 'port') - can't set immutable config");
         assert_eq!(c, before);
+    }
+
+    #[test]
+    fn tls_parameters() {
+        let c = Config::default();
+        assert_eq!(c.tls, TlsConfig::default());
+        assert_eq!(get1(&c, "tls-auth-clients"), "yes");
+        let mut c = parse(&[
+            "--tls-port",
+            "6380",
+            "--tls-cert-file",
+            "/etc/ferrum/server.crt",
+            "--tls-auth-clients",
+            "OPTIONAL",
+            "--tls-protocols",
+            "TLSv1.3",
+        ])
+        .expect("valid");
+        assert_eq!(c.tls.port, 6380);
+        assert_eq!(
+            c.tls.cert_file.as_deref(),
+            Some(Path::new("/etc/ferrum/server.crt"))
+        );
+        assert_eq!(c.tls.auth_clients, "optional");
+        assert_eq!(c.tls.protocol_versions(), [TlsProtocol::Tls1_3]);
+        assert_eq!(
+            set_err(&mut c, "tls-auth-clients", "maybe"),
+            "ERR CONFIG SET failed (possibly related to argument 'tls-auth-clients') - \
+             argument(s) must be one of the following: no, yes, optional"
+        );
+        assert_eq!(c.set(b"tls-cert-file", b"").ok(), Some(Param::TlsCertFile));
+        assert_eq!(c.tls.cert_file, None);
+        assert_eq!(get1(&c, "tls-cert-file"), "");
     }
 
     #[test]

@@ -14,6 +14,8 @@ pub(crate) struct TestServer {
     pub(crate) addr: SocketAddr,
     /// The Prometheus endpoint, when started with `--metrics-addr`.
     pub(crate) metrics_addr: Option<SocketAddr>,
+    /// The TLS port, when started with `--tls-port`.
+    pub(crate) tls_addr: Option<SocketAddr>,
     shutdown: CancellationToken,
     thread: Option<JoinHandle<()>>,
 }
@@ -50,17 +52,22 @@ impl TestServer {
                 .expect("runtime");
             rt.block_on(async move {
                 let server = Server::bind(config).await.expect("bind");
-                tx.send((server.local_addr(), server.metrics_addr()))
-                    .expect("report address");
+                tx.send((
+                    server.local_addr(),
+                    server.metrics_addr(),
+                    server.tls_addr(),
+                ))
+                .expect("report address");
                 server.run(token).await.expect("server run");
             });
         });
-        let (addr, metrics_addr) = rx
+        let (addr, metrics_addr, tls_addr) = rx
             .recv_timeout(Duration::from_secs(30))
             .expect("server started");
         TestServer {
             addr,
             metrics_addr,
+            tls_addr,
             shutdown,
             thread: Some(thread),
         }

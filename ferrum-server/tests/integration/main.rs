@@ -30,6 +30,7 @@ mod server;
 mod sets;
 mod streams;
 mod strings;
+mod tls;
 mod tracking;
 mod transactions;
 mod zsets;

@@ -1,0 +1,65 @@
+//! A client's byte stream, plain TCP or TLS over TCP, and the handshake that
+//! turns an accepted socket into one.
+//!
+//! The connection loop and the accept loop are generic over these traits,
+//! so each kind of stream gets its own monomorphised copy: the plain path
+//! calls `TcpStream`'s methods directly, with no dynamic dispatch and no
+//! branch on "is this TLS", and its handshake is a ready future.
+
+use std::future::Future;
+use std::io;
+
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpStream;
+
+/// What a connection reads requests from and writes replies to.
+pub(crate) trait ClientStream: AsyncRead + AsyncWrite + Unpin + Send + 'static {
+    /// Writes as much of `buf` as the stream takes without waiting, like
+    /// `TcpStream::try_write`: `Err(WouldBlock)` when it takes nothing now.
+    /// Lets a flush skip building its `select!` when the kernel takes the
+    /// whole batch, which is the common case. A stream that cannot say
+    /// (TLS) answers `WouldBlock`, and the caller writes asynchronously.
+    fn write_now(&mut self, buf: &[u8]) -> io::Result<usize>;
+
+    /// Ends the stream politely before it is dropped (TLS sends its
+    /// `close_notify`); bounded in time, errors ignored: the connection is
+    /// over either way.
+    fn close(&mut self) -> impl Future<Output = ()> + Send;
+}
+
+impl ClientStream for TcpStream {
+    fn write_now(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.try_write(buf)
+    }
+
+    /// Dropping the socket closes it; nothing to say first.
+    async fn close(&mut self) {}
+}
+
+/// Turns an accepted socket into a [`ClientStream`].
+pub(crate) trait Handshake: Send + Sync + 'static {
+    /// The stream it produces.
+    type Stream: ClientStream;
+
+    /// Starts the handshake of a socket just accepted. Called in the accept
+    /// loop, so it must not wait: the work happens in the returned future,
+    /// which the connection's own task awaits.
+    fn start(
+        &self,
+        socket: TcpStream,
+    ) -> impl Future<Output = io::Result<Self::Stream>> + Send + 'static;
+}
+
+/// The plain port: the socket is the stream.
+pub(crate) struct Plain;
+
+impl Handshake for Plain {
+    type Stream = TcpStream;
+
+    fn start(
+        &self,
+        socket: TcpStream,
+    ) -> impl Future<Output = io::Result<TcpStream>> + Send + 'static {
+        std::future::ready(Ok(socket))
+    }
+}
