@@ -3,12 +3,12 @@
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
 
 use bytes::Bytes;
 use ferrum_proto::Protocol;
-use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::pubsub::Subscriptions;
@@ -115,8 +115,8 @@ pub(crate) struct ClientHandle {
     pub(crate) last_cmd: AtomicUsize,
     /// The last container command's subcommand, lower case.
     last_sub: Mutex<Option<Bytes>>,
-    /// Woken to close the connection (`CLIENT KILL`, shutdown).
-    pub(crate) kill: Notify,
+    /// Raised to close the connection (`CLIENT KILL`, shutdown).
+    pub(crate) kill: EndFlag,
     /// Channels subscribed to, mirrored for `CLIENT LIST`.
     pub(crate) subs: AtomicUsize,
     /// Patterns subscribed to, mirrored for `CLIENT LIST`.
@@ -267,7 +267,7 @@ impl ClientRegistry {
             last_active_ms: AtomicU64::new(0),
             last_cmd: AtomicUsize::new(usize::MAX),
             last_sub: Mutex::new(None),
-            kill: Notify::new(),
+            kill: EndFlag::default(),
             subs: AtomicUsize::new(0),
             psubs: AtomicUsize::new(0),
             blocked: AtomicBool::new(false),
@@ -302,5 +302,108 @@ impl ClientRegistry {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, Arc<ClientHandle>>> {
         self.clients.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// What ends a connection from outside.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum End {
+    /// `CLIENT KILL`, or a Pub/Sub queue over its hard limit.
+    Killed = 1,
+    /// The server shuts down.
+    Shutdown = 2,
+}
+
+/// Tells a connection's task to end, and wakes it. The task polls it in
+/// every wait of its life (input, output, pause, blocking), so polling is
+/// cheap: an atomic load and, while nothing happened, keeping the task's
+/// waker under an uncontended lock. A `tokio::sync::Notify` waited on with
+/// a fresh `notified()` per read cost a waiter registration and removal
+/// (a lock and a list edit each) on every request.
+#[derive(Debug, Default)]
+pub(crate) struct EndFlag {
+    /// 0, or the `End` raised first.
+    ended: AtomicU8,
+    waker: Mutex<Option<Waker>>,
+}
+
+impl EndFlag {
+    /// Ends the connection for `why`, unless it already ends; wakes its
+    /// task.
+    pub(crate) fn raise(&self, why: End) {
+        let _ = self
+            .ended
+            .compare_exchange(0, why as u8, Ordering::AcqRel, Ordering::Acquire);
+        if let Some(w) = self.lock().take() {
+            w.wake();
+        }
+    }
+
+    /// What ended the connection, if anything did.
+    pub(crate) fn ended(&self) -> Option<End> {
+        match self.ended.load(Ordering::Acquire) {
+            1 => Some(End::Killed),
+            2 => Some(End::Shutdown),
+            _ => None,
+        }
+    }
+
+    /// Ready once raised; until then, `cx`'s task is woken by the raise.
+    pub(crate) fn poll_ended(&self, cx: &mut Context<'_>) -> Poll<End> {
+        if let Some(end) = self.ended() {
+            return Poll::Ready(end);
+        }
+        {
+            let mut waker = self.lock();
+            match &*waker {
+                Some(w) if w.will_wake(cx.waker()) => {}
+                _ => *waker = Some(cx.waker().clone()),
+            }
+        }
+        // A raise between the load and the registration found no waker.
+        self.ended().map_or(Poll::Pending, Poll::Ready)
+    }
+
+    /// Resolves once raised.
+    pub(crate) fn wait(&self) -> impl std::future::Future<Output = End> + '_ {
+        std::future::poll_fn(|cx| self.poll_ended(cx))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Waker>> {
+        self.waker.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicUsize;
+    use std::task::Wake;
+
+    use super::*;
+
+    struct Count(AtomicUsize);
+
+    impl Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    #[test]
+    fn a_raise_wakes_the_waiting_task_once_and_the_first_reason_stays() {
+        let flag = EndFlag::default();
+        let count = Arc::new(Count(AtomicUsize::new(0)));
+        let waker = Waker::from(count.clone());
+        let mut cx = Context::from_waker(&waker);
+        assert_eq!(flag.poll_ended(&mut cx), Poll::Pending);
+        // Polling again with the same waker keeps one registration.
+        assert_eq!(flag.poll_ended(&mut cx), Poll::Pending);
+        flag.raise(End::Killed);
+        assert_eq!(count.0.load(Ordering::Relaxed), 1);
+        flag.raise(End::Shutdown);
+        assert_eq!(count.0.load(Ordering::Relaxed), 1, "no waker left to wake");
+        assert_eq!(flag.poll_ended(&mut cx), Poll::Ready(End::Killed));
+        assert_eq!(flag.ended(), Some(End::Killed));
     }
 }

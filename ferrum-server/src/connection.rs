@@ -18,7 +18,6 @@
 //! Commands pipelined after the blocking one run only once it is served.
 
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::task::Poll;
@@ -31,7 +30,7 @@ use tokio::time::Instant;
 use tokio_util::codec::Encoder;
 use tokio_util::sync::CancellationToken;
 
-use crate::client::{ClientHandle, ConnState};
+use crate::client::{ClientHandle, ConnState, End};
 use crate::cmd::{self, BlockSpec, Reply};
 use crate::obuf::{OutputBuffer, FLUSH_THRESHOLD};
 use crate::shared::Shared;
@@ -97,7 +96,10 @@ pub(crate) async fn serve<S: ClientStream>(
     let mut c = Connection {
         shared,
         socket,
-        ended: EndSignal::new(handle.clone(), shutdown),
+        ended: EndSignal {
+            handle: handle.clone(),
+            shutdown,
+        },
         handle,
         codec: RespCodec::server(limits.authenticated(state.authenticated)),
         rbuf: BytesMut::with_capacity(16 * 1024),
@@ -516,50 +518,22 @@ impl<S: ClientStream> Connection<S> {
     }
 }
 
-/// What ends a connection from outside.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum End {
-    /// `CLIENT KILL`, or a Pub/Sub queue over its hard limit.
-    Killed,
-    /// The server shuts down.
-    Shutdown,
-}
-
-/// Waits for the client's kill notification or the server's shutdown.
-/// One waiter per connection, registered once and polled by every wait
-/// of the connection's life: a `select!` over fresh `notified()` and
-/// `cancelled()` futures would register and unregister two waiters (a
-/// lock and a list edit each) on every read, a tenth of the server's
-/// instructions per request without pipelining.
+/// Waits for the client's kill flag or the server's shutdown: the flag,
+/// which the server raises on every connection when it shuts down, and the
+/// token, for a connection that registered after that.
 struct EndSignal {
-    wait: Pin<Box<dyn Future<Output = End> + Send>>,
-    /// What ended it, once it did: the future cannot be polled again.
-    ended: Option<End>,
+    handle: Arc<ClientHandle>,
+    shutdown: CancellationToken,
 }
 
 impl EndSignal {
-    fn new(handle: Arc<ClientHandle>, shutdown: CancellationToken) -> EndSignal {
-        EndSignal {
-            wait: Box::pin(async move {
-                tokio::select! {
-                    biased;
-                    () = shutdown.cancelled() => End::Shutdown,
-                    () = handle.kill.notified() => End::Killed,
-                }
-            }),
-            ended: None,
-        }
-    }
-
     /// Resolves when the connection must end, at once if it already must.
-    fn wait(&mut self) -> impl Future<Output = End> + '_ {
+    fn wait(&self) -> impl Future<Output = End> + '_ {
         std::future::poll_fn(move |cx| {
-            if let Some(end) = self.ended {
-                return Poll::Ready(end);
+            if self.shutdown.is_cancelled() {
+                return Poll::Ready(End::Shutdown);
             }
-            let end = std::task::ready!(self.wait.as_mut().poll(cx));
-            self.ended = Some(end);
-            Poll::Ready(end)
+            self.handle.kill.poll_ended(cx)
         })
     }
 }

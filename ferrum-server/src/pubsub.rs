@@ -187,7 +187,7 @@ impl Subscriber {
                 client = self.client.id,
                 "closing a subscriber over the pubsub output buffer limit"
             );
-            self.client.kill.notify_one();
+            self.client.kill.raise(crate::client::End::Killed);
         }
         false
     }

@@ -21,7 +21,7 @@ use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use crate::client::ClientRegistry;
+use crate::client::{ClientRegistry, End};
 use crate::clock::Clock;
 use crate::cmd::policy_of;
 use crate::config::Config;
@@ -178,6 +178,11 @@ impl Server {
             () = shutdown.cancelled() => {}
             () = self.shared.shutdown_request.cancelled() => shutdown.cancel(),
         }
+        // Connections wait on their own flag, not on the token: end each.
+        // One registered after this sees the token at its start.
+        for c in self.shared.clients.all() {
+            c.kill.raise(End::Shutdown);
+        }
         while tasks.join_next().await.is_some() {}
         Ok(())
     }
@@ -252,7 +257,7 @@ async fn accept_loop<H: Handshake>(
             let id = handle.id;
             let stream = tokio::select! {
                 s = stream => s.map_err(Closed::Handshake),
-                () = handle.kill.notified() => Err(Closed::Normally),
+                _ = handle.kill.wait() => Err(Closed::Normally),
                 () = shutdown.cancelled() => Err(Closed::Normally),
             };
             let closed = match stream {

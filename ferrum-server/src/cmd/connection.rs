@@ -351,7 +351,7 @@ fn client_kill(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             .find(|c| c.addr.to_string().as_bytes() == &addr[..]);
         return match target {
             Some(c) => {
-                c.kill.notify_one();
+                c.kill.raise(crate::client::End::Killed);
                 if c.id == me {
                     ctx.conn.closing = true;
                 }
@@ -425,7 +425,7 @@ fn client_kill(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         if (skipme && c.id == me) || !filters.iter().all(|f| f(&c)) {
             continue;
         }
-        c.kill.notify_one();
+        c.kill.raise(crate::client::End::Killed);
         if c.id == me {
             ctx.conn.closing = true;
         }
