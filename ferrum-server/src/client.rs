@@ -11,6 +11,7 @@ use ferrum_proto::Protocol;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+use crate::acl::User;
 use crate::pubsub::Subscriptions;
 
 /// A connection's private state, owned by its task.
@@ -22,6 +23,9 @@ pub(crate) struct ConnState {
     pub(crate) db: usize,
     /// Whether `AUTH` succeeded (or no password is set).
     pub(crate) authenticated: bool,
+    /// The ACL user commands run as (the registry's copy is for other
+    /// connections: `CLIENT LIST`, `CLIENT KILL USER`).
+    pub(crate) user: Arc<User>,
     /// RESP version for replies.
     pub(crate) protocol: Protocol,
     /// Commands queued since `MULTI`, or `None` outside a transaction.
@@ -61,8 +65,16 @@ impl ConnState {
         self.clock_at = None;
     }
 
-    /// A fresh connection's state.
+    /// Runs the connection's commands as `user` from now on.
+    pub(crate) fn set_user(&mut self, user: Arc<User>) {
+        *self.handle.user.lock().unwrap_or_else(|p| p.into_inner()) = user.clone();
+        self.user = user;
+    }
+
+    /// A fresh connection's state, as the user its handle was registered
+    /// with.
     pub(crate) fn new(handle: Arc<ClientHandle>, authenticated: bool) -> ConnState {
+        let user = handle.user();
         // Every connection has its message queue from the start, so that
         // `CLIENT TRACKING ... REDIRECT id` can reach any client.
         let mut subs = Subscriptions::default();
@@ -72,6 +84,7 @@ impl ConnState {
             handle,
             db: 0,
             authenticated,
+            user,
             protocol: Protocol::Resp2,
             multi: None,
             multi_failed: false,
@@ -135,9 +148,16 @@ pub(crate) struct ClientHandle {
     /// The capacity of the connection's read and write buffers, as of its
     /// last read.
     pub(crate) buffers: AtomicUsize,
+    /// The ACL user the connection runs as.
+    user: Mutex<Arc<User>>,
 }
 
 impl ClientHandle {
+    /// The ACL user the client runs as.
+    pub(crate) fn user(&self) -> Arc<User> {
+        self.user.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
     /// Marks activity at `at` (the command's clock reading), by the command
     /// at `COMMANDS[cmd]` and, for container commands, its subcommand.
     pub(crate) fn touch(&self, cmd: usize, sub: Option<&Bytes>, at: Instant) {
@@ -217,7 +237,7 @@ impl ClientHandle {
             flags.push('N');
         }
         format!(
-            "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db={} sub={} psub={} ssub=0 multi=-1 qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db={} sub={} psub={} ssub=0 multi=-1 qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user={} redir=-1 resp={} lib-name={} lib-ver={}",
             self.id,
             self.addr,
             self.laddr,
@@ -232,6 +252,7 @@ impl ClientHandle {
             self.output_bytes(),
             self.memory(),
             self.last_command(),
+            self.user().name,
             self.resp.load(Ordering::Relaxed),
             text(&self.lib_name),
             text(&self.lib_ver),
@@ -251,8 +272,13 @@ pub(crate) struct ClientRegistry {
 }
 
 impl ClientRegistry {
-    /// Registers a new connection.
-    pub(crate) fn register(&self, addr: SocketAddr, laddr: SocketAddr) -> Arc<ClientHandle> {
+    /// Registers a new connection, running as `user`.
+    pub(crate) fn register(
+        &self,
+        addr: SocketAddr,
+        laddr: SocketAddr,
+        user: Arc<User>,
+    ) -> Arc<ClientHandle> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
         let handle = Arc::new(ClientHandle {
             id,
@@ -275,6 +301,7 @@ impl ClientRegistry {
             qbuf: AtomicUsize::new(0),
             omem: AtomicUsize::new(0),
             buffers: AtomicUsize::new(0),
+            user: Mutex::new(user),
         });
         self.lock().insert(id, handle.clone());
         handle

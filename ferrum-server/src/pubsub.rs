@@ -313,6 +313,21 @@ impl PubSub {
         t.channels.get(channel).map_or(0, HashMap::len)
     }
 
+    /// The channels (`false`) and patterns (`true`) client `id` listens to.
+    pub(crate) fn subscriptions_of(&self, id: u64) -> Vec<(Bytes, bool)> {
+        let t = self.tables.read().unwrap_or_else(|p| p.into_inner());
+        let of = |table: &HashMap<Bytes, Listeners>, pattern: bool| {
+            table
+                .iter()
+                .filter(|(_, listeners)| listeners.contains_key(&id))
+                .map(move |(name, _)| (name.clone(), pattern))
+                .collect::<Vec<_>>()
+        };
+        let mut all = of(&t.channels, false);
+        all.extend(of(&t.patterns, true));
+        all
+    }
+
     /// `PUBSUB NUMPAT`: distinct patterns with at least one subscriber.
     pub(crate) fn numpat(&self) -> usize {
         let t = self.tables.read().unwrap_or_else(|p| p.into_inner());
@@ -436,7 +451,7 @@ mod tests {
 
     fn client() -> Arc<ClientHandle> {
         let addr = "127.0.0.1:1".parse().expect("addr");
-        ClientRegistry::default().register(addr, addr)
+        ClientRegistry::default().register(addr, addr, crate::acl::Acl::default().default_user())
     }
 
     #[tokio::test]

@@ -118,6 +118,8 @@ fn admit(
             spec.name
         ));
     }
+    cmd::acl::permit(ctx, spec, argv, crate::acl::Context::Lua)
+        .map_err(|r| cmd::acl::script_refusal_text(&r).to_owned())?;
     if spec.has(flag::WRITE) && st.read_only {
         return Err(WRITE_FROM_READ_ONLY.to_owned());
     }
