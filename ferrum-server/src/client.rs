@@ -134,6 +134,8 @@ pub(crate) struct ClientHandle {
     pub(crate) subs: AtomicUsize,
     /// Patterns subscribed to, mirrored for `CLIENT LIST`.
     pub(crate) psubs: AtomicUsize,
+    /// Shard channels subscribed to, mirrored for `CLIENT LIST`.
+    pub(crate) ssubs: AtomicUsize,
     /// Whether the client is blocked in a blocking command.
     pub(crate) blocked: AtomicBool,
     /// The connection's message queue (Pub/Sub and client-side caching),
@@ -222,12 +224,13 @@ impl ClientHandle {
             String::from_utf8_lossy(&v.unwrap_or_default()).into_owned()
         };
         let name = text(&self.name);
-        let (subs, psubs) = (
+        let (subs, psubs, ssubs) = (
             self.subs.load(Ordering::Relaxed),
             self.psubs.load(Ordering::Relaxed),
+            self.ssubs.load(Ordering::Relaxed),
         );
         let mut flags = String::new();
-        if subs + psubs > 0 {
+        if subs + psubs + ssubs > 0 {
             flags.push('P');
         }
         if self.blocked.load(Ordering::Relaxed) {
@@ -237,7 +240,7 @@ impl ClientHandle {
             flags.push('N');
         }
         format!(
-            "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db={} sub={} psub={} ssub=0 multi=-1 qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user={} redir=-1 resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi=-1 qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user={} redir=-1 resp={} lib-name={} lib-ver={}",
             self.id,
             self.addr,
             self.laddr,
@@ -248,6 +251,7 @@ impl ClientHandle {
             self.db.load(Ordering::Relaxed),
             subs,
             psubs,
+            ssubs,
             self.qbuf.load(Ordering::Relaxed),
             self.output_bytes(),
             self.memory(),
@@ -296,6 +300,7 @@ impl ClientRegistry {
             kill: Notify::new(),
             subs: AtomicUsize::new(0),
             psubs: AtomicUsize::new(0),
+            ssubs: AtomicUsize::new(0),
             blocked: AtomicBool::new(false),
             inbox: Mutex::new(None),
             qbuf: AtomicUsize::new(0),

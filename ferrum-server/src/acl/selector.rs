@@ -220,8 +220,8 @@ fn channels<'a>(
     args: &'a [Bytes],
 ) -> impl Iterator<Item = (&'a Bytes, bool)> + 'a {
     let (range, pattern) = match spec.name {
-        "publish" => (1..2.min(args.len()), false),
-        "subscribe" => (1..args.len(), false),
+        "publish" | "spublish" => (1..2.min(args.len()), false),
+        "subscribe" | "ssubscribe" => (1..args.len(), false),
         "psubscribe" => (1..args.len(), true),
         _ => (0..0, false),
     };

@@ -208,7 +208,10 @@ fn close_revoked_subscribers(ctx: &mut Ctx<'_>, user: &Arc<User>) {
             .pubsub
             .subscriptions_of(id)
             .iter()
-            .any(|(chan, pattern)| !rules.selectors().any(|s| s.channel_allowed(chan, *pattern)))
+            .any(|(chan, kind)| {
+                let pattern = *kind == crate::pubsub::Kind::Pattern;
+                !rules.selectors().any(|s| s.channel_allowed(chan, pattern))
+            })
     };
     let doomed: Vec<_> = ctx
         .shared
@@ -223,11 +226,13 @@ fn close_revoked_subscribers(ctx: &mut Ctx<'_>, user: &Arc<User>) {
 }
 
 /// Closes a connection: the caller's own after this reply, any other at
-/// once.
+/// once. The other is gone from `CLIENT LIST` before this command replies,
+/// as in Redis, though its task may still be closing the socket.
 fn close(ctx: &mut Ctx<'_>, client: &crate::client::ClientHandle) {
     if client.id == ctx.conn.handle.id {
         ctx.conn.closing = true;
     } else {
+        ctx.shared.clients.unregister(client.id);
         client.kill.notify_one();
     }
 }

@@ -406,8 +406,9 @@ fn client_kill(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             }
             let (normal, pubsub) = (is(&v, "normal"), is(&v, "pubsub"));
             filters.push(Box::new(move |c| {
-                let subscribed =
-                    c.subs.load(Ordering::Relaxed) + c.psubs.load(Ordering::Relaxed) > 0;
+                let subscribed = [&c.subs, &c.psubs, &c.ssubs]
+                    .iter()
+                    .any(|n| n.load(Ordering::Relaxed) > 0);
                 (normal && !subscribed) || (pubsub && subscribed)
             }));
         } else {

@@ -436,9 +436,28 @@ pub(crate) fn debug(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     } else if is(sub, "expire-cycle") && args.len() == 2 {
         let n = ctx.store().expire_cycle(ctx.shared.clock.now(), usize::MAX);
         Ok(Frame::Integer(n as i64))
+    } else if is(sub, "object") && args.len() == 3 {
+        debug_object(ctx, &args[2])
     } else {
         Err(CmdError::unknown_subcommand("DEBUG", sub))
     }
+}
+
+/// `DEBUG OBJECT key`: Redis's one-line description of a value. Nothing
+/// here has an address or a serialized form, so both read 0.
+fn debug_object(ctx: &Ctx<'_>, key: &[u8]) -> CmdResult {
+    let (db, now) = (ctx.db(), ctx.now);
+    let mut ks = ctx.store().lock_key(key);
+    let entry = ks
+        .shard(key)
+        .lookup(db, key, now, ferrum_store::Access::ReadNoTouch);
+    let e = entry.ok_or_else(|| CmdError::msg(super::error::NO_SUCH_KEY))?;
+    let idle = (now.0 / 1000).saturating_sub(e.last_access().0 / 1000);
+    let line = format!(
+        "Value at:0x0 refcount:1 encoding:{} serializedlength:0 lru:0 lru_seconds_idle:{idle}",
+        e.encoding()
+    );
+    Ok(Frame::Simple(Bytes::from(line)))
 }
 
 /// `SHUTDOWN [NOSAVE | SAVE] [NOW] [FORCE] [ABORT]`: stops the server as

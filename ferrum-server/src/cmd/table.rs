@@ -253,6 +253,9 @@ pub(crate) static COMMANDS: &[CommandSpec] = &[
     row!("unsubscribe", -1, PUBSUB | STALE | SUBSCRIBED_OK | NO_SCRIPT, [PUBSUB | SLOW], NONE, "pubsub", pubsub::unsubscribe, "Stops listening to messages posted to channels."),
     row!("psubscribe", -2, PUBSUB | STALE | SUBSCRIBED_OK | NO_SCRIPT, [PUBSUB | SLOW], NONE, "pubsub", pubsub::psubscribe, "Listens for messages published to channels that match one or more patterns."),
     row!("punsubscribe", -1, PUBSUB | STALE | SUBSCRIBED_OK | NO_SCRIPT, [PUBSUB | SLOW], NONE, "pubsub", pubsub::punsubscribe, "Stops listening to messages published to channels that match one or more patterns."),
+    row!("ssubscribe", -2, PUBSUB | STALE | SUBSCRIBED_OK | NO_SCRIPT, [PUBSUB | SLOW], NONE, "pubsub", pubsub::ssubscribe, "Listens for messages published to shard channels."),
+    row!("sunsubscribe", -1, PUBSUB | STALE | SUBSCRIBED_OK | NO_SCRIPT, [PUBSUB | SLOW], NONE, "pubsub", pubsub::sunsubscribe, "Stops listening to messages posted to shard channels."),
+    row!("spublish", 3, PUBSUB | STALE | FAST, [PUBSUB | FAST], NONE, "pubsub", pubsub::spublish, "Post a message to a shard channel"),
     row!("publish", 3, PUBSUB | STALE | FAST, [PUBSUB | FAST], NONE, "pubsub", pubsub::publish, "Posts a message to a channel."),
     row!("pubsub", -2, PUBSUB | STALE | CONTAINER, [SLOW], NONE, "pubsub", pubsub::pubsub, "A container for Pub/Sub commands."),
     // server
