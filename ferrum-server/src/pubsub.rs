@@ -66,6 +66,18 @@ pub(crate) enum TrackingMsg {
 }
 
 impl Message {
+    /// A published message, matched by `pattern` if any, sent by `SPUBLISH`
+    /// if `shard`.
+    fn published(pattern: Option<Bytes>, channel: &Bytes, payload: &Bytes, shard: bool) -> Message {
+        Message {
+            pattern,
+            shard,
+            channel: channel.clone(),
+            payload: payload.clone(),
+            tracking: None,
+        }
+    }
+
     /// A client-side-caching message.
     pub(crate) fn tracking(msg: TrackingMsg) -> Message {
         Message {
@@ -289,61 +301,47 @@ impl PubSub {
         payload: &Bytes,
         limit: OutputBufferLimit,
     ) -> usize {
-        let t = self.tables.read().unwrap_or_else(|p| p.into_inner());
-        let mut receivers = 0;
-        if let Some(listeners) = t.channels.get(channel) {
-            for sub in listeners.values() {
-                let msg = Message {
-                    pattern: None,
-                    shard: false,
-                    channel: channel.clone(),
-                    payload: payload.clone(),
-                    tracking: None,
-                };
-                receivers += usize::from(sub.deliver(msg, limit));
-            }
-        }
-        for (pattern, listeners) in &t.patterns {
-            if !ferrum_store::glob::glob_match(pattern, channel, false) {
-                continue;
-            }
-            for sub in listeners.values() {
-                let msg = Message {
-                    pattern: Some(pattern.clone()),
-                    shard: false,
-                    channel: channel.clone(),
-                    payload: payload.clone(),
-                    tracking: None,
-                };
-                receivers += usize::from(sub.deliver(msg, limit));
-            }
-        }
-        receivers
+        self.publish_to(false, channel, payload, limit)
     }
 
     /// `SPUBLISH`: sends `payload` to every subscriber of the shard
-    /// channel; the number of messages queued.
+    /// channel (patterns never match one); the number of messages queued.
     pub(crate) fn publish_shard(
         &self,
         channel: &Bytes,
         payload: &Bytes,
         limit: OutputBufferLimit,
     ) -> usize {
+        self.publish_to(true, channel, payload, limit)
+    }
+
+    fn publish_to(
+        &self,
+        shard: bool,
+        channel: &Bytes,
+        payload: &Bytes,
+        limit: OutputBufferLimit,
+    ) -> usize {
         let t = self.tables.read().unwrap_or_else(|p| p.into_inner());
-        let Some(listeners) = t.shards.get(channel) else {
-            return 0;
-        };
-        let msg = Message {
-            pattern: None,
-            shard: true,
-            channel: channel.clone(),
-            payload: payload.clone(),
-            tracking: None,
-        };
-        listeners
-            .values()
-            .filter(|sub| sub.deliver(msg.clone(), limit))
-            .count()
+        let direct = if shard { &t.shards } else { &t.channels };
+        let mut receivers = 0;
+        if let Some(listeners) = direct.get(channel) {
+            for sub in listeners.values() {
+                let msg = Message::published(None, channel, payload, shard);
+                receivers += usize::from(sub.deliver(msg, limit));
+            }
+        }
+        let patterns = t.patterns.iter().filter(|_| !shard);
+        for (pattern, listeners) in patterns {
+            if !ferrum_store::glob::glob_match(pattern, channel, false) {
+                continue;
+            }
+            for sub in listeners.values() {
+                let msg = Message::published(Some(pattern.clone()), channel, payload, false);
+                receivers += usize::from(sub.deliver(msg, limit));
+            }
+        }
+        receivers
     }
 
     /// `PUBSUB CHANNELS [pattern]` (`kind` `Channel`) and `PUBSUB
