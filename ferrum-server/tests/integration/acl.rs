@@ -411,3 +411,33 @@ fn aclfile_round_trip() {
     drop(s);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn exec_rechecks_queued_commands_and_kill_by_user() {
+    let s = TestServer::start();
+    let mut admin = s.client();
+    setuser(
+        &mut admin,
+        "tx",
+        &["on", "nopass", "~*", "+multi", "+exec", "+incr"],
+    );
+    let mut c = login(&s, "tx", "x");
+    let _: () = run(&mut c, &["MULTI"]).unwrap();
+    let _: String = run(&mut c, &["INCR", "n"]).unwrap();
+    setuser(&mut admin, "tx", &["-incr"]);
+    // The error is the transaction's one reply element.
+    assert_eq!(
+        err(&mut c, &["EXEC"]),
+        "NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: no permission to execute the command or subcommand"
+    );
+    assert_eq!(last_log(&mut admin)["context"], "multi");
+    assert_eq!(
+        run::<i64>(&mut admin, &["CLIENT", "KILL", "USER", "tx"]).unwrap(),
+        1
+    );
+    assert!(run::<String>(&mut c, &["PING"]).is_err());
+    assert_eq!(
+        err(&mut admin, &["CLIENT", "KILL", "USER", "nobody"]),
+        "ERR No such user 'nobody'"
+    );
+}
