@@ -254,6 +254,8 @@ pub(crate) const NO_ARGUMENTS: &str =
 pub(crate) const BAD_ARGUMENT: &str = "Lua redis lib command arguments must be strings or integers";
 /// `redis.call` of a command that does not exist.
 pub(crate) const UNKNOWN_COMMAND: &str = "ERR Unknown Redis command called from script";
+/// `redis.acl_check_cmd` of an unknown command.
+pub(crate) const ACL_CHECK_UNKNOWN: &str = "ERR Invalid command passed to redis.acl_check_cmd()";
 /// `redis.call` with the wrong number of arguments for its command.
 pub(crate) const WRONG_ARITY: &str = "ERR Wrong number of args calling Redis command from script";
 /// `redis.call` of a command flagged `noscript` (EVAL, MULTI, BLPOP...).

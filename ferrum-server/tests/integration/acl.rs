@@ -306,6 +306,11 @@ fn acl_log_records_refusals_with_their_context() {
         "{e}"
     );
     assert_eq!(last_log(&mut admin)["context"], "lua");
+    // `redis.acl_check_cmd` asks without running or logging.
+    let script =
+        "return {redis.acl_check_cmd('set', 'allowed', 1), redis.acl_check_cmd('get', 'allowed')}";
+    let checks: Vec<Option<i64>> = run(&mut c, &["EVAL", script, "0"]).unwrap();
+    assert_eq!(checks, [Some(1), None]);
     // A failed login.
     assert!(run::<()>(&mut s.client(), &["AUTH", "lg", "wrong"]).is_err());
     let entry = last_log(&mut admin);
