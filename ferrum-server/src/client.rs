@@ -11,6 +11,7 @@ use bytes::Bytes;
 use ferrum_proto::Protocol;
 use tokio::time::Instant;
 
+use crate::acl::User;
 use crate::pubsub::Subscriptions;
 
 /// A connection's private state, owned by its task.
@@ -22,6 +23,9 @@ pub(crate) struct ConnState {
     pub(crate) db: usize,
     /// Whether `AUTH` succeeded (or no password is set).
     pub(crate) authenticated: bool,
+    /// The ACL user commands run as (the registry's copy is for other
+    /// connections: `CLIENT LIST`, `CLIENT KILL USER`).
+    pub(crate) user: Arc<User>,
     /// RESP version for replies.
     pub(crate) protocol: Protocol,
     /// Commands queued since `MULTI`, or `None` outside a transaction.
@@ -61,8 +65,16 @@ impl ConnState {
         self.clock_at = None;
     }
 
-    /// A fresh connection's state.
+    /// Runs the connection's commands as `user` from now on.
+    pub(crate) fn set_user(&mut self, user: Arc<User>) {
+        *self.handle.user.lock().unwrap_or_else(|p| p.into_inner()) = user.clone();
+        self.user = user;
+    }
+
+    /// A fresh connection's state, as the user its handle was registered
+    /// with.
     pub(crate) fn new(handle: Arc<ClientHandle>, authenticated: bool) -> ConnState {
+        let user = handle.user();
         // Every connection has its message queue from the start, so that
         // `CLIENT TRACKING ... REDIRECT id` can reach any client.
         let mut subs = Subscriptions::default();
@@ -72,6 +84,7 @@ impl ConnState {
             handle,
             db: 0,
             authenticated,
+            user,
             protocol: Protocol::Resp2,
             multi: None,
             multi_failed: false,
@@ -121,6 +134,8 @@ pub(crate) struct ClientHandle {
     pub(crate) subs: AtomicUsize,
     /// Patterns subscribed to, mirrored for `CLIENT LIST`.
     pub(crate) psubs: AtomicUsize,
+    /// Shard channels subscribed to, mirrored for `CLIENT LIST`.
+    pub(crate) ssubs: AtomicUsize,
     /// Whether the client is blocked in a blocking command.
     pub(crate) blocked: AtomicBool,
     /// The connection's message queue (Pub/Sub and client-side caching),
@@ -135,9 +150,16 @@ pub(crate) struct ClientHandle {
     /// The capacity of the connection's read and write buffers, as of its
     /// last read.
     pub(crate) buffers: AtomicUsize,
+    /// The ACL user the connection runs as.
+    user: Mutex<Arc<User>>,
 }
 
 impl ClientHandle {
+    /// The ACL user the client runs as.
+    pub(crate) fn user(&self) -> Arc<User> {
+        self.user.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
     /// Marks activity at `at` (the command's clock reading), by the command
     /// at `COMMANDS[cmd]` and, for container commands, its subcommand.
     pub(crate) fn touch(&self, cmd: usize, sub: Option<&Bytes>, at: Instant) {
@@ -202,12 +224,13 @@ impl ClientHandle {
             String::from_utf8_lossy(&v.unwrap_or_default()).into_owned()
         };
         let name = text(&self.name);
-        let (subs, psubs) = (
+        let (subs, psubs, ssubs) = (
             self.subs.load(Ordering::Relaxed),
             self.psubs.load(Ordering::Relaxed),
+            self.ssubs.load(Ordering::Relaxed),
         );
         let mut flags = String::new();
-        if subs + psubs > 0 {
+        if subs + psubs + ssubs > 0 {
             flags.push('P');
         }
         if self.blocked.load(Ordering::Relaxed) {
@@ -217,7 +240,7 @@ impl ClientHandle {
             flags.push('N');
         }
         format!(
-            "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db={} sub={} psub={} ssub=0 multi=-1 qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi=-1 qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user={} redir=-1 resp={} lib-name={} lib-ver={}",
             self.id,
             self.addr,
             self.laddr,
@@ -228,10 +251,12 @@ impl ClientHandle {
             self.db.load(Ordering::Relaxed),
             subs,
             psubs,
+            ssubs,
             self.qbuf.load(Ordering::Relaxed),
             self.output_bytes(),
             self.memory(),
             self.last_command(),
+            self.user().name,
             self.resp.load(Ordering::Relaxed),
             text(&self.lib_name),
             text(&self.lib_ver),
@@ -251,8 +276,13 @@ pub(crate) struct ClientRegistry {
 }
 
 impl ClientRegistry {
-    /// Registers a new connection.
-    pub(crate) fn register(&self, addr: SocketAddr, laddr: SocketAddr) -> Arc<ClientHandle> {
+    /// Registers a new connection, running as `user`.
+    pub(crate) fn register(
+        &self,
+        addr: SocketAddr,
+        laddr: SocketAddr,
+        user: Arc<User>,
+    ) -> Arc<ClientHandle> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
         let handle = Arc::new(ClientHandle {
             id,
@@ -270,11 +300,13 @@ impl ClientRegistry {
             kill: EndFlag::default(),
             subs: AtomicUsize::new(0),
             psubs: AtomicUsize::new(0),
+            ssubs: AtomicUsize::new(0),
             blocked: AtomicBool::new(false),
             inbox: Mutex::new(None),
             qbuf: AtomicUsize::new(0),
             omem: AtomicUsize::new(0),
             buffers: AtomicUsize::new(0),
+            user: Mutex::new(user),
         });
         self.lock().insert(id, handle.clone());
         handle

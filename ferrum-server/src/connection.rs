@@ -184,7 +184,7 @@ impl<S: ClientStream> Connection<S> {
     /// command that blocks and returns what it waits for.
     async fn run_buffered(&mut self) -> Result<Option<Stop>, Closed> {
         self.state.clock_stale();
-        let subscribed = self.state.subs.count() > 0;
+        let subscribed = self.state.subs.subscribed();
         self.obuf.refresh(&self.shared.normal_obuf, subscribed);
         loop {
             let pending = self.rbuf.len();
@@ -283,7 +283,7 @@ impl<S: ClientStream> Connection<S> {
     /// Encodes `first` and whatever other messages are queued already, up
     /// to one write batch.
     fn encode_messages(&mut self, first: crate::pubsub::Message) {
-        let subscribed = self.state.subs.count() > 0;
+        let subscribed = self.state.subs.subscribed();
         if let Some(f) = first.into_frame(self.state.protocol, subscribed) {
             self.encode(&f);
         }
@@ -340,7 +340,10 @@ impl<S: ClientStream> Connection<S> {
         // limit while its write waits, as Redis's cron checks it: at the
         // limit's deadline once the queue is over it, else every tick
         // (publishers may put it over meanwhile).
-        let queue_limit = (self.state.subs.count() > 0)
+        let queue_limit = self
+            .state
+            .subs
+            .subscribed()
             .then(|| self.shared.config().client_output_buffer_limit.pubsub);
         let done = {
             let mut rest = std::pin::pin!(write_out(&mut self.socket, &self.wbuf[written..]));
@@ -419,7 +422,7 @@ impl<S: ClientStream> Connection<S> {
             Ordering::Relaxed,
         );
         // Subscribers are exempt from the idle timeout, as in Redis.
-        let idle = self.idle_timeout.filter(|_| self.state.subs.count() == 0);
+        let idle = self.idle_timeout.filter(|_| !self.state.subs.subscribed());
         let (socket, rbuf) = (&mut self.socket, &mut self.rbuf);
         let read = async {
             match idle {

@@ -19,6 +19,7 @@
 //! # }
 //! ```
 
+mod acl;
 pub mod alloc;
 mod blocking;
 mod client;

@@ -26,11 +26,25 @@ use tokio::time::Instant;
 use crate::client::ClientHandle;
 use crate::config::OutputBufferLimit;
 
+/// What a subscription listens to: a channel, a pattern of channels, or
+/// a shard channel (`SSUBSCRIBE`, a namespace of its own).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// `SUBSCRIBE`.
+    Channel,
+    /// `PSUBSCRIBE`.
+    Pattern,
+    /// `SSUBSCRIBE`.
+    Shard,
+}
+
 /// One published message on its way to one subscriber.
 #[derive(Clone, Debug)]
 pub(crate) struct Message {
     /// The pattern it matched, for `pmessage`; `None` for `message`.
     pub(crate) pattern: Option<Bytes>,
+    /// Published with `SPUBLISH`: delivered as `smessage`.
+    pub(crate) shard: bool,
     /// The channel it was published to.
     pub(crate) channel: Bytes,
     /// The payload.
@@ -52,10 +66,23 @@ pub(crate) enum TrackingMsg {
 }
 
 impl Message {
+    /// A published message, matched by `pattern` if any, sent by `SPUBLISH`
+    /// if `shard`.
+    fn published(pattern: Option<Bytes>, channel: &Bytes, payload: &Bytes, shard: bool) -> Message {
+        Message {
+            pattern,
+            shard,
+            channel: channel.clone(),
+            payload: payload.clone(),
+            tracking: None,
+        }
+    }
+
     /// A client-side-caching message.
     pub(crate) fn tracking(msg: TrackingMsg) -> Message {
         Message {
             pattern: None,
+            shard: false,
             channel: Bytes::new(),
             payload: Bytes::new(),
             tracking: Some(msg),
@@ -114,6 +141,7 @@ impl Message {
         let mut items = Vec::with_capacity(4);
         match self.pattern {
             Some(p) => items.extend([Frame::bulk("pmessage"), Frame::Bulk(p)]),
+            None if self.shard => items.push(Frame::bulk("smessage")),
             None => items.push(Frame::bulk("message")),
         }
         items.extend([Frame::Bulk(self.channel), Frame::Bulk(self.payload)]);
@@ -215,14 +243,23 @@ type Listeners = HashMap<u64, Arc<Subscriber>>;
 struct Tables {
     channels: HashMap<Bytes, Listeners>,
     patterns: HashMap<Bytes, Listeners>,
+    shards: HashMap<Bytes, Listeners>,
 }
 
 impl Tables {
-    fn of(&mut self, pattern: bool) -> &mut HashMap<Bytes, Listeners> {
-        if pattern {
-            &mut self.patterns
-        } else {
-            &mut self.channels
+    fn of(&mut self, kind: Kind) -> &mut HashMap<Bytes, Listeners> {
+        match kind {
+            Kind::Channel => &mut self.channels,
+            Kind::Pattern => &mut self.patterns,
+            Kind::Shard => &mut self.shards,
+        }
+    }
+
+    fn get(&self, kind: Kind) -> &HashMap<Bytes, Listeners> {
+        match kind {
+            Kind::Channel => &self.channels,
+            Kind::Pattern => &self.patterns,
+            Kind::Shard => &self.shards,
         }
     }
 }
@@ -235,18 +272,18 @@ pub(crate) struct PubSub {
 
 impl PubSub {
     /// Adds `sub` to a channel's (or pattern's) listeners.
-    pub(crate) fn subscribe(&self, sub: &Arc<Subscriber>, name: Bytes, pattern: bool) {
+    pub(crate) fn subscribe(&self, sub: &Arc<Subscriber>, name: Bytes, kind: Kind) {
         let mut t = self.tables.write().unwrap_or_else(|p| p.into_inner());
-        t.of(pattern)
+        t.of(kind)
             .entry(name)
             .or_default()
             .insert(sub.client.id, sub.clone());
     }
 
     /// Removes client `id` from a channel's (or pattern's) listeners.
-    pub(crate) fn unsubscribe(&self, id: u64, name: &Bytes, pattern: bool) {
+    pub(crate) fn unsubscribe(&self, id: u64, name: &Bytes, kind: Kind) {
         let mut t = self.tables.write().unwrap_or_else(|p| p.into_inner());
-        let table = t.of(pattern);
+        let table = t.of(kind);
         if let Some(listeners) = table.get_mut(name) {
             listeners.remove(&id);
             if listeners.is_empty() {
@@ -264,41 +301,56 @@ impl PubSub {
         payload: &Bytes,
         limit: OutputBufferLimit,
     ) -> usize {
+        self.publish_to(false, channel, payload, limit)
+    }
+
+    /// `SPUBLISH`: sends `payload` to every subscriber of the shard
+    /// channel (patterns never match one); the number of messages queued.
+    pub(crate) fn publish_shard(
+        &self,
+        channel: &Bytes,
+        payload: &Bytes,
+        limit: OutputBufferLimit,
+    ) -> usize {
+        self.publish_to(true, channel, payload, limit)
+    }
+
+    fn publish_to(
+        &self,
+        shard: bool,
+        channel: &Bytes,
+        payload: &Bytes,
+        limit: OutputBufferLimit,
+    ) -> usize {
         let t = self.tables.read().unwrap_or_else(|p| p.into_inner());
+        let direct = if shard { &t.shards } else { &t.channels };
         let mut receivers = 0;
-        if let Some(listeners) = t.channels.get(channel) {
+        if let Some(listeners) = direct.get(channel) {
             for sub in listeners.values() {
-                let msg = Message {
-                    pattern: None,
-                    channel: channel.clone(),
-                    payload: payload.clone(),
-                    tracking: None,
-                };
+                let msg = Message::published(None, channel, payload, shard);
                 receivers += usize::from(sub.deliver(msg, limit));
             }
         }
-        for (pattern, listeners) in &t.patterns {
+        let patterns = t.patterns.iter().filter(|_| !shard);
+        for (pattern, listeners) in patterns {
             if !ferrum_store::glob::glob_match(pattern, channel, false) {
                 continue;
             }
             for sub in listeners.values() {
-                let msg = Message {
-                    pattern: Some(pattern.clone()),
-                    channel: channel.clone(),
-                    payload: payload.clone(),
-                    tracking: None,
-                };
+                let msg = Message::published(Some(pattern.clone()), channel, payload, false);
                 receivers += usize::from(sub.deliver(msg, limit));
             }
         }
         receivers
     }
 
-    /// `PUBSUB CHANNELS [pattern]`: channels with at least one subscriber.
-    pub(crate) fn channels(&self, pattern: Option<&[u8]>) -> Vec<Bytes> {
+    /// `PUBSUB CHANNELS [pattern]` (`kind` `Channel`) and `PUBSUB
+    /// SHARDCHANNELS [pattern]` (`Shard`): channels with at least one
+    /// subscriber.
+    pub(crate) fn channels(&self, kind: Kind, pattern: Option<&[u8]>) -> Vec<Bytes> {
         let t = self.tables.read().unwrap_or_else(|p| p.into_inner());
         let mut out: Vec<Bytes> = t
-            .channels
+            .get(kind)
             .keys()
             .filter(|c| pattern.is_none_or(|p| ferrum_store::glob::glob_match(p, c, false)))
             .cloned()
@@ -307,10 +359,25 @@ impl PubSub {
         out
     }
 
-    /// `PUBSUB NUMSUB`: subscribers of one channel (patterns not counted).
-    pub(crate) fn numsub(&self, channel: &[u8]) -> usize {
+    /// `PUBSUB NUMSUB` (`kind` `Channel`) and `SHARDNUMSUB` (`Shard`):
+    /// subscribers of one channel (patterns not counted).
+    pub(crate) fn numsub(&self, kind: Kind, channel: &[u8]) -> usize {
         let t = self.tables.read().unwrap_or_else(|p| p.into_inner());
-        t.channels.get(channel).map_or(0, HashMap::len)
+        t.get(kind).get(channel).map_or(0, HashMap::len)
+    }
+
+    /// Everything client `id` listens to.
+    pub(crate) fn subscriptions_of(&self, id: u64) -> Vec<(Bytes, Kind)> {
+        let t = self.tables.read().unwrap_or_else(|p| p.into_inner());
+        [Kind::Channel, Kind::Pattern, Kind::Shard]
+            .into_iter()
+            .flat_map(|kind| {
+                t.get(kind)
+                    .iter()
+                    .filter(|(_, listeners)| listeners.contains_key(&id))
+                    .map(move |(name, _)| (name.clone(), kind))
+            })
+            .collect()
     }
 
     /// `PUBSUB NUMPAT`: distinct patterns with at least one subscriber.
@@ -328,20 +395,40 @@ pub(crate) struct Subscriptions {
     pub(crate) channels: BTreeSet<Bytes>,
     /// Patterns subscribed to, sorted.
     pub(crate) patterns: BTreeSet<Bytes>,
+    /// Shard channels subscribed to, sorted.
+    pub(crate) shards: BTreeSet<Bytes>,
     sender: Option<Arc<Subscriber>>,
     rx: Option<mpsc::UnboundedReceiver<Message>>,
 }
 
 impl Subscriptions {
-    /// Channels plus patterns: the count Redis reports in confirmations.
-    pub(crate) fn count(&self) -> usize {
-        self.channels.len() + self.patterns.len()
+    /// The count Redis reports in confirmations: channels plus patterns,
+    /// or shard channels for `SSUBSCRIBE` and `SUNSUBSCRIBE`.
+    pub(crate) fn count(&self, kind: Kind) -> usize {
+        match kind {
+            Kind::Shard => self.shards.len(),
+            _ => self.channels.len() + self.patterns.len(),
+        }
+    }
+
+    /// The names subscribed to of one kind.
+    pub(crate) fn set(&mut self, kind: Kind) -> &mut BTreeSet<Bytes> {
+        match kind {
+            Kind::Channel => &mut self.channels,
+            Kind::Pattern => &mut self.patterns,
+            Kind::Shard => &mut self.shards,
+        }
     }
 
     /// Whether the connection is in RESP2 subscribed mode, where only the
     /// Pub/Sub commands, PING, QUIT and RESET are allowed.
     pub(crate) fn restricts(&self, protocol: Protocol) -> bool {
-        protocol == Protocol::Resp2 && self.count() > 0
+        protocol == Protocol::Resp2 && self.subscribed()
+    }
+
+    /// Whether the connection listens to anything.
+    pub(crate) fn subscribed(&self) -> bool {
+        !(self.channels.is_empty() && self.patterns.is_empty() && self.shards.is_empty())
     }
 
     /// The connection's subscriber, created on first use.
@@ -420,11 +507,10 @@ impl Subscriptions {
 
     /// Leaves every channel and pattern (`RESET`, connection close).
     pub(crate) fn clear(&mut self, pubsub: &PubSub, id: u64) {
-        for c in std::mem::take(&mut self.channels) {
-            pubsub.unsubscribe(id, &c, false);
-        }
-        for p in std::mem::take(&mut self.patterns) {
-            pubsub.unsubscribe(id, &p, true);
+        for kind in [Kind::Channel, Kind::Pattern, Kind::Shard] {
+            for name in std::mem::take(self.set(kind)) {
+                pubsub.unsubscribe(id, &name, kind);
+            }
         }
     }
 }
@@ -436,7 +522,7 @@ mod tests {
 
     fn client() -> Arc<ClientHandle> {
         let addr = "127.0.0.1:1".parse().expect("addr");
-        ClientRegistry::default().register(addr, addr)
+        ClientRegistry::default().register(addr, addr, crate::acl::Acl::default().default_user())
     }
 
     #[tokio::test]
@@ -444,8 +530,8 @@ mod tests {
         let ps = PubSub::default();
         let mut subs = Subscriptions::default();
         let s = subs.subscriber(&client());
-        ps.subscribe(&s, Bytes::from_static(b"news"), false);
-        ps.subscribe(&s, Bytes::from_static(b"n*"), true);
+        ps.subscribe(&s, Bytes::from_static(b"news"), Kind::Channel);
+        ps.subscribe(&s, Bytes::from_static(b"n*"), Kind::Pattern);
         let n = ps.publish(
             &Bytes::from_static(b"news"),
             &Bytes::from_static(b"hi"),
@@ -457,10 +543,30 @@ mod tests {
             subs.try_recv().and_then(|m| m.pattern),
             Some(Bytes::from_static(b"n*"))
         );
-        assert_eq!(ps.channels(None), [Bytes::from_static(b"news")]);
-        assert_eq!((ps.numsub(b"news"), ps.numpat()), (1, 1));
-        ps.unsubscribe(s.client.id, &Bytes::from_static(b"news"), false);
-        assert_eq!(ps.numsub(b"news"), 0);
+        assert_eq!(
+            ps.channels(Kind::Channel, None),
+            [Bytes::from_static(b"news")]
+        );
+        assert_eq!((ps.numsub(Kind::Channel, b"news"), ps.numpat()), (1, 1));
+        ps.unsubscribe(s.client.id, &Bytes::from_static(b"news"), Kind::Channel);
+        assert_eq!(ps.numsub(Kind::Channel, b"news"), 0);
+    }
+
+    #[tokio::test]
+    async fn shard_channels_are_a_namespace_of_their_own() {
+        let ps = PubSub::default();
+        let mut subs = Subscriptions::default();
+        let s = subs.subscriber(&client());
+        let (chan, hi) = (Bytes::from_static(b"orders"), Bytes::from_static(b"hi"));
+        ps.subscribe(&s, chan.clone(), Kind::Shard);
+        let limit = OutputBufferLimit::default();
+        assert_eq!(ps.publish(&chan, &hi, limit), 0);
+        assert_eq!(ps.publish_shard(&chan, &hi, limit), 1);
+        let frame = subs.recv().await.into_frame(Protocol::Resp2, true);
+        let expected = ["smessage", "orders", "hi"].map(Frame::bulk).to_vec();
+        assert_eq!(frame, Some(Frame::Push(expected)));
+        assert_eq!(ps.channels(Kind::Shard, None), std::slice::from_ref(&chan));
+        assert_eq!(ps.subscriptions_of(s.client.id), [(chan, Kind::Shard)]);
     }
 
     #[test]
@@ -468,7 +574,7 @@ mod tests {
         let ps = PubSub::default();
         let mut subs = Subscriptions::default();
         let s = subs.subscriber(&client());
-        ps.subscribe(&s, Bytes::from_static(b"c"), false);
+        ps.subscribe(&s, Bytes::from_static(b"c"), Kind::Channel);
         let limit = OutputBufferLimit {
             hard_bytes: 1000,
             soft_bytes: 0,

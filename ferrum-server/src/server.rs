@@ -87,10 +87,11 @@ impl Server {
         let tracking_max = config.tracking_max_keys();
         let normal_obuf = crate::obuf::NormalLimit::default();
         normal_obuf.install(config.client_output_buffer_limit.normal);
+        let acl = crate::acl::Acl::from_config(&config).map_err(anyhow::Error::msg)?;
         let shared = Arc::new(Shared {
             store,
             normal_obuf,
-            auth_required: AtomicBool::new(config.requirepass.is_some()),
+            acl,
             debug_enabled: AtomicBool::new(config.enable_debug_command),
             port: AtomicU16::new(port),
             config: RwLock::new(config),
@@ -251,7 +252,9 @@ async fn accept_loop<H: Handshake>(
             });
             continue;
         }
-        let handle = shared.clients.register(addr, laddr);
+        let handle = shared
+            .clients
+            .register(addr, laddr, shared.acl.default_user());
         let (shared, shutdown) = (shared.clone(), shutdown.clone());
         connections.spawn(async move {
             let id = handle.id;

@@ -30,9 +30,8 @@ pub(crate) struct Shared {
     /// writing, so a transaction's commands run with nothing in between,
     /// while each command still locks only the shards it needs.
     pub(crate) tx_gate: RwLock<()>,
-    /// Whether `requirepass` is set; read on every command, so cached here
-    /// instead of behind the config lock.
-    pub(crate) auth_required: std::sync::atomic::AtomicBool,
+    /// ACL users and the ACL log.
+    pub(crate) acl: crate::acl::Acl,
     /// `client-output-buffer-limit normal`, read by connections once per
     /// batch, so cached here instead of behind the config lock.
     pub(crate) normal_obuf: crate::obuf::NormalLimit,
@@ -71,7 +70,7 @@ pub(crate) struct Shared {
 impl Shared {
     /// Whether clients must `AUTH` first.
     pub(crate) fn requires_auth(&self) -> bool {
-        self.auth_required.load(Ordering::Relaxed)
+        self.acl.requires_auth()
     }
 
     /// The transaction gate's read side if nobody holds its write side

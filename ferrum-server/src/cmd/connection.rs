@@ -42,21 +42,16 @@ pub(crate) fn quit(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     Ok(Frame::ok())
 }
 
-/// Checks a password against `requirepass`. Only the `default` user exists.
+/// Logs the connection in as `user` if `pass` is one of its passwords and
+/// the user is on; a failure is logged in `ACL LOG`.
 fn check_auth(ctx: &mut Ctx<'_>, user: &[u8], pass: &[u8]) -> Result<(), CmdError> {
-    let config = ctx.shared.config();
-    let ok = user == b"default"
-        && match config.requirepass.as_deref() {
-            Some(p) => p.as_bytes() == pass,
-            None => true,
-        };
-    drop(config);
-    if ok {
-        ctx.conn.authenticated = true;
-        Ok(())
-    } else {
-        Err(CmdError::msg(WRONGPASS))
-    }
+    let Some(found) = ctx.shared.acl.login(user, pass) else {
+        super::acl::log_failed_auth(ctx, user);
+        return Err(CmdError::msg(WRONGPASS));
+    };
+    ctx.conn.set_user(found);
+    ctx.conn.authenticated = true;
+    Ok(())
 }
 
 /// `AUTH [username] password`
@@ -66,7 +61,7 @@ pub(crate) fn auth(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         [_, user, pass] => (&user[..], pass),
         _ => return Err(CmdError::syntax()),
     };
-    if args.len() == 2 && !ctx.shared.requires_auth() {
+    if args.len() == 2 && ctx.shared.acl.default_user().rules().nopass {
         return Err(CmdError::msg(AUTH_NOT_SET));
     }
     check_auth(ctx, user, pass)?;
@@ -377,14 +372,13 @@ fn client_kill(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         } else if is(k, "laddr") {
             filters.push(Box::new(move |c| c.laddr.to_string().as_bytes() == &v[..]));
         } else if is(k, "user") {
-            // Without ACLs the one user is `default`.
-            if &v[..] != b"default" {
+            let Some(user) = ctx.shared.acl.get(&v) else {
                 return Err(CmdError::msg(format!(
                     "ERR No such user '{}'",
                     String::from_utf8_lossy(&v)
                 )));
-            }
-            filters.push(Box::new(|_| true));
+            };
+            filters.push(Box::new(move |c| std::sync::Arc::ptr_eq(&c.user(), &user)));
         } else if is(k, "maxage") {
             let age = int_arg(&v)?;
             filters.push(Box::new(move |c| {
@@ -412,8 +406,9 @@ fn client_kill(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             }
             let (normal, pubsub) = (is(&v, "normal"), is(&v, "pubsub"));
             filters.push(Box::new(move |c| {
-                let subscribed =
-                    c.subs.load(Ordering::Relaxed) + c.psubs.load(Ordering::Relaxed) > 0;
+                let subscribed = [&c.subs, &c.psubs, &c.ssubs]
+                    .iter()
+                    .any(|n| n.load(Ordering::Relaxed) > 0);
                 (normal && !subscribed) || (pubsub && subscribed)
             }));
         } else {
@@ -591,6 +586,7 @@ pub(crate) fn reset(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     ctx.conn.watched.clear();
     ctx.conn.protocol = Protocol::Resp2;
     ctx.conn.handle.resp.store(2, Ordering::Relaxed);
+    ctx.conn.set_user(ctx.shared.acl.default_user());
     ctx.conn.authenticated = !ctx.shared.requires_auth();
     *ctx.conn
         .handle

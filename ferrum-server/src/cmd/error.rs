@@ -147,6 +147,15 @@ pub(crate) const GEO_UNIT: &str = "ERR unsupported unit provided. please use M, 
 /// mode (no password set), Redis 7.0.15's text to the byte (its "Setup a an"
 /// included).
 pub(crate) const PROTECTED_MODE_DENIED: &str = "DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Setup a an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside.";
+/// A container command's subcommand with arguments it does not take
+/// (Redis's `addReplySubcommandSyntaxError`).
+pub(crate) fn subcommand_syntax(cmd: &str, sub: &[u8]) -> String {
+    format!(
+        "ERR unknown subcommand or wrong number of arguments for '{}'. Try {cmd} HELP.",
+        String::from_utf8_lossy(sub)
+    )
+}
+
 /// `-ERR max number of clients reached`, to a connection over `maxclients`.
 pub(crate) const MAX_CLIENTS: &str = "ERR max number of clients reached";
 /// `CONFIG SET` of a `tls-*` parameter whose new TLS configuration does
@@ -250,6 +259,8 @@ pub(crate) const NO_ARGUMENTS: &str =
 pub(crate) const BAD_ARGUMENT: &str = "Lua redis lib command arguments must be strings or integers";
 /// `redis.call` of a command that does not exist.
 pub(crate) const UNKNOWN_COMMAND: &str = "ERR Unknown Redis command called from script";
+/// `redis.acl_check_cmd` of an unknown command.
+pub(crate) const ACL_CHECK_UNKNOWN: &str = "ERR Invalid command passed to redis.acl_check_cmd()";
 /// `redis.call` with the wrong number of arguments for its command.
 pub(crate) const WRONG_ARITY: &str = "ERR Wrong number of args calling Redis command from script";
 /// `redis.call` of a command flagged `noscript` (EVAL, MULTI, BLPOP...).
@@ -303,3 +314,126 @@ pub(crate) const BAD_ENGINE_SHEBANG: &str = "ERR Unexpected engine in script she
 pub(crate) const BAD_OPTION_SHEBANG: &str = "ERR Unknown lua shebang option";
 /// `#!lua flags=...` with a flag Redis does not know.
 pub(crate) const BAD_FLAG_SHEBANG: &str = "ERR Unexpected flag in script shebang";
+
+/// Access-control texts: refusals (`NOPERM`), `ACL` command errors, and the
+/// reasons `ACL SETUSER` gives for a bad rule, each as Redis 7.0 words it.
+pub(crate) mod acl {
+    /// A refused key.
+    pub(crate) const NOPERM_KEY: &str =
+        "NOPERM this user has no permissions to access one of the keys used as arguments";
+    /// A refused channel.
+    pub(crate) const NOPERM_CHANNEL: &str =
+        "NOPERM this user has no permissions to access one of the channels used as arguments";
+    /// A refused command.
+    pub(crate) fn noperm_command(name: &str) -> String {
+        format!("NOPERM this user has no permissions to run the '{name}' command")
+    }
+    /// `ACL DRYRUN` of a refused command (a bulk reply, not an error).
+    pub(crate) fn dryrun_command(name: &str) -> String {
+        format!("This user has no permissions to run the '{name}' command")
+    }
+    /// `ACL DRYRUN` of a refused key.
+    pub(crate) fn dryrun_key(key: &str) -> String {
+        format!("This user has no permissions to access the '{key}' key")
+    }
+    /// `ACL DRYRUN` of a refused channel.
+    pub(crate) fn dryrun_channel(channel: &str) -> String {
+        format!("This user has no permissions to access the '{channel}' channel")
+    }
+    /// A queued command refused by `EXEC`, with why.
+    pub(crate) fn noperm_in_exec(reason: &str) -> String {
+        format!("NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: {reason}")
+    }
+    /// Why `EXEC` refused a command.
+    pub(crate) const EXEC_COMMAND: &str = "no permission to execute the command or subcommand";
+    /// Why `EXEC` refused a key.
+    pub(crate) const EXEC_KEY: &str = "no permission to touch the specified keys";
+    /// Why `EXEC` refused a channel.
+    pub(crate) const EXEC_CHANNEL: &str =
+        "no permission to access one of the channels used as arguments";
+    /// A script's command refused.
+    pub(crate) const SCRIPT_COMMAND: &str =
+        "ERR The user executing the script can't run this command or subcommand";
+    /// A script's key refused.
+    pub(crate) const SCRIPT_KEY: &str = "ERR The user executing the script can't access at least one of the keys mentioned in the command arguments";
+    /// A script's channel refused.
+    pub(crate) const SCRIPT_CHANNEL: &str =
+        "ERR The user executing the script can't publish to the channel mentioned in the command";
+    /// `SORT ... BY` without read access to every key.
+    pub(crate) const SORT_BY: &str =
+        "ERR BY option of SORT denied due to insufficient ACL permissions.";
+    /// `SORT ... GET` without read access to every key.
+    pub(crate) const SORT_GET: &str =
+        "ERR GET option of SORT denied due to insufficient ACL permissions.";
+    /// `ACL DELUSER default`.
+    pub(crate) const DEFAULT_UNDELETABLE: &str = "ERR The 'default' user cannot be removed";
+    /// `ACL LOAD`/`ACL SAVE` without `aclfile`.
+    pub(crate) const NO_ACL_FILE: &str = "ERR This Redis instance is not configured to use an ACL file. You may want to specify users via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a Redis configuration file set) in order to store users in the Redis configuration.";
+    /// `ACL SAVE` that could not write the file.
+    pub(crate) const SAVE_FAILED: &str = "ERR There was an error trying to save the ACLs. Please check the server logs for more information";
+    /// `ACL GENPASS` with a bad bit count.
+    pub(crate) const GENPASS_BITS: &str = "ERR ACL GENPASS argument must be the number of bits for the output password, a positive number up to 4096";
+    /// A user name with a space or NUL byte.
+    pub(crate) const BAD_USERNAME: &str = "ERR Usernames can't contain spaces or null characters";
+    /// Both `user` lines and `aclfile` in the configuration.
+    pub(crate) const USERS_AND_ACLFILE: &str = "Configuring Redis with users defined in redis.conf and at the same setting an ACL file path is invalid. This setup is very likely to lead to configuration errors and security holes, please define either an ACL file or declare users directly in your redis.conf, but not both.";
+    /// An ACL file line that is not a `user` line.
+    pub(crate) const USER_LINE_SHAPE: &str = "should start with user keyword";
+
+    /// `ACL SETUSER` with a bad rule.
+    pub(crate) fn bad_rule(op: &str, why: &str) -> String {
+        format!("ERR Error in ACL SETUSER modifier '{op}': {why}")
+    }
+    /// A `user` line of the configuration or the ACL file with a bad rule.
+    pub(crate) fn bad_user_rule(op: &str, why: &str) -> String {
+        format!("Error in user declaration '{op}': {why}")
+    }
+    /// A `(` selector never closed.
+    pub(crate) fn unmatched_parenthesis(start: &[u8]) -> String {
+        format!(
+            "ERR Unmatched parenthesis in acl selector starting at '{}'.",
+            String::from_utf8_lossy(start)
+        )
+    }
+    /// The same user twice in an ACL file or the configuration.
+    pub(crate) fn duplicate_user(name: &str) -> String {
+        format!("Duplicate user '{name}' found")
+    }
+    /// The ACL file could not be read.
+    pub(crate) fn acl_file_unreadable(path: &str, err: &std::io::Error) -> String {
+        format!("Error loading ACLs, opening file '{path}': {err}")
+    }
+    /// `ACL LOAD` refused the file.
+    pub(crate) fn load_failed(errors: &str) -> String {
+        format!("ERR {errors}")
+    }
+    /// `ACL DRYRUN` or `ACL GETUSER`-like lookups of a missing user.
+    pub(crate) fn no_such_user(name: &[u8]) -> String {
+        format!("ERR User '{}' not found", String::from_utf8_lossy(name))
+    }
+    /// `ACL DRYRUN` of an unknown command.
+    pub(crate) fn no_such_command(name: &[u8]) -> String {
+        format!("ERR Command '{}' not found", String::from_utf8_lossy(name))
+    }
+    /// `ACL CAT` of an unknown category.
+    pub(crate) fn unknown_category(name: &[u8]) -> String {
+        format!("ERR Unknown category '{}'", String::from_utf8_lossy(name))
+    }
+
+    /// Why a rule was refused: `ENOENT` in Redis.
+    pub(crate) const UNKNOWN_COMMAND: &str = "Unknown command or category name in ACL";
+    /// `EINVAL`.
+    pub(crate) const SYNTAX: &str = "Syntax error";
+    /// `EEXIST`.
+    pub(crate) const KEYS_AFTER_ALL: &str = "Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and does not have any effect. Try 'resetkeys' to start with an empty list of patterns";
+    /// `EISDIR`.
+    pub(crate) const CHANNELS_AFTER_ALL: &str = "Adding a pattern after the * pattern (or the 'allchannels' flag) is not valid and does not have any effect. Try 'resetchannels' to start with an empty list of channels";
+    /// `ENODEV`.
+    pub(crate) const NO_SUCH_PASSWORD: &str =
+        "The password you are trying to remove from the user does not exist";
+    /// `EBADMSG`.
+    pub(crate) const BAD_HASH: &str = "The password hash must be exactly 64 characters and contain only lowercase hexadecimal characters";
+    /// `ECHILD`.
+    pub(crate) const FIRST_ARG_OF_SUBCOMMAND: &str =
+        "Allowing first-arg of a subcommand is not supported";
+}

@@ -16,34 +16,107 @@ use super::CommandSpec;
 /// What a command does with one of its keys, as Redis's key-spec flags
 /// name it (`RO access`, `OW update`...).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum KeyRole {
-    /// Read only.
+pub(crate) enum KeyRole {
+    /// Read (`GET`).
     Read,
-    /// Read and changed in place.
+    /// Looked at without reading the value: existence, type, length
+    /// (`EXISTS`, `STRLEN`).
+    Peek,
+    /// Read, and changed in place from what it held (`INCR`).
     Modify,
+    /// Elements or bytes added without reading (`LPUSH`, an `LMOVE` destination).
+    Insert,
+    /// Changed without being read (`HSET`, `EXPIRE`).
+    Update,
+    /// Elements taken out without being read (`SREM`, `LTRIM`).
+    Delete,
     /// Written whole, whatever it held (`SET`, a `STORE` destination).
     Overwrite,
+    /// Written whole only when absent (`SETNX`, `RENAMENX`'s destination).
+    Create,
     /// Deleted (`DEL`, `UNLINK`).
     Remove,
-    /// The source of a move: read and elements taken out (`LMOVE`'s first key).
+    /// Read and elements taken out (`LPOP`, `LMOVE`'s source).
     MoveFrom,
-    /// The destination of a move: elements put in (`LMOVE`'s second key).
-    MoveTo,
+    /// Read, with a cached result written back (`PFCOUNT`).
+    CachedRead,
+    /// Read and added to (`PFMERGE`'s destination).
+    Merge,
 }
 
 impl KeyRole {
     /// Redis's flag words for this role, in `COMMAND GETKEYSANDFLAGS` order.
-    pub(super) fn flags(self) -> &'static [&'static str] {
+    pub(crate) fn flags(self) -> &'static [&'static str] {
         match self {
             KeyRole::Read => &["RO", "access"],
+            KeyRole::Peek => &["RO"],
             KeyRole::Modify => &["RW", "access", "update"],
+            KeyRole::Insert => &["RW", "insert"],
+            KeyRole::Update => &["RW", "update"],
+            KeyRole::Delete => &["RW", "delete"],
             KeyRole::Overwrite => &["OW", "update"],
+            KeyRole::Create => &["OW", "insert"],
             KeyRole::Remove => &["RM", "delete"],
             KeyRole::MoveFrom => &["RW", "access", "delete"],
-            KeyRole::MoveTo => &["RW", "insert"],
+            KeyRole::CachedRead => &["RW", "access"],
+            KeyRole::Merge => &["RW", "access", "insert"],
         }
     }
+
+    /// Whether the role reads the value (Redis's `access` flag): what a
+    /// `%R~` key pattern allows.
+    pub(crate) fn reads(self) -> bool {
+        self.flags().contains(&"access")
+    }
+
+    /// Whether the role changes the key (`insert`, `update` or `delete`):
+    /// what a `%W~` key pattern allows.
+    pub(crate) fn writes(self) -> bool {
+        self.flags()
+            .iter()
+            .any(|f| matches!(*f, "insert" | "update" | "delete"))
+    }
 }
+
+/// The role of every key of the commands whose keys all play one role, as
+/// Redis 7.0's key specs give it. Commands not listed read their keys, or
+/// modify them if they write.
+#[rustfmt::skip]
+const ROLES: &[(KeyRole, &[&str])] = &[
+    (KeyRole::Peek, &["strlen", "llen", "hlen", "hexists", "hstrlen", "sismember", "scard", "zcard", "xlen", "exists", "touch", "type", "watch", "memory", "object"]),
+    (KeyRole::Create, &["setnx", "msetnx"]),
+    (KeyRole::Overwrite, &["setex", "psetex", "mset", "restore"]),
+    (KeyRole::MoveFrom, &["getdel", "lpop", "rpop", "blpop", "brpop", "lmpop", "blmpop", "spop", "zpopmin", "zpopmax", "bzpopmin", "bzpopmax", "zmpop", "bzmpop"]),
+    (KeyRole::Insert, &["append", "lpush", "rpush", "lpushx", "rpushx", "linsert", "hsetnx", "sadd", "pfadd"]),
+    (KeyRole::Update, &["setrange", "lset", "hset", "hmset", "zadd", "geoadd", "xadd", "xsetid", "xack", "xclaim", "expire", "pexpire", "expireat", "pexpireat", "persist"]),
+    (KeyRole::Delete, &["lrem", "ltrim", "hdel", "srem", "zrem", "zremrangebyrank", "zremrangebyscore", "zremrangebylex", "xdel", "xautoclaim", "xtrim"]),
+    (KeyRole::CachedRead, &["pfcount"]),
+    (KeyRole::Remove, &["del", "unlink"]),
+];
+
+/// Commands whose first key is a destination with this role and whose
+/// other keys are read.
+const DEST_THEN_SOURCES: &[(&str, KeyRole)] = &[
+    ("bitop", KeyRole::Overwrite),
+    ("sinterstore", KeyRole::Update),
+    ("sunionstore", KeyRole::Overwrite),
+    ("sdiffstore", KeyRole::Overwrite),
+    ("zrangestore", KeyRole::Overwrite),
+    ("geosearchstore", KeyRole::Overwrite),
+    ("pfmerge", KeyRole::Merge),
+];
+
+/// Commands with a source key and a destination key, and their roles.
+const SOURCE_THEN_DEST: &[(&str, [KeyRole; 2])] = &[
+    ("lmove", [KeyRole::MoveFrom, KeyRole::Insert]),
+    ("blmove", [KeyRole::MoveFrom, KeyRole::Insert]),
+    ("rpoplpush", [KeyRole::MoveFrom, KeyRole::Insert]),
+    ("brpoplpush", [KeyRole::MoveFrom, KeyRole::Insert]),
+    ("smove", [KeyRole::MoveFrom, KeyRole::Insert]),
+    ("rename", [KeyRole::MoveFrom, KeyRole::Overwrite]),
+    ("renamenx", [KeyRole::MoveFrom, KeyRole::Create]),
+    ("copy", [KeyRole::Read, KeyRole::Overwrite]),
+];
 
 /// Commands whose keys follow a `numkeys` argument, with its position.
 const NUMKEYS_AT: &[(&str, usize)] = &[
@@ -70,16 +143,10 @@ const DEST_THEN_NUMKEYS: &[&str] = &["zunionstore", "zinterstore", "zdiffstore"]
 /// Container commands whose subcommands take a key right after them.
 const KEY_AFTER_SUBCOMMAND: &[&str] = &["memory", "xgroup", "xinfo", "object"];
 
-/// Commands written whole, whatever their key held.
-const OVERWRITES: &[&str] = &["set", "mset", "msetnx", "setex", "psetex"];
-
-/// Commands that move elements from their first key to their second.
-const MOVES: &[&str] = &["lmove", "blmove", "rpoplpush", "brpoplpush", "smove"];
-
 /// The keys of `args` (the full command line, name first) for `spec`, each
 /// with its role; `None` when the arguments do not fit the command's syntax
 /// (a `numkeys` that is not a number or exceeds the arguments).
-pub(super) fn command_keys(spec: &CommandSpec, args: &[Bytes]) -> Option<Vec<(Bytes, KeyRole)>> {
+pub(crate) fn command_keys(spec: &CommandSpec, args: &[Bytes]) -> Option<Vec<(Bytes, KeyRole)>> {
     let name = spec.name;
     let default = default_role(spec);
     let all = |keys: &[Bytes], role: KeyRole| keys.iter().map(|k| (k.clone(), role)).collect();
@@ -94,29 +161,60 @@ pub(super) fn command_keys(spec: &CommandSpec, args: &[Bytes]) -> Option<Vec<(By
     if KEY_AFTER_SUBCOMMAND.contains(&name) {
         return Some(all(args.get(2..3).unwrap_or_default(), default));
     }
+    if let Some((_, role)) = DEST_THEN_SOURCES.iter().find(|(n, _)| *n == name) {
+        let roles = std::iter::once(*role).chain(std::iter::repeat(KeyRole::Read));
+        return Some(spec.keys(args).cloned().zip(roles).collect());
+    }
+    if let Some((_, roles)) = SOURCE_THEN_DEST.iter().find(|(n, _)| *n == name) {
+        return Some(spec.keys(args).cloned().zip(*roles).collect());
+    }
     match name {
         "sort" | "sort_ro" | "georadius" | "georadiusbymember" => {
             Some(key_then_stores(args, &["store", "storedist"]))
         }
         "xread" | "xreadgroup" => Some(all(after_streams(args)?, default)),
-        _ if MOVES.contains(&name) => Some(
-            spec.keys(args)
-                .cloned()
-                .zip([KeyRole::MoveFrom, KeyRole::MoveTo])
-                .collect(),
-        ),
+        "set" => Some(all(args.get(1..2)?, set_role(args))),
+        "bitfield" => Some(all(args.get(1..2)?, bitfield_role(args))),
         _ => Some(spec.keys(args).map(|k| (k.clone(), default)).collect()),
     }
 }
 
 /// The role every key of `spec` has unless the command says otherwise.
 fn default_role(spec: &CommandSpec) -> KeyRole {
-    match spec.name {
-        "del" | "unlink" => KeyRole::Remove,
-        n if OVERWRITES.contains(&n) => KeyRole::Overwrite,
-        _ if spec.has(super::flag::WRITE) => KeyRole::Modify,
-        _ => KeyRole::Read,
+    if let Some((role, _)) = ROLES.iter().find(|(_, names)| names.contains(&spec.name)) {
+        return *role;
     }
+    if spec.has(super::flag::WRITE) {
+        KeyRole::Modify
+    } else {
+        KeyRole::Read
+    }
+}
+
+/// `SET` reads its key only with `GET`, as Redis's `setGetKeys` decides.
+fn set_role(args: &[Bytes]) -> KeyRole {
+    if args.iter().skip(3).any(|a| is(a, "get")) {
+        KeyRole::Modify
+    } else {
+        KeyRole::Overwrite
+    }
+}
+
+/// `BITFIELD` with nothing but `GET`s (and `OVERFLOW`) only reads, as
+/// Redis's `bitfieldGetKeys` decides; anything else may write.
+fn bitfield_role(args: &[Bytes]) -> KeyRole {
+    let mut i = 2;
+    while i < args.len() {
+        let rest = args.len() - i - 1;
+        if is(&args[i], "get") && rest >= 2 {
+            i += 3;
+        } else if is(&args[i], "overflow") && rest >= 1 {
+            i += 2;
+        } else {
+            return KeyRole::Modify;
+        }
+    }
+    KeyRole::Read
 }
 
 /// The `numkeys` keys after the `numkeys` argument at `at`.
@@ -206,7 +304,7 @@ mod tests {
         assert_eq!(roles("set k v"), [KeyRole::Overwrite]);
         assert_eq!(
             roles("lmove a b left right"),
-            [KeyRole::MoveFrom, KeyRole::MoveTo]
+            [KeyRole::MoveFrom, KeyRole::Insert]
         );
         assert_eq!(roles("sort a store b"), [KeyRole::Read, KeyRole::Overwrite]);
         assert_eq!(roles("incr a"), [KeyRole::Modify]);

@@ -247,7 +247,7 @@ fn stats(ctx: &Ctx<'_>, out: &mut String) {
         ks.evicted_keys,
         ks.keyspace_hits,
         ks.keyspace_misses,
-        ctx.shared.pubsub.channels(None).len(),
+        ctx.shared.pubsub.channels(crate::pubsub::Kind::Channel, None).len(),
         ctx.shared.pubsub.numpat(),
         load(&s.error_replies),
         ctx.shared.lazyfree.pending(),

@@ -13,8 +13,10 @@
 //! `SUBSCRIBE a b c` confirms each channel separately ([`Ctx::more`]).
 //! [`execute`] folds both into its [`Reply`].
 
+pub(crate) mod acl;
 mod bitops;
 mod blocking;
+pub(crate) mod category;
 mod coll;
 mod connection;
 mod dump;
@@ -22,7 +24,7 @@ pub(crate) mod error;
 mod expire;
 mod function;
 mod geo;
-mod getkeys;
+pub(crate) mod getkeys;
 mod hash;
 mod hll;
 mod info;
@@ -127,6 +129,8 @@ pub(crate) struct CommandSpec {
     pub(crate) arity: i32,
     /// Bits from [`flag`].
     pub(crate) flags: u16,
+    /// ACL categories: bits from [`category`].
+    pub(crate) categories: u32,
     /// Position of the first key argument, 0 if none.
     pub(crate) first_key: i32,
     /// Position of the last key argument; negative counts from the end.
@@ -389,8 +393,8 @@ enum Prepared {
     Paused,
 }
 
-/// Everything that happens before a command runs: lookup, arity, auth, and
-/// queueing inside `MULTI`.
+/// Everything that happens before a command runs: lookup, arity, auth, ACL
+/// permissions, and queueing inside `MULTI`.
 fn prepare(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Result<Prepared, CmdError> {
     let Some(spec) = lookup(&args[0]) else {
         return Err(unknown_command(args));
@@ -401,6 +405,7 @@ fn prepare(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Result<Prepared, CmdError> {
     if !ctx.conn.authenticated && !spec.has(flag::NO_AUTH) && ctx.shared.requires_auth() {
         return Err(CmdError::msg(error::NOAUTH));
     }
+    acl::permit(ctx, spec, args, acl::context_of(ctx)).map_err(|r| acl::noperm(&r))?;
     if ctx.conn.subs.restricts(ctx.conn.protocol) && !spec.has(flag::SUBSCRIBED_OK) {
         return Err(CmdError::msg(format!(
             "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",

@@ -10,7 +10,7 @@ use ferrum_store::{PolicyConfig, PolicyKind};
 
 use super::error::{SWAPDB_FIRST, SWAPDB_SECOND};
 use super::parse::{int_arg, int_in_range, is};
-use super::{flag, getkeys, lookup, CmdError, CmdResult, CommandSpec, Ctx, COMMANDS};
+use super::{category, flag, getkeys, lookup, CmdError, CmdResult, CommandSpec, Ctx, COMMANDS};
 
 pub(crate) fn dbsize(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     let db = ctx.db();
@@ -151,6 +151,9 @@ fn config_set(ctx: &mut Ctx<'_>, pairs: &[Bytes]) -> CmdResult {
         .chunks_exact(2)
         .map(|kv| (&kv[0][..], &kv[1][..]))
         .collect();
+    let password_set = pairs
+        .iter()
+        .any(|(k, _)| k.eq_ignore_ascii_case(b"requirepass"));
     // All or nothing, as Redis 7: the error text is the whole reply.
     staged
         .set_many(&pairs)
@@ -174,9 +177,11 @@ fn config_set(ctx: &mut Ctx<'_>, pairs: &[Bytes]) -> CmdResult {
     shared.slowlog.trim();
     let (maxmemory, policy) = (config.maxmemory_bytes, policy_of(&config));
     config.encoding.install();
-    shared
-        .auth_required
-        .store(config.requirepass.is_some(), Ordering::Relaxed);
+    if password_set {
+        shared
+            .acl
+            .set_default_password(config.requirepass.as_deref());
+    }
     shared
         .normal_obuf
         .install(config.client_output_buffer_limit.normal);
@@ -256,21 +261,11 @@ fn command_info(c: &CommandSpec) -> Frame {
         Frame::Integer(i64::from(c.first_key)),
         Frame::Integer(i64::from(c.last_key)),
         Frame::Integer(i64::from(c.step)),
-        Frame::Set(vec![Frame::simple(acl_category(c.group))]),
+        Frame::Set(category::names_of(c.categories).map(Frame::bulk).collect()),
         Frame::Array(Vec::new()),
         Frame::Array(Vec::new()),
         Frame::Array(Vec::new()),
     ])
-}
-
-fn acl_category(group: &str) -> &'static str {
-    match group {
-        "string" => "@string",
-        "generic" => "@keyspace",
-        "transactions" => "@transaction",
-        "connection" => "@connection",
-        _ => "@admin",
-    }
 }
 
 fn command_docs(c: &CommandSpec) -> Frame {
@@ -312,81 +307,22 @@ const MOVABLE_KEYS: &[&str] = &[
     "fcall_ro",
 ];
 
-/// Subcommands of the container commands this module answers for, as
-/// `COMMAND LIST` names them (`client|list`).
-const SUBCOMMANDS: &[(&str, &[&str])] = &[
-    (
-        "client",
-        &[
-            "caching",
-            "getname",
-            "getredir",
-            "help",
-            "id",
-            "info",
-            "kill",
-            "list",
-            "no-evict",
-            "pause",
-            "reply",
-            "setinfo",
-            "setname",
-            "tracking",
-            "trackinginfo",
-            "unblock",
-            "unpause",
-        ],
-    ),
-    ("config", &["get", "help", "resetstat", "rewrite", "set"]),
-    (
-        "command",
-        &[
-            "count",
-            "docs",
-            "getkeys",
-            "getkeysandflags",
-            "help",
-            "info",
-            "list",
-        ],
-    ),
-    (
-        "cluster",
-        &["help", "info", "myid", "nodes", "shards", "slots"],
-    ),
-    ("slowlog", &["get", "help", "len", "reset"]),
-    (
-        "latency",
-        &[
-            "doctor",
-            "graph",
-            "help",
-            "histogram",
-            "history",
-            "latest",
-            "reset",
-        ],
-    ),
-    ("pubsub", &["channels", "help", "numpat", "numsub"]),
-];
-
 /// Every command with its subcommands after it: `(name, row)`.
-fn commands_and_subcommands() -> Vec<(String, &'static CommandSpec)> {
+fn commands_and_subcommands() -> Vec<(String, u32)> {
     let mut out = Vec::new();
     for c in COMMANDS {
-        out.push((c.name.to_owned(), c));
-        if let Some((_, subs)) = SUBCOMMANDS.iter().find(|(n, _)| *n == c.name) {
-            out.extend(subs.iter().map(|s| (format!("{}|{s}", c.name), c)));
-        }
+        out.push((c.name.to_owned(), c.categories));
+        out.extend(
+            category::subcommands_of(c).map(|(_, s)| (s.full_name.to_owned(), s.categories)),
+        );
     }
     out
 }
 
 fn command_list(args: &[Bytes]) -> CmdResult {
     let names = commands_and_subcommands();
-    let bulks = |v: Vec<(String, &CommandSpec)>| {
-        Frame::Array(v.into_iter().map(|(n, _)| Frame::bulk(n)).collect())
-    };
+    let bulks =
+        |v: Vec<(String, u32)>| Frame::Array(v.into_iter().map(|(n, _)| Frame::bulk(n)).collect());
     match args {
         [] => Ok(bulks(names)),
         [by, kind, value] if is(by, "filterby") => {
@@ -397,10 +333,10 @@ fn command_list(args: &[Bytes]) -> CmdResult {
                     .collect();
                 Ok(bulks(keep))
             } else if is(kind, "aclcat") {
-                let want = String::from_utf8_lossy(value).to_ascii_lowercase();
+                let want = category::by_name(value).unwrap_or(0);
                 let keep = names
                     .into_iter()
-                    .filter(|(_, c)| acl_category(c.group).trim_start_matches('@') == want)
+                    .filter(|(_, cats)| cats & want != 0)
                     .collect();
                 Ok(bulks(keep))
             } else if is(kind, "module") {
@@ -525,9 +461,28 @@ pub(crate) fn debug(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     } else if is(sub, "expire-cycle") && args.len() == 2 {
         let n = ctx.store().expire_cycle(ctx.shared.clock.now(), usize::MAX);
         Ok(Frame::Integer(n as i64))
+    } else if is(sub, "object") && args.len() == 3 {
+        debug_object(ctx, &args[2])
     } else {
         Err(CmdError::unknown_subcommand("DEBUG", sub))
     }
+}
+
+/// `DEBUG OBJECT key`: Redis's one-line description of a value. Nothing
+/// here has an address or a serialized form, so both read 0.
+fn debug_object(ctx: &Ctx<'_>, key: &[u8]) -> CmdResult {
+    let (db, now) = (ctx.db(), ctx.now);
+    let mut ks = ctx.store().lock_key(key);
+    let entry = ks
+        .shard(key)
+        .lookup(db, key, now, ferrum_store::Access::ReadNoTouch);
+    let e = entry.ok_or_else(|| CmdError::msg(super::error::NO_SUCH_KEY))?;
+    let idle = (now.0 / 1000).saturating_sub(e.last_access().0 / 1000);
+    let line = format!(
+        "Value at:0x0 refcount:1 encoding:{} serializedlength:0 lru:0 lru_seconds_idle:{idle}",
+        e.encoding()
+    );
+    Ok(Frame::Simple(Bytes::from(line)))
 }
 
 /// `SHUTDOWN [NOSAVE | SAVE] [NOW] [FORCE] [ABORT]`: stops the server as
@@ -562,6 +517,12 @@ pub(crate) fn lastsave(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
 /// `CLUSTER HELP`; every other subcommand gets Redis's answer on a server
 /// started without `cluster-enabled` (FerrumKV has no cluster mode), which
 /// is how clients tell a standalone server.
+/// `READONLY`, `READWRITE`: cluster-mode commands, refused as Redis
+/// refuses them without cluster mode.
+pub(crate) fn cluster_only(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    Err(CmdError::msg(super::error::CLUSTER_DISABLED))
+}
+
 pub(crate) fn cluster(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if args.len() == 2 && is(&args[1], "help") {
         return super::help_reply(&[

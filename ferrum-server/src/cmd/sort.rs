@@ -37,7 +37,9 @@ struct Opts {
     store: Option<Bytes>,
 }
 
-fn parse(args: &[Bytes], read_only: bool) -> Result<Opts, CmdError> {
+/// `read_all` says whether the user may read every key, which `BY` and
+/// `GET` patterns need, as in Redis.
+fn parse(args: &[Bytes], read_only: bool, read_all: bool) -> Result<Opts, CmdError> {
     let mut o = Opts::default();
     let mut j = 2;
     while j < args.len() {
@@ -59,9 +61,15 @@ fn parse(args: &[Bytes], read_only: bool) -> Result<Opts, CmdError> {
             let p = args[j + 1].clone();
             // A pattern without `*` names no key per element: don't sort.
             o.dont_sort = !p.contains(&b'*');
+            if !o.dont_sort && !read_all {
+                return Err(CmdError::msg(super::error::acl::SORT_BY));
+            }
             o.by = Some(p);
             j += 1;
         } else if is(a, "get") && left >= 1 {
+            if !read_all {
+                return Err(CmdError::msg(super::error::acl::SORT_GET));
+            }
             o.gets.push(args[j + 1].clone());
             j += 1;
         } else {
@@ -136,7 +144,9 @@ fn elements(v: ValueRef<'_>) -> Result<(Vec<Bytes>, bool, bool), CmdError> {
 }
 
 fn sort(ctx: &mut Ctx<'_>, args: &[Bytes], read_only: bool) -> CmdResult {
-    let mut o = parse(args, read_only)?;
+    let read_all =
+        super::lookup(&args[0]).is_none_or(|spec| super::acl::reads_every_key(ctx, spec, args));
+    let mut o = parse(args, read_only, read_all)?;
     let (key, db, now) = (&args[1], ctx.db(), ctx.now);
     let mut ks = ctx.store().lock_all();
     let (mut items, ordered, is_set) = match ks.shard(key).lookup(db, key, now, Access::Read) {
@@ -295,13 +305,18 @@ mod tests {
         let o = parse(
             &args("sort k by nosort desc limit 0 2 get # store d"),
             false,
+            true,
         )
         .unwrap();
         assert!(o.dont_sort && o.desc);
         assert_eq!(o.limit, Some((0, 2)));
         assert_eq!(o.store.as_deref(), Some(&b"d"[..]));
-        assert!(parse(&args("sort_ro k store d"), true).is_err());
-        assert!(parse(&args("sort k limit 1"), false).is_err());
-        assert!(!parse(&args("sort k by w_*"), false).unwrap().dont_sort);
+        assert!(parse(&args("sort_ro k store d"), true, true).is_err());
+        assert!(parse(&args("sort k limit 1"), false, true).is_err());
+        assert!(
+            !parse(&args("sort k by w_*"), false, true)
+                .unwrap()
+                .dont_sort
+        );
     }
 }

@@ -87,8 +87,14 @@ pub(crate) fn exec(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     ctx.may_block = false;
     for args in queue {
         // Every queued command passed lookup and arity when it was queued.
-        let reply = match lookup(&args[0]) {
-            Some(spec) => run(ctx, spec, &args),
+        // A user's permissions may have changed since the command was queued.
+        let permitted = lookup(&args[0]).map(|spec| {
+            let context = crate::acl::Context::Multi;
+            (spec, super::acl::permit(ctx, spec, &args, context))
+        });
+        let reply = match permitted {
+            Some((spec, Ok(()))) => run(ctx, spec, &args),
+            Some((_, Err(refusal))) => super::acl::noperm_in_exec(&refusal).into_frame(),
             None => CmdError::msg("ERR unknown command").into_frame(),
         };
         replies.push(reply);

@@ -98,6 +98,9 @@ pub struct Config {
     pub lfu_decay_time_minutes: u32,
     /// `requirepass`; `None` (set as `""`) means no password.
     pub requirepass: Option<String>,
+    /// `user <name> <rules...>` directives, in order: users the server
+    /// starts with (see the `acl` module).
+    pub users: Vec<Vec<String>>,
     /// `maxclients`: connections beyond this are refused.
     pub maxclients: u32,
     /// `timeout`: close a client idle this long; zero means never.
@@ -756,6 +759,7 @@ static PARAMS: &[Spec] = &[
     stored_int!("min-replicas-max-lag", 0, INT_MAX, "10", true),
     stored_enum!("acl-pubsub-default", &["allchannels", "resetchannels"], "resetchannels", true),
     stored_int!("acllog-max-len", 0, LONG_MAX, "128", true),
+    stored_text!("aclfile", "", false),
     stored_int!("tracking-table-max-keys", 0, LONG_MAX, "1000000", true),
     stored_int!("repl-timeout", 1, INT_MAX, "60", true),
     stored_int!("repl-ping-replica-period", 1, INT_MAX, "10", true),
@@ -990,6 +994,12 @@ impl Config {
         if name == "include" {
             return Err(ConfigError::Include);
         }
+        if name == "user" {
+            // ACL rules are checked when the server builds its users.
+            let words = words.map(|w| lossy(&w)).collect();
+            self.users.push(words);
+            return Ok(());
+        }
         let spec = lookup(name.as_bytes()).ok_or(ConfigError::UnknownOption { name })?;
         let words: Vec<Vec<u8>> = words.collect();
         let shown = words.iter().map(|w| lossy(w)).collect::<Vec<_>>().join(" ");
@@ -1062,6 +1072,7 @@ impl Config {
             lfu_log_factor: 0,
             lfu_decay_time_minutes: 0,
             requirepass: None,
+            users: Vec::new(),
             maxclients: 0,
             timeout: Duration::ZERO,
             tcp_keepalive: Duration::ZERO,

@@ -10,8 +10,8 @@ use mlua::{Lua, Table, Value};
 use super::convert::{format_number, frame_to_lua};
 use super::{Running, COUNTED};
 use crate::cmd::error::{
-    BAD_ARGUMENT, KILLED, NOT_ALLOWED, NO_ARGUMENTS, UNKNOWN_COMMAND, WRITE_FROM_READ_ONLY,
-    WRONG_ARITY,
+    ACL_CHECK_UNKNOWN, BAD_ARGUMENT, KILLED, NOT_ALLOWED, NO_ARGUMENTS, UNKNOWN_COMMAND,
+    WRITE_FROM_READ_ONLY, WRONG_ARITY,
 };
 use crate::cmd::{self, flag, CommandSpec, Ctx};
 
@@ -86,6 +86,26 @@ pub(crate) fn dispatch(
     }
 }
 
+/// `redis.acl_check_cmd(command, args...)`: `(true, true)` if the calling
+/// user may run the command with these arguments, `(true, false)` if not
+/// (nothing is logged), `(false, {err=...})` for an unknown command.
+pub(crate) fn acl_check(
+    lua: &Lua,
+    ctx: &Ctx<'_>,
+    (count, args): (usize, Table),
+) -> mlua::Result<(bool, Value)> {
+    let argv = (1..=count)
+        .map(|i| args.raw_get::<Value>(i).ok().and_then(argument))
+        .collect::<Option<Vec<Bytes>>>()
+        .ok_or_else(|| mlua::Error::runtime(BAD_ARGUMENT))?;
+    let Some(spec) = argv.first().and_then(|name| cmd::lookup(name)) else {
+        return Ok((false, error_table(lua, ACL_CHECK_UNKNOWN.as_bytes())?));
+    };
+    let user = &ctx.conn.user;
+    let allowed = user.unrestricted() || crate::acl::Acl::check(user, spec, &argv).is_ok();
+    Ok((true, Value::Boolean(allowed)))
+}
+
 /// One argument as Redis passes it: strings as they are, numbers in
 /// `%.17g`; anything else is refused.
 fn argument(v: Value) -> Option<Bytes> {
@@ -118,6 +138,8 @@ fn admit(
             spec.name
         ));
     }
+    cmd::acl::permit(ctx, spec, argv, crate::acl::Context::Lua)
+        .map_err(|r| cmd::acl::script_refusal_text(&r).to_owned())?;
     if spec.has(flag::WRITE) && st.read_only {
         return Err(WRITE_FROM_READ_ONLY.to_owned());
     }

@@ -8,7 +8,7 @@ use bytes::Bytes;
 use ferrum_proto::Frame;
 use mlua::{Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value, VmState};
 
-use super::call::{dispatch, CallState};
+use super::call::{acl_check, dispatch, CallState};
 use super::convert::{error_message, lua_to_frame};
 use super::library::{Libraries, Registration};
 use super::{libs, sha1_hex, Kind, Running, ScriptFlags, COUNTED};
@@ -238,10 +238,15 @@ impl Engine {
         let private = &self.private;
         self.lua
             .scope(|scope| {
-                let f = scope.create_function_mut(|lua, args: (usize, Table)| {
-                    st.resp3 = private.raw_get::<i64>("resp").unwrap_or(2) == 3;
-                    dispatch(lua, ctx, st, args)
-                })?;
+                let f = scope.create_function_mut(
+                    |lua, (n, args, check): (usize, Table, Option<bool>)| {
+                        if check == Some(true) {
+                            return acl_check(lua, ctx, (n, args));
+                        }
+                        st.resp3 = private.raw_get::<i64>("resp").unwrap_or(2) == 3;
+                        dispatch(lua, ctx, st, (n, args))
+                    },
+                )?;
                 private.raw_set("dispatch", f)?;
                 let (ok, value) = run.call::<(bool, Value)>((
                     inv.func.clone(),

@@ -64,6 +64,13 @@ end
 function redis.pcall(...)
     return select(2, priv.dispatch(select('#', ...), { ... }))
 end
+-- Whether the calling user may run the command: dispatch's third argument
+-- asks it to check instead of run.
+function redis.acl_check_cmd(...)
+    local ok, v = priv.dispatch(select('#', ...), { ... }, true)
+    if not ok then error(v, 0) end
+    return v
+end
 local function error_text(e)
     if e:sub(1, 1) == '-' then e = e:sub(2) else return 'ERR ' .. e end
     local space = e:find(' ', 1, true)

@@ -3,6 +3,7 @@
 //!
 //! One test binary with a module per command family keeps link time down.
 
+mod acl;
 mod ahe;
 mod bitmaps;
 mod blocking;
