@@ -146,6 +146,9 @@ impl Server {
             () = shutdown.cancelled() => {}
             () = self.shared.shutdown_request.cancelled() => shutdown.cancel(),
         }
+        // A busy script would hold its connection (and so this join)
+        // forever: it stops at its next instruction hook.
+        self.shared.scripting.running.abort_for_shutdown();
         while tasks.join_next().await.is_some() {}
         Ok(())
     }

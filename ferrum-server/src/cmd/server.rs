@@ -508,15 +508,24 @@ pub(crate) fn debug(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 /// `SHUTDOWN [NOSAVE | SAVE] [NOW] [FORCE] [ABORT]`: stops the server as
 /// SIGTERM does. Nothing is ever saved, so `SAVE` fails as a failed save
 /// does in Redis, and there is never a shutdown in progress to abort.
+/// While a script is busy only `SHUTDOWN NOSAVE` is served, as in Redis;
+/// it stops the script even if it wrote.
 pub(crate) fn shutdown(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let mut save = false;
+    let (mut save, mut nosave) = (false, false);
     for a in &args[1..] {
         if is(a, "save") {
             save = true;
+        } else if is(a, "nosave") {
+            nosave = true;
         } else if is(a, "abort") {
             return Err(CmdError::msg(super::error::SHUTDOWN_NOT_IN_PROGRESS));
-        } else if !(is(a, "nosave") || is(a, "now") || is(a, "force")) {
+        } else if !(is(a, "now") || is(a, "force")) {
             return Err(CmdError::syntax());
+        }
+    }
+    if !nosave {
+        if let Some(busy) = crate::script::busy_text(ctx.shared) {
+            return Err(CmdError::msg(busy));
         }
     }
     if save {

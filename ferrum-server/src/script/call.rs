@@ -10,8 +10,7 @@ use mlua::{Lua, Table, Value};
 use super::convert::{format_number, frame_to_lua};
 use super::{Running, COUNTED};
 use crate::cmd::error::{
-    BAD_ARGUMENT, KILLED, NOT_ALLOWED, NO_ARGUMENTS, UNKNOWN_COMMAND, WRITE_FROM_READ_ONLY,
-    WRONG_ARITY,
+    BAD_ARGUMENT, NOT_ALLOWED, NO_ARGUMENTS, UNKNOWN_COMMAND, WRITE_FROM_READ_ONLY, WRONG_ARITY,
 };
 use crate::cmd::{self, flag, CommandSpec, Ctx};
 
@@ -44,8 +43,8 @@ pub(crate) fn dispatch(
     st: &mut CallState<'_>,
     (count, args): (usize, Table),
 ) -> mlua::Result<(bool, Value)> {
-    if st.running.killed() {
-        return Err(mlua::Error::runtime(KILLED));
+    if let Some(why) = st.running.stop_reason() {
+        return Err(mlua::Error::runtime(why));
     }
     if count == 0 {
         return Err(mlua::Error::runtime(NO_ARGUMENTS));

@@ -220,6 +220,9 @@ impl Engine {
                 .remember(ctx.shared, id, inv.keys.iter());
         }
         let _ = self.private.raw_set("dispatch", Value::Nil);
+        if self.running.shutting_down() {
+            ctx.conn.closing = true;
+        }
         match outcome {
             Ok(frame) => frame,
             Err(e) => Frame::Error(Bytes::from(format!("ERR {}", error_message(&e)))),

@@ -106,6 +106,10 @@ pub(crate) struct Running {
     is_function: AtomicBool,
     wrote: AtomicBool,
     kill: AtomicBool,
+    /// The server is shutting down (`SHUTDOWN NOSAVE`, SIGTERM): a running
+    /// script stops at its next hook, whether it wrote or not, and so
+    /// does any script started after.
+    shutting_down: AtomicBool,
     /// Milliseconds since `base` after which `FUNCTION LOAD` gives up,
     /// plus one; zero when no library is loading.
     load_deadline: AtomicU64,
@@ -121,6 +125,7 @@ impl Running {
             is_function: AtomicBool::new(false),
             wrote: AtomicBool::new(false),
             kill: AtomicBool::new(false),
+            shutting_down: AtomicBool::new(false),
             load_deadline: AtomicU64::new(0),
             details: Mutex::new(None),
         }
@@ -182,15 +187,43 @@ impl Running {
         }
     }
 
-    fn killed(&self) -> bool {
-        self.kill.load(Ordering::Relaxed)
+    /// Stops the running script (and any later one) at its next hook, as
+    /// the server shuts down: `SHUTDOWN NOSAVE` stops even a script that
+    /// wrote, as in Redis, and SIGTERM takes effect once the script
+    /// reaches the hook.
+    pub(crate) fn abort_for_shutdown(&self) {
+        self.shutting_down.store(true, Ordering::Relaxed);
     }
 
-    /// What the VM's instruction hook raises, if anything: a kill, or a
-    /// library's code running past its load deadline.
+    /// The script must stop: killed, or the server is shutting down.
+    /// `pcall` cannot swallow either.
+    fn killed(&self) -> bool {
+        self.stop_reason().is_some()
+    }
+
+    /// The server is shutting down.
+    fn shutting_down(&self) -> bool {
+        self.shutting_down.load(Ordering::Relaxed)
+    }
+
+    /// Why a script must stop now, if it must: killed, or the server is
+    /// shutting down.
+    fn stop_reason(&self) -> Option<&'static str> {
+        use crate::cmd::error::{KILLED, SHUTTING_DOWN};
+        if self.shutting_down() {
+            Some(SHUTTING_DOWN)
+        } else if self.kill.load(Ordering::Relaxed) {
+            Some(KILLED)
+        } else {
+            None
+        }
+    }
+
+    /// What the VM's instruction hook raises, if anything: a kill, a
+    /// shutdown, or a library's code running past its load deadline.
     fn interruption(&self) -> Option<&'static str> {
-        if self.killed() {
-            return Some(crate::cmd::error::KILLED);
+        if let Some(why) = self.stop_reason() {
+            return Some(why);
         }
         let deadline = self.load_deadline.load(Ordering::Relaxed);
         (deadline != 0 && self.now_ms() > deadline).then_some(crate::cmd::error::LOAD_TIMEOUT)
