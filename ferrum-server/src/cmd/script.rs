@@ -124,7 +124,7 @@ pub(crate) fn script(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         let engine = shared.scripting.engine();
         let found = args[2..]
             .iter()
-            .map(|sha| Frame::Integer(i64::from(engine.cached(sha).is_some())))
+            .map(|sha| Frame::Integer(i64::from(engine.is_cached(sha))))
             .collect();
         return Ok(Frame::Array(found));
     }

@@ -29,12 +29,6 @@ const LOAD_TIMEOUT_MS: u64 = 500;
 const VERSION: &str = "7.0.15";
 const VERSION_NUM: i64 = 0x07_00_0f;
 
-/// One cached `EVAL` script.
-struct Script {
-    func: Function,
-    flags: ScriptFlags,
-}
-
 /// One run of a script or function.
 pub(crate) struct Invocation<'a> {
     /// The compiled script or the function's callback.
@@ -63,7 +57,12 @@ pub(crate) struct Engine {
     /// The global environment scripts see (a read-only view).
     env: Table,
     running: Arc<Running>,
-    scripts: HashMap<String, Script>,
+    /// The cached scripts' flags, by SHA-1.
+    scripts: HashMap<String, ScriptFlags>,
+    /// The compiled scripts, by SHA-1: a Lua table, because every function
+    /// held from Rust would take a slot of mlua's reference stack (about
+    /// 8,000), and the cache has no such bound.
+    compiled: Table,
     script_bytes: usize,
     /// The loaded function libraries.
     pub(crate) libraries: Libraries,
@@ -109,6 +108,7 @@ impl Engine {
             },
         )?;
         Ok(Engine {
+            compiled: lua.create_table()?,
             lua,
             private,
             env,
@@ -130,20 +130,31 @@ impl Engine {
         let func = self
             .compile(&code, SCRIPT_CHUNK)
             .map_err(|e| compile_error("Error compiling script (new function)", &e))?;
+        self.compiled
+            .raw_set(sha.as_str(), func)
+            .map_err(|e| compile_error("Error compiling script (new function)", &e))?;
         self.script_bytes += body.len();
-        self.scripts.insert(sha.clone(), Script { func, flags });
+        self.scripts.insert(sha.clone(), flags);
         Ok(sha)
     }
 
     /// The cached script of this SHA-1 (any case), and its flags.
     pub(crate) fn cached(&self, sha: &[u8]) -> Option<(Function, ScriptFlags)> {
         let sha = std::str::from_utf8(sha).ok()?.to_ascii_lowercase();
-        self.scripts.get(&sha).map(|s| (s.func.clone(), s.flags))
+        let flags = *self.scripts.get(&sha)?;
+        let func = self.compiled.raw_get::<Function>(sha.as_str()).ok()?;
+        Some((func, flags))
+    }
+
+    /// Whether the script of this SHA-1 (any case) is cached.
+    pub(crate) fn is_cached(&self, sha: &[u8]) -> bool {
+        std::str::from_utf8(sha).is_ok_and(|s| self.scripts.contains_key(&s.to_ascii_lowercase()))
     }
 
     /// `SCRIPT FLUSH`: empties the cache and collects what it held.
     pub(crate) fn flush_scripts(&mut self) {
         self.scripts.clear();
+        let _ = self.compiled.clear();
         self.script_bytes = 0;
         let _ = self.lua.gc_collect();
     }
