@@ -24,6 +24,10 @@ const LIBRARY_CHUNK: &str = "@user_function";
 const HOOK_EVERY: u32 = 10_000;
 /// How long a library's code may run at `FUNCTION LOAD`, as in Redis.
 const LOAD_TIMEOUT_MS: u64 = 500;
+/// Scripts run between two steps of the garbage collector, and the step's
+/// size, as in Redis: without them garbage would grow to twice what is
+/// live before Lua's own collector ran.
+const GC_PERIOD: u32 = 50;
 /// The version scripts see in `redis.REDIS_VERSION`: the one FerrumKV
 /// answers `INFO` with.
 const VERSION: &str = "7.0.15";
@@ -64,6 +68,8 @@ pub(crate) struct Engine {
     /// 8,000), and the cache has no such bound.
     compiled: Table,
     script_bytes: usize,
+    /// Scripts run since the last collector step.
+    runs_since_gc: std::cell::Cell<u32>,
     /// The loaded function libraries.
     pub(crate) libraries: Libraries,
 }
@@ -115,6 +121,7 @@ impl Engine {
             running,
             scripts: HashMap::new(),
             script_bytes: 0,
+            runs_since_gc: std::cell::Cell::new(0),
             libraries: Libraries::default(),
         })
     }
@@ -133,7 +140,7 @@ impl Engine {
         self.compiled
             .raw_set(sha.as_str(), func)
             .map_err(|e| compile_error("Error compiling script (new function)", &e))?;
-        self.script_bytes += body.len();
+        self.script_bytes += body.len() + sha.len();
         self.scripts.insert(sha.clone(), flags);
         Ok(sha)
     }
@@ -151,24 +158,37 @@ impl Engine {
         std::str::from_utf8(sha).is_ok_and(|s| self.scripts.contains_key(&s.to_ascii_lowercase()))
     }
 
-    /// `SCRIPT FLUSH`: empties the cache and collects what it held.
+    /// `SCRIPT FLUSH`: empties the cache and collects what it held. Redis
+    /// starts a new VM here; collecting until the heap stops shrinking
+    /// comes close (each cycle also halves Lua's string table, which a
+    /// script with many strings left large).
     pub(crate) fn flush_scripts(&mut self) {
         self.scripts.clear();
         let _ = self.compiled.clear();
         self.script_bytes = 0;
-        let _ = self.lua.gc_collect();
+        let mut used = self.lua.used_memory();
+        for _ in 0..16 {
+            let _ = self.lua.gc_collect();
+            let now = self.lua.used_memory();
+            if now >= used {
+                break;
+            }
+            used = now;
+        }
     }
 
     /// What the VM holds now.
     pub(crate) fn stats(&self) -> super::EngineStats {
         let (libraries, functions) = self.libraries.counts();
+        let library_bytes = self.libraries.code_bytes();
         super::EngineStats {
             lua_bytes: self.lua.used_memory(),
             script_bytes: self.script_bytes,
+            library_bytes,
             scripts: self.scripts.len(),
             libraries,
             functions,
-            held_bytes: self.script_bytes + self.libraries.code_bytes(),
+            held_bytes: self.script_bytes + library_bytes,
         }
     }
 
@@ -231,6 +251,7 @@ impl Engine {
                 .remember(ctx.shared, id, inv.keys.iter());
         }
         let _ = self.private.raw_set("dispatch", Value::Nil);
+        self.collect_now_and_then();
         if self.running.shutting_down() {
             ctx.conn.closing = true;
         }
@@ -238,6 +259,17 @@ impl Engine {
             Ok(frame) => frame,
             Err(e) => Frame::Error(Bytes::from(format!("ERR {}", error_message(&e)))),
         }
+    }
+
+    /// Every [`GC_PERIOD`] runs, a collector step of that many KB.
+    fn collect_now_and_then(&self) {
+        let runs = self.runs_since_gc.get() + 1;
+        if runs < GC_PERIOD {
+            self.runs_since_gc.set(runs);
+            return;
+        }
+        self.runs_since_gc.set(0);
+        let _ = self.lua.gc_step_kbytes(GC_PERIOD as i32);
     }
 
     fn call(

@@ -46,8 +46,10 @@ pub(crate) struct Scripting {
 pub(crate) struct EngineStats {
     /// `used_memory_lua`: the VM's heap.
     pub(crate) lua_bytes: usize,
-    /// `used_memory_scripts`: the cached scripts' bodies.
+    /// `used_memory_scripts_eval`: the cached scripts' bodies and SHA-1s.
     pub(crate) script_bytes: usize,
+    /// `used_memory_functions`: the libraries' code.
+    pub(crate) library_bytes: usize,
     /// `number_of_cached_scripts`.
     pub(crate) scripts: usize,
     /// Loaded libraries.
@@ -63,10 +65,11 @@ impl Scripting {
     /// A new VM with an empty script cache and no libraries.
     pub(crate) fn new() -> Scripting {
         let running = Arc::new(Running::new());
+        let engine = Engine::new(Arc::clone(&running));
         Scripting {
-            engine: Mutex::new(Engine::new(Arc::clone(&running))),
+            published: Mutex::new(engine.stats()),
+            engine: Mutex::new(engine),
             running,
-            published: Mutex::default(),
         }
     }
 
