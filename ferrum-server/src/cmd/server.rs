@@ -391,15 +391,14 @@ fn command_list(args: &[Bytes]) -> CmdResult {
 /// `COMMAND GETKEYS full-command` (each key) and `COMMAND GETKEYSANDFLAGS
 /// full-command` (each key with its flags), for `line`, the full command.
 fn command_getkeys(line: &[Bytes], with_flags: bool) -> CmdResult {
-    let found = line
+    let invalid = || CmdError::msg(super::error::GETKEYS_INVALID);
+    let spec = line
         .first()
         .and_then(|n| lookup(n))
         .filter(|spec| spec.arity_ok(line.len()))
-        .and_then(|spec| getkeys::command_keys(spec, line));
-    let Some(keys) = found else {
-        return Err(CmdError::msg(super::error::GETKEYS_INVALID));
-    };
-    if keys.is_empty() {
+        .ok_or_else(invalid)?;
+    let keys = getkeys::command_keys(spec, line).ok_or_else(invalid)?;
+    if keys.is_empty() && !getkeys::keys_optional(spec) {
         return Err(CmdError::msg(super::error::GETKEYS_NONE));
     }
     let entry = |(key, role): (Bytes, getkeys::KeyRole)| {
