@@ -258,10 +258,11 @@ async fn expire_loop(shared: Arc<Shared>, shutdown: CancellationToken) {
             () = tokio::time::sleep(tick) => {}
             () = shutdown.cancelled() => return,
         }
-        if !shared
+        crate::pause::hold_expiry(&shared);
+        let active = shared
             .active_expire
-            .load(std::sync::atomic::Ordering::Relaxed)
-        {
+            .load(std::sync::atomic::Ordering::Relaxed);
+        if !active || shared.pause.is_on() {
             continue;
         }
         let budget = tick / 4;

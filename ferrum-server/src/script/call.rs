@@ -117,7 +117,7 @@ fn admit(
             spec.name
         ));
     }
-    if spec.has(flag::WRITE) && st.read_only {
+    if (spec.has(flag::WRITE) || cmd::may_replicate(spec)) && st.read_only {
         return Err(WRITE_FROM_READ_ONLY.to_owned());
     }
     if spec.has(flag::DENYOOM) && !st.allow_oom && !st.wrote {

@@ -153,6 +153,27 @@ impl Engine {
         Some((func, flags))
     }
 
+    /// Whether running `args` (an `EVAL`, `EVALSHA` or `FCALL` line) may
+    /// write, as Redis 7.0 decides it for `CLIENT PAUSE WRITE`: unless the
+    /// script or function declares `no-writes`. A script not cached yet is
+    /// judged by its shebang; an unknown SHA-1 or function may write.
+    pub(crate) fn may_write(&self, kind: Kind, args: &[Bytes]) -> bool {
+        let Some(name) = args.get(1) else {
+            return true;
+        };
+        let flags = match kind {
+            Kind::Function => self.libraries.function(name).map(|(reg, _)| reg.flags),
+            Kind::Eval if args[0].len() == 4 => {
+                let cached = self.scripts.get(&sha1_hex(name)).copied();
+                cached.or_else(|| script_shebang(name).ok().map(|(flags, _)| flags))
+            }
+            Kind::Eval => std::str::from_utf8(name)
+                .ok()
+                .and_then(|sha| self.scripts.get(&sha.to_ascii_lowercase()).copied()),
+        };
+        !flags.is_some_and(|f| f.declared && f.no_writes)
+    }
+
     /// Whether the script of this SHA-1 (any case) is cached.
     pub(crate) fn is_cached(&self, sha: &[u8]) -> bool {
         std::str::from_utf8(sha).is_ok_and(|s| self.scripts.contains_key(&s.to_ascii_lowercase()))

@@ -83,6 +83,16 @@ impl Scripting {
         *self.published.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Whether the `EVAL`/`EVALSHA`/`FCALL` line `args` may write (see
+    /// [`Engine::may_write`]); while a script holds the VM, assume it may.
+    pub(crate) fn may_write(&self, kind: Kind, args: &[Bytes]) -> bool {
+        match self.engine.try_lock() {
+            Ok(engine) => engine.may_write(kind, args),
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner().may_write(kind, args),
+            Err(std::sync::TryLockError::WouldBlock) => true,
+        }
+    }
+
     /// The VM. Scripts hold it while they run; everything else holds it
     /// for microseconds.
     pub(crate) fn engine(&self) -> MutexGuard<'_, Engine> {
