@@ -108,7 +108,10 @@ fn admit(
         return Err(WRONG_ARITY.to_owned());
     }
     let stream_read = matches!(spec.name, "xread" | "xreadgroup");
-    if spec.has(flag::NO_SCRIPT) || (spec.has(flag::BLOCKING) && !stream_read) {
+    // `CLUSTER RESET` is flagged `noscript` as a subcommand in Redis.
+    let cluster_reset =
+        spec.name == "cluster" && argv.get(1).is_some_and(|a| cmd::parse::is(a, "reset"));
+    if spec.has(flag::NO_SCRIPT) || (spec.has(flag::BLOCKING) && !stream_read) || cluster_reset {
         return Err(NOT_ALLOWED.to_owned());
     }
     if stream_read && blocks(argv) {

@@ -317,13 +317,16 @@ impl Engine {
                     inv.kind == Kind::Function,
                 ))?;
                 let resp3 = private.raw_get::<i64>("resp").unwrap_or(2) == 3;
-                if ok {
-                    return Ok((lua_to_frame(&value, resp3), false));
-                }
+                // An error a command counted already is not counted again,
+                // whether the script failed with it or returned it (the
+                // table `redis.pcall` gave).
                 let counted = match &value {
                     Value::Table(t) => t.raw_get::<bool>(COUNTED).unwrap_or(false),
                     _ => false,
                 };
+                if ok {
+                    return Ok((lua_to_frame(&value, resp3), counted));
+                }
                 Ok((failure(&value, &inv.name), counted))
             })
             .map(|(frame, counted)| {
