@@ -82,6 +82,7 @@ impl Server {
             store,
             normal_obuf,
             auth_required: AtomicBool::new(config.requirepass.is_some()),
+            lacks_good_replicas: AtomicBool::new(config.lacks_good_replicas()),
             debug_enabled: AtomicBool::new(config.enable_debug_command),
             port: AtomicU16::new(port),
             config: RwLock::new(config),

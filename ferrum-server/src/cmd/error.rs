@@ -254,6 +254,9 @@ pub(crate) const WRITE_FROM_READ_ONLY: &str =
     "ERR Write commands are not allowed from read-only scripts.";
 /// What a killed script fails with (the handler adds `ERR `).
 pub(crate) const KILLED: &str = "Script killed by user with SCRIPT KILL...";
+/// A write while `min-replicas-to-write` asks for replicas (FerrumKV has
+/// none).
+pub(crate) const NOREPLICAS: &str = "NOREPLICAS Not enough good replicas to write.";
 /// What a script stopped by the server's shutdown fails with. Redis exits
 /// without replying to it; FerrumKV sends this, then closes the connection.
 pub(crate) const SHUTTING_DOWN: &str = "Script killed by server shutdown";

@@ -407,6 +407,9 @@ fn prepare(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Result<Prepared, CmdError> {
             spec.name
         )));
     }
+    if spec.has(flag::WRITE) && ctx.shared.refuses_writes() {
+        return Err(CmdError::msg(error::NOREPLICAS));
+    }
     if ctx.conn.multi.is_some() {
         // A transaction's commands meet a busy script as they would
         // outside one: refused, so the transaction aborts.

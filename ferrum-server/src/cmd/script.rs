@@ -104,6 +104,9 @@ pub(crate) fn check_flags(
     if read_only {
         return Err(CmdError::msg(RO_WITH_WRITE_FLAG));
     }
+    if ctx.shared.refuses_writes() {
+        return Err(CmdError::msg(super::error::NOREPLICAS));
+    }
     if !flags.allow_oom {
         crate::script::reserve_for_write(ctx)?;
     }

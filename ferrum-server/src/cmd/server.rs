@@ -175,6 +175,9 @@ fn config_set(ctx: &mut Ctx<'_>, pairs: &[Bytes]) -> CmdResult {
         .auth_required
         .store(config.requirepass.is_some(), Ordering::Relaxed);
     shared
+        .lacks_good_replicas
+        .store(config.lacks_good_replicas(), Ordering::Relaxed);
+    shared
         .normal_obuf
         .install(config.client_output_buffer_limit.normal);
     shared

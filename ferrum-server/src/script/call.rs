@@ -10,7 +10,8 @@ use mlua::{Lua, Table, Value};
 use super::convert::{format_number, frame_to_lua};
 use super::{Running, COUNTED};
 use crate::cmd::error::{
-    BAD_ARGUMENT, NOT_ALLOWED, NO_ARGUMENTS, UNKNOWN_COMMAND, WRITE_FROM_READ_ONLY, WRONG_ARITY,
+    BAD_ARGUMENT, NOREPLICAS, NOT_ALLOWED, NO_ARGUMENTS, UNKNOWN_COMMAND, WRITE_FROM_READ_ONLY,
+    WRONG_ARITY,
 };
 use crate::cmd::{self, flag, CommandSpec, Ctx};
 
@@ -122,6 +123,9 @@ fn admit(
     }
     if (spec.has(flag::WRITE) || cmd::may_replicate(spec)) && st.read_only {
         return Err(WRITE_FROM_READ_ONLY.to_owned());
+    }
+    if spec.has(flag::WRITE) && ctx.shared.refuses_writes() {
+        return Err(NOREPLICAS.to_owned());
     }
     if spec.has(flag::DENYOOM) && !st.allow_oom && !st.wrote {
         super::reserve_for_write(ctx).map_err(|e| cmd::CmdError::from(e).to_string())?;

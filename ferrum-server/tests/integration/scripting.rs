@@ -339,3 +339,38 @@ fn keys_do_not_expire_under_a_pause() {
     assert_eq!(v, Value::Nil);
     assert_eq!(info_fields(&mut c, "stats")["expired_keys"], "1");
 }
+
+/// FerrumKV has no replicas, so `min-replicas-to-write` refuses every
+/// write: commands, scripts declared to write, writes a script calls, and
+/// an `EXEC` whose queue writes. Reads and no-writes scripts go on.
+#[test]
+fn min_replicas_to_write_refuses_writes_with_noreplicas() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let mut other = s.client();
+    let _: () = run(&mut c, &["SET", "x", "v"]).unwrap();
+    let _: () = run(&mut c, &["MULTI"]).unwrap();
+    let _: () = run(&mut c, &["INCR", "n"]).unwrap();
+    let _: () = run(&mut other, &["CONFIG", "SET", "min-replicas-to-write", "1"]).unwrap();
+    let refused = "NOREPLICAS Not enough good replicas to write.";
+    assert_eq!(
+        err(&mut c, &["EXEC"]),
+        format!("EXECABORT Transaction discarded because of: {refused}")
+    );
+    assert_eq!(err(&mut c, &["SET", "x", "w"]), refused);
+    assert_eq!(err(&mut c, &["EVAL", "#!lua\nreturn 1", "0"]), refused);
+    let e = err(&mut c, &["EVAL", "redis.call('set', 'x', 'w')", "0"]);
+    assert!(e.starts_with(refused), "{e}");
+    let v: String = run(
+        &mut c,
+        &[
+            "EVAL",
+            "#!lua flags=no-writes\nreturn redis.call('get', 'x')",
+            "0",
+        ],
+    )
+    .unwrap();
+    assert_eq!(v, "v");
+    let _: () = run(&mut c, &["CONFIG", "SET", "min-replicas-max-lag", "0"]).unwrap();
+    let _: () = run(&mut c, &["SET", "x", "w"]).unwrap();
+}
