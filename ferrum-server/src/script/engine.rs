@@ -222,8 +222,9 @@ impl Engine {
     }
 
     /// Compiles a library's code and runs it to collect what it registers
-    /// (`FUNCTION LOAD`), within the load timeout.
-    pub(crate) fn register(&self, code: &[u8]) -> Result<Vec<Registration>, CmdError> {
+    /// (`FUNCTION LOAD`), within the load timeout: the registrations, and
+    /// the Lua list they came from (which holds their callbacks).
+    pub(crate) fn register(&self, code: &[u8]) -> Result<(Vec<Registration>, Table), CmdError> {
         let func = self
             .compile(&uncommented_shebang(code), LIBRARY_CHUNK)
             .map_err(|e| compile_error("Error compiling function", &e))?;
@@ -232,7 +233,10 @@ impl Engine {
         let result = load.call::<(bool, Value)>(func);
         self.running.set_load_deadline(None);
         match result.map_err(internal)? {
-            (true, Value::Table(list)) => Registration::all(&list).map_err(internal),
+            (true, Value::Table(list)) => {
+                let functions = Registration::all(&list).map_err(internal)?;
+                Ok((functions, list))
+            }
             (_, err) => Err(CmdError::msg(format!(
                 "ERR Error registering functions: {}",
                 error_text(&err).trim_start_matches("ERR ")

@@ -374,3 +374,18 @@ fn min_replicas_to_write_refuses_writes_with_noreplicas() {
     let _: () = run(&mut c, &["CONFIG", "SET", "min-replicas-max-lag", "0"]).unwrap();
     let _: () = run(&mut c, &["SET", "x", "w"]).unwrap();
 }
+
+/// Registered callbacks stay in Lua, so a library may register more
+/// functions than mlua's reference stack has slots (about 8,000).
+#[test]
+fn a_library_registers_nine_thousand_functions() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let code = "#!lua name=many
+        for i = 1, 9000 do redis.register_function('f' .. i, function() return i end) end";
+    let name: String = run(&mut c, &["FUNCTION", "LOAD", code]).unwrap();
+    assert_eq!(name, "many");
+    let last: i64 = run(&mut c, &["FCALL", "F9000", "0"]).unwrap();
+    assert_eq!(last, 9000);
+    assert_eq!(info_fields(&mut c, "memory")["number_of_functions"], "9000");
+}
