@@ -64,18 +64,6 @@ const NUMKEYS_AT: &[(&str, usize)] = &[
     ("fcall_ro", 2),
 ];
 
-/// Commands whose keys may all be missing (Redis's `NO_MANDATORY_KEYS`):
-/// `COMMAND GETKEYS` answers an empty list for them, even when `numkeys`
-/// is not a number or exceeds the arguments, as Redis 7.0 does.
-const NO_MANDATORY_KEYS: &[&str] = &[
-    "eval",
-    "evalsha",
-    "eval_ro",
-    "evalsha_ro",
-    "fcall",
-    "fcall_ro",
-];
-
 /// Scripts that may write whatever keys they are given.
 const SCRIPTS_THAT_WRITE: &[&str] = &["eval", "evalsha", "fcall"];
 
@@ -128,10 +116,13 @@ pub(super) fn command_keys(spec: &CommandSpec, args: &[Bytes]) -> Option<Vec<(By
     }
 }
 
-/// Whether `spec`'s keys may all be missing: `COMMAND GETKEYS` then
-/// answers an empty list rather than an error.
+/// Whether `spec`'s keys may all be missing (Redis's `NO_MANDATORY_KEYS`,
+/// which is the scripts: `EVAL*` and `FCALL*`, the rows flagged
+/// `EXCLUSIVE`): `COMMAND GETKEYS` then answers an empty list rather than
+/// an error, even when `numkeys` is not a number or exceeds the
+/// arguments, as Redis 7.0 does.
 pub(super) fn keys_optional(spec: &CommandSpec) -> bool {
-    NO_MANDATORY_KEYS.contains(&spec.name)
+    spec.has(super::flag::EXCLUSIVE)
 }
 
 /// The role every key of `spec` has unless the command says otherwise.
