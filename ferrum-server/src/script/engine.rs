@@ -6,11 +6,12 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use ferrum_proto::Frame;
-use mlua::{Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value, VmState};
+use mlua::{ChunkMode, Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value, VmState};
 
 use super::call::{dispatch, CallState};
 use super::convert::{error_message, lua_to_frame};
 use super::library::{Libraries, Registration};
+use super::untail::without_tail_calls;
 use super::{libs, sha1_hex, Kind, Running, ScriptFlags, COUNTED};
 use crate::cmd::error::{BAD_ENGINE_SHEBANG, BAD_FLAG_SHEBANG, BAD_OPTION_SHEBANG};
 use crate::cmd::{CmdError, Ctx};
@@ -24,10 +25,14 @@ const LIBRARY_CHUNK: &str = "@user_function";
 const HOOK_EVERY: u32 = 10_000;
 /// How long a library's code may run at `FUNCTION LOAD`, as in Redis.
 const LOAD_TIMEOUT_MS: u64 = 500;
-/// Scripts run between two steps of the garbage collector, and the step's
-/// size, as in Redis: without them garbage would grow to twice what is
-/// live before Lua's own collector ran.
+/// Scripts run between two steps of the garbage collector, as in Redis:
+/// without them garbage would grow to twice what is live before Lua's own
+/// collector ran.
 const GC_PERIOD: u32 = 50;
+/// The size of that step, in Lua's KB units. Redis steps 50; a run here
+/// leaves more garbage (its `KEYS`/`ARGV` tables and the `redis.call`
+/// closure of the run), so the step is larger.
+const GC_STEP_KB: i32 = 200;
 /// The version scripts see in `redis.REDIS_VERSION`: the one FerrumKV
 /// answers `INFO` with.
 const VERSION: &str = "7.0.15";
@@ -213,12 +218,27 @@ impl Engine {
         }
     }
 
+    /// Compiles `code` as chunk `chunk` in the sandbox, its tail calls
+    /// made calls (see `untail.rs`) so that errors keep their line.
     fn compile(&self, code: &[u8], chunk: &str) -> mlua::Result<Function> {
-        self.lua
+        let func = self
+            .lua
             .load(code)
             .set_name(chunk)
-            .set_environment(self.env.clone())
-            .into_function()
+            .set_mode(ChunkMode::Text)
+            .into_function()?;
+        let load = |bytes: &[u8], mode| {
+            self.lua
+                .load(bytes)
+                .set_name(chunk)
+                .set_mode(mode)
+                .set_environment(self.env.clone())
+                .into_function()
+        };
+        match without_tail_calls(&func.dump(false)) {
+            Some(untailed) => load(&untailed, ChunkMode::Binary),
+            None => load(code, ChunkMode::Text),
+        }
     }
 
     /// Compiles a library's code and runs it to collect what it registers
@@ -286,7 +306,7 @@ impl Engine {
         }
     }
 
-    /// Every [`GC_PERIOD`] runs, a collector step of that many KB.
+    /// Every [`GC_PERIOD`] runs, a collector step of [`GC_STEP_KB`].
     fn collect_now_and_then(&self) {
         let runs = self.runs_since_gc.get() + 1;
         if runs < GC_PERIOD {
@@ -294,7 +314,7 @@ impl Engine {
             return;
         }
         self.runs_since_gc.set(0);
-        let _ = self.lua.gc_step_kbytes(GC_PERIOD as i32);
+        let _ = self.lua.gc_step_kbytes(GC_STEP_KB);
     }
 
     fn call(

@@ -17,6 +17,7 @@ mod convert;
 mod engine;
 mod library;
 mod libs;
+mod untail;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};

@@ -138,6 +138,9 @@ fn call_raises_and_pcall_returns_command_errors() {
         e.starts_with("ERR value is not an integer or out of range"),
         "{e}"
     );
+    // A tail-called redis.call names the script's line too, as in Redis.
+    let e = err(&mut c, &["EVAL", "return redis.call('nosuch')", "0"]);
+    assert!(e.ends_with("on @user_script:1."), "{e}");
     let e = err(&mut c, &["EVAL", "redis.call('nosuch') return 1", "0"]);
     assert!(
         e.starts_with("ERR Unknown Redis command called from script"),
