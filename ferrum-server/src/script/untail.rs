@@ -22,7 +22,8 @@
 const OP_GETTABLE: u32 = 6;
 const OP_CALL: u32 = 28;
 const OP_TAILCALL: u32 = 29;
-/// Opcodes whose `A` operand is not a register they write.
+/// Opcodes whose `A` operand is not a register they write: SETGLOBAL,
+/// SETUPVAL, SETTABLE, JMP, EQ, LT, LE, TEST, RETURN, SETLIST, CLOSE.
 const A_NOT_WRITTEN: [u32; 11] = [7, 8, 9, 22, 23, 24, 25, 26, 30, 34, 35];
 /// An `RK` operand above this names a constant.
 const BIT_RK: u32 = 1 << 8;
@@ -33,8 +34,9 @@ const OPCODE_MASK: u32 = 0x3f;
 /// size_t (8), Instruction (4) and lua_Number (8), numbers not integral.
 const HEADER: [u8; 12] = [0x1b, b'L', b'u', b'a', 0x51, 0, 1, 4, 8, 4, 8, 0];
 
-/// `chunk` (a `string.dump` of a function) with every tail call made a
-/// call; `None` if it is not laid out as this module expects.
+/// `chunk` (a `string.dump` of a function) with every tail call of
+/// `redis.call`/`redis.pcall` made a call; `None` if it is not laid out as
+/// this module expects.
 pub(crate) fn without_tail_calls(chunk: &[u8]) -> Option<Vec<u8>> {
     if !chunk.starts_with(&HEADER) {
         return None;
