@@ -8,6 +8,11 @@
 //! Commands refused before running (arity, unknown command) are answered at
 //! once, and commands queued inside `MULTI` are queued as usual.
 //!
+//! While any pause is on, keys do not expire, as in Redis: the active
+//! cycle skips its ticks and reads see an expired key as missing without
+//! removing it ([`hold_expiry`]), so the dataset does not change under a
+//! pause (a failover waits on exactly that). The keys go once it ends.
+//!
 //! Cost when no pause is on: one relaxed atomic load per command.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -49,14 +54,19 @@ impl Pause {
         self.changed.notify_waiters();
     }
 
+    /// Whether any pause (`WRITE` or `ALL`) is on.
+    pub(crate) fn is_on(&self) -> bool {
+        self.holds(|| true)
+    }
+
     /// Whether a command must wait: `write` says whether it writes (or may
     /// replicate). One atomic load when no pause is on.
-    pub(crate) fn holds(&self, write: bool) -> bool {
+    pub(crate) fn holds(&self, write: impl FnOnce() -> bool) -> bool {
         if !self.on.load(Ordering::Relaxed) {
             return false;
         }
         match self.current() {
-            Some((_, all)) => all || write,
+            Some((_, all)) => all || write(),
             None => false,
         }
     }
@@ -99,6 +109,13 @@ impl Pause {
     }
 }
 
+/// Holds expiry back while a pause is on, and lets it go once none is.
+/// Called when a pause starts or ends, and on every expiry tick (which
+/// notices a pause that reached its deadline).
+pub(crate) fn hold_expiry(shared: &crate::shared::Shared) {
+    shared.store.hold_expired(shared.pause.is_on());
+}
+
 /// A connection holding a paused command.
 pub(crate) struct Held<'a>(&'a Pause);
 
@@ -116,15 +133,15 @@ mod tests {
     #[tokio::test]
     async fn write_pauses_hold_writes_only_until_unpaused_or_expired() {
         let p = Pause::default();
-        assert!(!p.holds(true));
+        assert!(!p.holds(|| true));
         p.pause(Instant::now() + Duration::from_secs(60), false);
-        assert!(p.holds(true));
-        assert!(!p.holds(false));
+        assert!(p.holds(|| true));
+        assert!(!p.holds(|| false));
         p.unpause();
-        assert!(!p.holds(true));
+        assert!(!p.holds(|| true));
         p.pause(Instant::now() + Duration::from_millis(20), true);
-        assert!(p.holds(false));
+        assert!(p.holds(|| false));
         p.wait().await;
-        assert!(!p.holds(false));
+        assert!(!p.holds(|| false));
     }
 }

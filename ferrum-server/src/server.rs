@@ -92,6 +92,7 @@ impl Server {
             store,
             normal_obuf,
             acl,
+            lacks_good_replicas: AtomicBool::new(config.lacks_good_replicas()),
             debug_enabled: AtomicBool::new(config.enable_debug_command),
             port: AtomicU16::new(port),
             config: RwLock::new(config),
@@ -179,6 +180,9 @@ impl Server {
             () = shutdown.cancelled() => {}
             () = self.shared.shutdown_request.cancelled() => shutdown.cancel(),
         }
+        // A busy script would hold its connection (and so this join)
+        // forever: it stops at its next instruction hook.
+        self.shared.scripting.running.abort_for_shutdown();
         // Connections wait on their own flag, not on the token: end each.
         // One registered after this sees the token at its start.
         for c in self.shared.clients.all() {
@@ -339,10 +343,11 @@ async fn expire_loop(shared: Arc<Shared>, shutdown: CancellationToken) {
             () = tokio::time::sleep(tick) => {}
             () = shutdown.cancelled() => return,
         }
-        if !shared
+        crate::pause::hold_expiry(&shared);
+        let active = shared
             .active_expire
-            .load(std::sync::atomic::Ordering::Relaxed)
-        {
+            .load(std::sync::atomic::Ordering::Relaxed);
+        if !active || shared.pause.is_on() {
             continue;
         }
         let budget = tick / 4;

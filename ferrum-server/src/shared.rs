@@ -35,6 +35,9 @@ pub(crate) struct Shared {
     /// `client-output-buffer-limit normal`, read by connections once per
     /// batch, so cached here instead of behind the config lock.
     pub(crate) normal_obuf: crate::obuf::NormalLimit,
+    /// [`Config::lacks_good_replicas`](crate::config::Config): read by
+    /// every write, so cached here instead of behind the config lock.
+    pub(crate) lacks_good_replicas: std::sync::atomic::AtomicBool,
     /// `enable-debug-command`: whether `DEBUG` is allowed.
     pub(crate) debug_enabled: std::sync::atomic::AtomicBool,
     /// The port actually bound (for `INFO server`).
@@ -68,6 +71,11 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// Whether writes get `-NOREPLICAS` (`min-replicas-to-write`).
+    pub(crate) fn refuses_writes(&self) -> bool {
+        self.lacks_good_replicas.load(Ordering::Relaxed)
+    }
+
     /// Whether clients must `AUTH` first.
     pub(crate) fn requires_auth(&self) -> bool {
         self.acl.requires_auth()

@@ -130,6 +130,9 @@ pub struct Shard {
     seed: u64,
     rng: SmallRng,
     key_hasher: foldhash::fast::FixedState,
+    /// Reads treat expired keys as missing but leave them in place (see
+    /// [`Shard::set_hold_expired`]).
+    hold_expired: bool,
 }
 
 /// A key found in an index: its slot and the hash it was found by, which a
@@ -163,6 +166,7 @@ impl Shard {
             seed,
             rng: SmallRng::seed_from_u64(seed),
             key_hasher: foldhash::fast::FixedState::with_seed(seed),
+            hold_expired: false,
         }
     }
 
@@ -264,6 +268,15 @@ impl Shard {
         memory::entry_cost(block.heap_bytes()).min(u32::MAX as usize) as u32
     }
 
+    /// While `on`, reads ([`Access::Read`], [`Access::ReadNoTouch`]) see an
+    /// expired key as missing without removing it or counting it
+    /// expired, as Redis does while clients are paused (a paused primary
+    /// must not change its dataset). Writes still remove it first, so a
+    /// key is never stored twice.
+    pub fn set_hold_expired(&mut self, on: bool) {
+        self.hold_expired = on;
+    }
+
     /// The slot holding `key` in physical table `t`, expired or not.
     fn find(&self, t: usize, key: &[u8]) -> Option<Found> {
         let hash = self.key_hasher.hash_one(key);
@@ -297,7 +310,13 @@ impl Shard {
     ) -> Option<Entry<'_>> {
         let t = usize::from(self.db_table[db]);
         let counts = matches!(access, Access::Read | Access::ReadNoTouch);
-        let Some(found) = self.find_live(t, key, now) else {
+        let found = if counts && self.hold_expired {
+            self.find(t, key)
+                .filter(|f| !is_expired(self.block(f.id), now))
+        } else {
+            self.find_live(t, key, now)
+        };
+        let Some(found) = found else {
             if counts {
                 self.stats.keyspace_misses += 1;
                 if let Some(p) = &mut self.policy {
@@ -950,6 +969,22 @@ mod tests {
 
     fn key(i: usize) -> Bytes {
         Bytes::from(format!("key:{i:08}"))
+    }
+
+    #[test]
+    fn held_expiry_hides_expired_keys_from_reads_without_removing_them() {
+        let mut shard = Shard::new(1, PolicyKind::NoEviction, PolicyConfig::default());
+        shard.insert(0, key(1), Value::str(b"v"), Some(Millis(10)), Millis(0));
+        shard.insert(0, key(2), Value::str(b"v"), Some(Millis(10)), Millis(0));
+        shard.set_hold_expired(true);
+        assert!(shard.lookup(0, &key(1), Millis(20), Access::Read).is_none());
+        assert_eq!((shard.len(0), shard.stats().expired_keys), (2, 0));
+        // A write still removes the key first: it is never stored twice.
+        shard.insert(0, key(2), Value::str(b"w"), None, Millis(20));
+        assert_eq!((shard.len(0), shard.stats().expired_keys), (2, 1));
+        shard.set_hold_expired(false);
+        assert!(shard.lookup(0, &key(1), Millis(20), Access::Read).is_none());
+        assert_eq!((shard.len(0), shard.stats().expired_keys), (1, 2));
     }
 
     #[test]

@@ -60,6 +60,9 @@ pub struct Store {
     shard_bytes: Box<[AtomicUsize]>,
     maxmemory_bytes: AtomicU64,
     policy: Mutex<(PolicyKind, PolicyConfig)>,
+    /// What [`Store::hold_expired`] last set on every shard; a mutex, so
+    /// that two changes never interleave across the shards.
+    holding_expired: Mutex<bool>,
 }
 
 impl Store {
@@ -87,6 +90,20 @@ impl Store {
             shard_bytes,
             maxmemory_bytes: AtomicU64::new(config.maxmemory_bytes),
             policy: Mutex::new((config.policy, config.policy_config)),
+            holding_expired: Mutex::new(false),
+        }
+    }
+
+    /// [`Shard::set_hold_expired`] on every shard. Cheap to call again
+    /// with the same value: shards are locked only when it changes.
+    pub fn hold_expired(&self, on: bool) {
+        let mut holding = lock(&self.holding_expired);
+        if *holding == on {
+            return;
+        }
+        *holding = on;
+        for shard in self.shards.iter() {
+            lock(shard).set_hold_expired(on);
         }
     }
 

@@ -271,10 +271,12 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         };
         let until = tokio::time::Instant::now() + std::time::Duration::from_millis(ms as u64);
         ctx.shared.pause.pause(until, all);
+        crate::pause::hold_expiry(ctx.shared);
         Ok(Frame::ok())
     } else if is(sub, "unpause") {
         arity(2)?;
         ctx.shared.pause.unpause();
+        crate::pause::hold_expiry(ctx.shared);
         Ok(Frame::ok())
     } else if is(sub, "kill") {
         client_kill(ctx, &args[2..])

@@ -270,6 +270,23 @@ pub(crate) const WRITE_FROM_READ_ONLY: &str =
     "ERR Write commands are not allowed from read-only scripts.";
 /// What a killed script fails with (the handler adds `ERR `).
 pub(crate) const KILLED: &str = "Script killed by user with SCRIPT KILL...";
+/// A write while `min-replicas-to-write` asks for replicas (FerrumKV has
+/// none).
+pub(crate) const NOREPLICAS: &str = "NOREPLICAS Not enough good replicas to write.";
+/// What a script stopped by the server's shutdown fails with. Redis exits
+/// without replying to it; FerrumKV sends this, then closes the connection.
+pub(crate) const SHUTTING_DOWN: &str = "Script killed by server shutdown";
+/// `cmsgpack.pack()` with no arguments.
+pub(crate) const MSGPACK_NEEDS_INPUT: &str = "MessagePack pack needs input.";
+/// `cmsgpack.unpack` of a truncated object.
+pub(crate) const MSGPACK_MISSING_BYTES: &str = "Missing bytes in input.";
+/// `cmsgpack.unpack` of a byte no MessagePack object starts with.
+pub(crate) const MSGPACK_BAD_FORMAT: &str = "Bad data format in input.";
+/// `cmsgpack.unpack` of arrays or maps nested past Lua's stack.
+pub(crate) const MSGPACK_NESTING: &str = "stack overflow (in function mp_decode_to_lua_array)";
+/// `cmsgpack.unpack` of more objects than Lua's stack can return.
+pub(crate) const MSGPACK_TOO_MANY_RESULTS: &str =
+    "too many return values at once; use unpack_one or unpack_limit instead.";
 /// A library whose code runs too long at `FUNCTION LOAD`.
 pub(crate) const LOAD_TIMEOUT: &str = "FUNCTION LOAD timeout";
 /// `EVALSHA` of a script not in the cache.

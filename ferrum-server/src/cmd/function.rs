@@ -27,11 +27,14 @@ fn fcall_generic(ctx: &mut Ctx<'_>, args: &[Bytes], read_only: bool) -> CmdResul
     let (keys, argv) = split_keys(numkeys, &args[3..])?;
     let shared = ctx.shared;
     let engine = shared.scripting.engine();
-    let (reg, _) = engine
+    let (reg, library) = engine
         .libraries
         .function(&args[1])
         .ok_or_else(|| CmdError::msg(NO_FUNCTION))?;
-    let (func, flags, name) = (reg.callback.clone(), reg.flags, reg.name.clone());
+    let func = library
+        .callback(reg)
+        .map_err(|_| CmdError::msg(NO_FUNCTION))?;
+    let (flags, name) = (reg.flags, reg.name.clone());
     let inv = Invocation {
         func,
         flags,
@@ -106,9 +109,11 @@ fn load(ctx: &mut Ctx<'_>, rest: &[Bytes]) -> CmdResult {
 
 /// Runs a library's code and collects its functions.
 fn compile(engine: &Engine, code: &Bytes) -> Result<Library, CmdError> {
+    let (functions, registered) = engine.register(code)?;
     Ok(Library {
         code: code.clone(),
-        functions: engine.register(code)?,
+        functions,
+        registered,
     })
 }
 

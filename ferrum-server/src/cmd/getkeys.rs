@@ -137,6 +137,9 @@ const NUMKEYS_AT: &[(&str, usize)] = &[
     ("fcall_ro", 2),
 ];
 
+/// Scripts that may write whatever keys they are given.
+const SCRIPTS_THAT_WRITE: &[&str] = &["eval", "evalsha", "fcall"];
+
 /// Commands that store into their first key and read `numkeys` keys after it.
 const DEST_THEN_NUMKEYS: &[&str] = &["zunionstore", "zinterstore", "zdiffstore"];
 
@@ -151,7 +154,11 @@ pub(crate) fn command_keys(spec: &CommandSpec, args: &[Bytes]) -> Option<Vec<(By
     let default = default_role(spec);
     let all = |keys: &[Bytes], role: KeyRole| keys.iter().map(|k| (k.clone(), role)).collect();
     if let Some(&(_, at)) = NUMKEYS_AT.iter().find(|(n, _)| *n == name) {
-        return Some(all(after_numkeys(args, at)?, default));
+        let keys = after_numkeys(args, at);
+        if keys.is_none() && keys_optional(spec) {
+            return Some(Vec::new());
+        }
+        return Some(all(keys?, default));
     }
     if DEST_THEN_NUMKEYS.contains(&name) {
         let mut keys = vec![(args.get(1)?.clone(), KeyRole::Overwrite)];
@@ -179,10 +186,22 @@ pub(crate) fn command_keys(spec: &CommandSpec, args: &[Bytes]) -> Option<Vec<(By
     }
 }
 
+/// Whether `spec`'s keys may all be missing (Redis's `NO_MANDATORY_KEYS`,
+/// which is the scripts: `EVAL*` and `FCALL*`, the rows flagged
+/// `EXCLUSIVE`): `COMMAND GETKEYS` then answers an empty list rather than
+/// an error, even when `numkeys` is not a number or exceeds the
+/// arguments, as Redis 7.0 does.
+pub(super) fn keys_optional(spec: &CommandSpec) -> bool {
+    spec.has(super::flag::EXCLUSIVE)
+}
+
 /// The role every key of `spec` has unless the command says otherwise.
 fn default_role(spec: &CommandSpec) -> KeyRole {
     if let Some((role, _)) = ROLES.iter().find(|(_, names)| names.contains(&spec.name)) {
         return *role;
+    }
+    if SCRIPTS_THAT_WRITE.contains(&spec.name) {
+        return KeyRole::Modify;
     }
     if spec.has(super::flag::WRITE) {
         KeyRole::Modify
@@ -290,6 +309,21 @@ mod tests {
         assert_eq!(names("lcs k1 k2"), ["k1", "k2"]);
         assert_eq!(keys("zunion x a"), None);
         assert_eq!(keys("zunion 3 a"), None);
+    }
+
+    #[test]
+    fn scripts_keys_follow_numkeys_and_may_be_missing() {
+        assert_eq!(names("eval s 2 a b c"), ["a", "b"]);
+        assert_eq!(names("evalsha_ro s 1 a b"), ["a"]);
+        assert_eq!(names("fcall f 2 a b c"), ["a", "b"]);
+        for line in ["eval s 0", "eval s 5 a", "eval s x a", "fcall f -1 a"] {
+            assert_eq!(keys(line), Some(Vec::new()), "{line}");
+        }
+        let role = |line| keys(line).unwrap()[0].1;
+        assert_eq!(role("eval s 1 a"), KeyRole::Modify);
+        assert_eq!(role("fcall f 1 a"), KeyRole::Modify);
+        assert_eq!(role("eval_ro s 1 a"), KeyRole::Read);
+        assert_eq!(role("fcall_ro f 1 a"), KeyRole::Read);
     }
 
     #[test]

@@ -155,20 +155,19 @@ fn memory(ctx: &Ctx<'_>, out: &mut String) {
     let (policy, _) = ctx.store().policy();
     let a = crate::alloc::stats();
     let clients: usize = ctx.shared.clients.all().iter().map(|c| c.memory()).sum();
-    let lua = ctx.shared.scripting.stats();
     let _ = write!(
         out,
-        "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nused_memory_lua:{}\r\nused_memory_lua_human:{}\r\nused_memory_scripts:{}\r\nused_memory_scripts_human:{}\r\nnumber_of_cached_scripts:{}\r\nallocator_allocated:{}\r\nallocator_active:{}\r\nallocator_resident:{}\r\nmaxmemory:{max}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nallocator_frag_ratio:{:.2}\r\nallocator_frag_bytes:{}\r\nallocator_rss_ratio:{:.2}\r\nallocator_rss_bytes:{}\r\nrss_overhead_ratio:{:.2}\r\nrss_overhead_bytes:{}\r\nmem_fragmentation_ratio:{:.2}\r\nmem_fragmentation_bytes:{}\r\nmem_clients_slaves:0\r\nmem_clients_normal:{}\r\nmem_not_counted_for_evict:0\r\nmem_allocator:{}\r\n",
+        "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nallocator_allocated:{}\r\nallocator_active:{}\r\nallocator_resident:{}\r\n",
         human(used),
         human(rss),
-        lua.lua_bytes,
-        human(lua.lua_bytes as u64),
-        lua.script_bytes,
-        human(lua.script_bytes as u64),
-        lua.scripts,
         a.allocated,
         a.active,
         a.resident,
+    );
+    scripting_memory(&ctx.shared.scripting.stats(), out);
+    let _ = write!(
+        out,
+        "maxmemory:{max}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nallocator_frag_ratio:{:.2}\r\nallocator_frag_bytes:{}\r\nallocator_rss_ratio:{:.2}\r\nallocator_rss_bytes:{}\r\nrss_overhead_ratio:{:.2}\r\nrss_overhead_bytes:{}\r\nmem_fragmentation_ratio:{:.2}\r\nmem_fragmentation_bytes:{}\r\nmem_clients_slaves:0\r\nmem_clients_normal:{}\r\nmem_not_counted_for_evict:0\r\nmem_allocator:{}\r\n",
         human(max),
         policy.as_str(),
         ratio(a.active, a.allocated),
@@ -181,6 +180,29 @@ fn memory(ctx: &Ctx<'_>, out: &mut String) {
         diff(rss, used),
         clients,
         a.name,
+    );
+}
+
+/// The scripting lines of `INFO memory`, in Redis 7.0's order and names.
+/// Redis runs `EVAL` scripts and functions in two VMs; FerrumKV runs both
+/// in one, whose heap is reported as the eval VM's (`used_memory_lua` is
+/// the old name of `used_memory_vm_eval`), the functions' VM being 0.
+/// `used_memory_scripts_eval` is the cached scripts' bodies and SHA-1s,
+/// `used_memory_functions` the libraries' code.
+fn scripting_memory(lua: &crate::script::EngineStats, out: &mut String) {
+    let vm = lua.lua_bytes as u64;
+    let scripts = (lua.script_bytes + lua.library_bytes) as u64;
+    let _ = write!(
+        out,
+        "used_memory_lua:{vm}\r\nused_memory_vm_eval:{vm}\r\nused_memory_lua_human:{}\r\nused_memory_scripts_eval:{}\r\nnumber_of_cached_scripts:{}\r\nnumber_of_functions:{}\r\nnumber_of_libraries:{}\r\nused_memory_vm_functions:0\r\nused_memory_vm_total:{vm}\r\nused_memory_vm_total_human:{}\r\nused_memory_functions:{}\r\nused_memory_scripts:{scripts}\r\nused_memory_scripts_human:{}\r\n",
+        human(vm),
+        lua.script_bytes,
+        lua.scripts,
+        lua.functions,
+        lua.libraries,
+        human(vm),
+        lua.library_bytes,
+        human(scripts),
     );
 }
 

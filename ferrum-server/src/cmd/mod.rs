@@ -412,6 +412,9 @@ fn prepare(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Result<Prepared, CmdError> {
             spec.name
         )));
     }
+    if spec.has(flag::WRITE) && ctx.shared.refuses_writes() {
+        return Err(CmdError::msg(error::NOREPLICAS));
+    }
     if ctx.conn.multi.is_some() {
         // A transaction's commands meet a busy script as they would
         // outside one: refused, so the transaction aborts.
@@ -442,24 +445,49 @@ fn prepare(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Result<Prepared, CmdError> {
             return Ok(Prepared::Reply(Frame::simple("QUEUED")));
         }
     }
-    if ctx.shared.pause.holds(pausable_write(ctx, spec)) {
+    if ctx.shared.pause.holds(|| pausable_write(ctx, spec, args)) {
         return Ok(Prepared::Paused);
     }
     Ok(Prepared::Run(spec))
 }
 
-/// Whether `CLIENT PAUSE WRITE` holds this command: a write, a command
-/// that may replicate, or an `EXEC` of a queue holding one.
-fn pausable_write(ctx: &Ctx<'_>, spec: &CommandSpec) -> bool {
-    if spec.has(flag::WRITE) || matches!(spec.name, "publish" | "spublish" | "pfcount") {
-        return true;
+/// Commands Redis flags `MAY_REPLICATE` (beside scripts): `CLIENT PAUSE
+/// WRITE` holds them and read-only scripts may not call them, as writes.
+pub(crate) fn may_replicate(spec: &CommandSpec) -> bool {
+    matches!(spec.name, "publish" | "spublish" | "pfcount")
+}
+
+/// Whether `CLIENT PAUSE WRITE` holds the command line `args`: a write, a
+/// command that may replicate, a script that may write (not `_RO`, not
+/// declared `no-writes`), or an `EXEC` of a queue holding one of these.
+fn pausable_write(ctx: &Ctx<'_>, spec: &CommandSpec, args: &[Bytes]) -> bool {
+    let writes = |spec: &CommandSpec, args: &[Bytes]| {
+        use crate::script::Kind;
+        match spec.name {
+            "eval" | "evalsha" => ctx.shared.scripting.may_write(Kind::Eval, args),
+            "fcall" => ctx.shared.scripting.may_write(Kind::Function, args),
+            _ => spec.has(flag::WRITE) || may_replicate(spec),
+        }
+    };
+    if spec.name != "exec" {
+        return writes(spec, args);
     }
-    spec.name == "exec"
-        && ctx.conn.multi.as_ref().is_some_and(|queued| {
-            queued
-                .iter()
-                .any(|args| lookup(&args[0]).is_some_and(|s| s.has(flag::WRITE)))
-        })
+    ctx.conn.multi.as_ref().is_some_and(|queued| {
+        queued
+            .iter()
+            .any(|args| lookup(&args[0]).is_some_and(|s| writes(s, args)))
+    })
+}
+
+/// Sends the command's line to the monitors; a script's commands show
+/// `lua` where a client's address would be, as in Redis.
+fn feed_monitors(ctx: &Ctx<'_>, args: &[Bytes]) {
+    let addr = if ctx.in_script {
+        "lua".to_owned()
+    } else {
+        ctx.conn.handle.addr.to_string()
+    };
+    ctx.shared.monitors.feed(ctx.shared, ctx.db(), &addr, args);
 }
 
 /// Runs a command whose arguments passed [`prepare`]; `EXEC` calls this for
@@ -486,6 +514,16 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
         && spec.first_key != 0
         && (spec.has(flag::WRITE) || tracking || notify & crate::notify::class::EXPIRED != 0))
         .then(|| crate::notify::Watch::before(ctx, spec, args));
+    // MONITOR shows what ran, but neither administrative commands nor
+    // credentials (as Redis). A script's line comes before the lines of
+    // the commands it calls.
+    let monitored = ctx.shared.monitors.active()
+        && !spec.has(flag::ADMIN)
+        && !matches!(spec.name, "auth" | "hello");
+    let is_script = spec.has(flag::EXCLUSIVE);
+    if monitored && is_script {
+        feed_monitors(ctx, args);
+    }
     let reply = (spec.handler)(ctx, args).unwrap_or_else(CmdError::into_frame);
     if let Some(watch) = watch {
         watch.after(ctx, spec, args, &reply);
@@ -493,14 +531,8 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
     if tracking {
         track(ctx, spec, args, &reply);
     }
-    // MONITOR shows what ran, but neither administrative commands nor
-    // credentials (as Redis).
-    if ctx.shared.monitors.active()
-        && !spec.has(flag::ADMIN)
-        && !matches!(spec.name, "auth" | "hello")
-    {
-        let addr = ctx.conn.handle.addr.to_string();
-        ctx.shared.monitors.feed(ctx.shared, ctx.db(), &addr, args);
+    if monitored && !is_script {
+        feed_monitors(ctx, args);
     }
     if spec.has(flag::WRITE) {
         let changes = match (&reply, ctx.dirty) {

@@ -104,6 +104,9 @@ pub(crate) fn check_flags(
     if read_only {
         return Err(CmdError::msg(RO_WITH_WRITE_FLAG));
     }
+    if ctx.shared.refuses_writes() {
+        return Err(CmdError::msg(super::error::NOREPLICAS));
+    }
     if !flags.allow_oom {
         crate::script::reserve_for_write(ctx)?;
     }
@@ -124,7 +127,7 @@ pub(crate) fn script(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         let engine = shared.scripting.engine();
         let found = args[2..]
             .iter()
-            .map(|sha| Frame::Integer(i64::from(engine.cached(sha).is_some())))
+            .map(|sha| Frame::Integer(i64::from(engine.is_cached(sha))))
             .collect();
         return Ok(Frame::Array(found));
     }

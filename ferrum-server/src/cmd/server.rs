@@ -183,6 +183,9 @@ fn config_set(ctx: &mut Ctx<'_>, pairs: &[Bytes]) -> CmdResult {
             .set_default_password(config.requirepass.as_deref());
     }
     shared
+        .lacks_good_replicas
+        .store(config.lacks_good_replicas(), Ordering::Relaxed);
+    shared
         .normal_obuf
         .install(config.client_output_buffer_limit.normal);
     shared
@@ -352,15 +355,14 @@ fn command_list(args: &[Bytes]) -> CmdResult {
 /// `COMMAND GETKEYS full-command` (each key) and `COMMAND GETKEYSANDFLAGS
 /// full-command` (each key with its flags), for `line`, the full command.
 fn command_getkeys(line: &[Bytes], with_flags: bool) -> CmdResult {
-    let found = line
+    let invalid = || CmdError::msg(super::error::GETKEYS_INVALID);
+    let spec = line
         .first()
         .and_then(|n| lookup(n))
         .filter(|spec| spec.arity_ok(line.len()))
-        .and_then(|spec| getkeys::command_keys(spec, line));
-    let Some(keys) = found else {
-        return Err(CmdError::msg(super::error::GETKEYS_INVALID));
-    };
-    if keys.is_empty() {
+        .ok_or_else(invalid)?;
+    let keys = getkeys::command_keys(spec, line).ok_or_else(invalid)?;
+    if keys.is_empty() && !getkeys::keys_optional(spec) {
         return Err(CmdError::msg(super::error::GETKEYS_NONE));
     }
     let entry = |(key, role): (Bytes, getkeys::KeyRole)| {
@@ -488,15 +490,24 @@ fn debug_object(ctx: &Ctx<'_>, key: &[u8]) -> CmdResult {
 /// `SHUTDOWN [NOSAVE | SAVE] [NOW] [FORCE] [ABORT]`: stops the server as
 /// SIGTERM does. Nothing is ever saved, so `SAVE` fails as a failed save
 /// does in Redis, and there is never a shutdown in progress to abort.
+/// While a script is busy only `SHUTDOWN NOSAVE` is served, as in Redis;
+/// it stops the script even if it wrote.
 pub(crate) fn shutdown(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let mut save = false;
+    let (mut save, mut nosave) = (false, false);
     for a in &args[1..] {
         if is(a, "save") {
             save = true;
+        } else if is(a, "nosave") {
+            nosave = true;
         } else if is(a, "abort") {
             return Err(CmdError::msg(super::error::SHUTDOWN_NOT_IN_PROGRESS));
-        } else if !(is(a, "nosave") || is(a, "now") || is(a, "force")) {
+        } else if !(is(a, "now") || is(a, "force")) {
             return Err(CmdError::syntax());
+        }
+    }
+    if !nosave {
+        if let Some(busy) = crate::script::busy_text(ctx.shared) {
+            return Err(CmdError::msg(busy));
         }
     }
     if save {

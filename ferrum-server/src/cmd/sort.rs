@@ -153,9 +153,10 @@ fn sort(ctx: &mut Ctx<'_>, args: &[Bytes], read_only: bool) -> CmdResult {
         Some(e) => elements(e.value())?,
         None => (Vec::new(), false, false),
     };
-    // An unsorted set has no order to keep: a stored result is sorted
-    // ALPHA instead, so replicas and reruns see the same list.
-    if o.dont_sort && is_set && o.store.is_some() {
+    // An unsorted set has no order to keep: a stored result, or one a
+    // script reads, is sorted ALPHA instead, so replicas and reruns see
+    // the same list (as Redis does).
+    if o.dont_sort && is_set && (o.store.is_some() || ctx.in_script) {
         o.dont_sort = false;
         o.alpha = true;
         o.by = None;

@@ -74,6 +74,18 @@ pub(crate) fn exec(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
             )));
         }
     }
+    // `min-replicas-to-write` set after the writes were queued.
+    let writes = || {
+        queue
+            .iter()
+            .any(|a| lookup(&a[0]).is_some_and(|s| s.has(super::flag::WRITE)))
+    };
+    if ctx.shared.refuses_writes() && writes() {
+        return Err(CmdError::msg(format!(
+            "EXECABORT Transaction discarded because of: {}",
+            super::error::NOREPLICAS
+        )));
+    }
     let shared = ctx.shared;
     let _gate = shared.tx_gate.write().unwrap_or_else(|p| p.into_inner());
     if watched

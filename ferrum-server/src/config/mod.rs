@@ -1052,6 +1052,14 @@ impl Config {
             .unwrap_or(5000)
     }
 
+    /// Whether writes are refused for want of replicas: Redis refuses them
+    /// when `min-replicas-to-write` and `min-replicas-max-lag` are both
+    /// set and fewer replicas are in good standing, and FerrumKV has none.
+    pub(crate) fn lacks_good_replicas(&self) -> bool {
+        let set = |name| self.stored_value(name).parse::<u64>().is_ok_and(|n| n > 0);
+        set("min-replicas-to-write") && set("min-replicas-max-lag")
+    }
+
     /// `tracking-table-max-keys` (0: unlimited).
     pub(crate) fn tracking_max_keys(&self) -> u64 {
         self.stored_value("tracking-table-max-keys")

@@ -3,10 +3,10 @@
 //! Every command holds the gate's read side while it runs; `EXEC` and
 //! scripts hold its write side. The fast path is one `try_read`, the cost
 //! of the `read` it replaces. Only when that fails does a command look at
-//! [`Running`]: with no script running it waits as before (a transaction
-//! ends in microseconds); while a script runs it polls, and once the
-//! script has run past `busy-reply-threshold` it replies `-BUSY`, except
-//! for the few commands Redis lets through (`SCRIPT KILL`, `FUNCTION
+//! [`Running`]: with no script running it polls every few microseconds (a
+//! transaction ends in microseconds); while a script runs it polls every
+//! millisecond, and once the script has run past `busy-reply-threshold`
+//! it replies `-BUSY`, except for the few commands Redis lets through (`SCRIPT KILL`, `FUNCTION
 //! KILL`, `FUNCTION STATS`, `SHUTDOWN`), which run without the gate.
 
 use std::sync::{RwLockReadGuard, RwLockWriteGuard, TryLockError};
@@ -21,6 +21,9 @@ use crate::shared::Shared;
 
 /// How often a command waiting behind a running script looks again.
 const POLL: Duration = Duration::from_millis(1);
+/// How often it looks again behind a transaction, which holds the gate
+/// for microseconds.
+const TX_POLL: Duration = Duration::from_micros(20);
 
 /// The hold on the gate a running command keeps.
 pub(crate) enum GateGuard<'a> {
@@ -54,7 +57,10 @@ pub(crate) fn enter_gate<'a>(
     }
 }
 
-/// The slow path of [`enter_gate`]: someone holds the write side.
+/// The slow path of [`enter_gate`]: someone holds the write side. It
+/// polls rather than blocks: a script takes the gate a moment before it
+/// is marked running, and a command that blocked in that moment would
+/// wait for the whole script, never answering `-BUSY`.
 fn wait<'a>(
     shared: &'a Shared,
     spec: &CommandSpec,
@@ -62,24 +68,18 @@ fn wait<'a>(
     exclusive: bool,
 ) -> Result<GateGuard<'a>, CmdError> {
     loop {
-        let Some((kind, ms)) = shared.scripting.running.current() else {
-            // A transaction holds the gate: wait for it as before.
-            return Ok(if exclusive {
-                GateGuard::Write(shared.tx_gate.write().unwrap_or_else(|p| p.into_inner()))
-            } else {
-                GateGuard::Read(shared.tx_gate.read().unwrap_or_else(|p| p.into_inner()))
-            });
-        };
-        if allowed_when_busy(spec, args) {
-            return Ok(GateGuard::Bypass);
+        match shared.scripting.running.current() {
+            // A transaction (or a script about to start) holds the gate.
+            None => std::thread::sleep(TX_POLL),
+            Some(_) if allowed_when_busy(spec, args) => return Ok(GateGuard::Bypass),
+            Some((kind, ms)) if ms >= shared.config().busy_threshold_ms() => {
+                return Err(CmdError::msg(match kind {
+                    Kind::Eval => BUSY_SCRIPT,
+                    Kind::Function => BUSY_FUNCTION,
+                }));
+            }
+            Some(_) => std::thread::sleep(POLL),
         }
-        if ms >= shared.config().busy_threshold_ms() {
-            return Err(CmdError::msg(match kind {
-                Kind::Eval => BUSY_SCRIPT,
-                Kind::Function => BUSY_FUNCTION,
-            }));
-        }
-        std::thread::sleep(POLL);
         let attempt = if exclusive {
             try_write(shared)
         } else {

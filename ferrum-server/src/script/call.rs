@@ -10,7 +10,7 @@ use mlua::{Lua, Table, Value};
 use super::convert::{format_number, frame_to_lua};
 use super::{Running, COUNTED};
 use crate::cmd::error::{
-    ACL_CHECK_UNKNOWN, BAD_ARGUMENT, KILLED, NOT_ALLOWED, NO_ARGUMENTS, UNKNOWN_COMMAND,
+    ACL_CHECK_UNKNOWN, BAD_ARGUMENT, NOREPLICAS, NOT_ALLOWED, NO_ARGUMENTS, UNKNOWN_COMMAND,
     WRITE_FROM_READ_ONLY, WRONG_ARITY,
 };
 use crate::cmd::{self, flag, CommandSpec, Ctx};
@@ -44,8 +44,8 @@ pub(crate) fn dispatch(
     st: &mut CallState<'_>,
     (count, args): (usize, Table),
 ) -> mlua::Result<(bool, Value)> {
-    if st.running.killed() {
-        return Err(mlua::Error::runtime(KILLED));
+    if let Some(why) = st.running.stop_reason() {
+        return Err(mlua::Error::runtime(why));
     }
     if count == 0 {
         return Err(mlua::Error::runtime(NO_ARGUMENTS));
@@ -129,7 +129,10 @@ fn admit(
         return Err(WRONG_ARITY.to_owned());
     }
     let stream_read = matches!(spec.name, "xread" | "xreadgroup");
-    if spec.has(flag::NO_SCRIPT) || (spec.has(flag::BLOCKING) && !stream_read) {
+    // `CLUSTER RESET` is flagged `noscript` as a subcommand in Redis.
+    let cluster_reset =
+        spec.name == "cluster" && argv.get(1).is_some_and(|a| cmd::parse::is(a, "reset"));
+    if spec.has(flag::NO_SCRIPT) || (spec.has(flag::BLOCKING) && !stream_read) || cluster_reset {
         return Err(NOT_ALLOWED.to_owned());
     }
     if stream_read && blocks(argv) {
@@ -140,8 +143,11 @@ fn admit(
     }
     cmd::acl::permit(ctx, spec, argv, crate::acl::Context::Lua)
         .map_err(|r| cmd::acl::script_refusal_text(&r).to_owned())?;
-    if spec.has(flag::WRITE) && st.read_only {
+    if (spec.has(flag::WRITE) || cmd::may_replicate(spec)) && st.read_only {
         return Err(WRITE_FROM_READ_ONLY.to_owned());
+    }
+    if spec.has(flag::WRITE) && ctx.shared.refuses_writes() {
+        return Err(NOREPLICAS.to_owned());
     }
     if spec.has(flag::DENYOOM) && !st.allow_oom && !st.wrote {
         super::reserve_for_write(ctx).map_err(|e| cmd::CmdError::from(e).to_string())?;

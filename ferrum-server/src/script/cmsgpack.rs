@@ -3,11 +3,30 @@
 //! lua-cmsgpack's documented choices: integral numbers in the smallest
 //! integer form, others as float32 when exact else float64, tables whose
 //! keys are exactly 1..n as arrays, nesting cut at 16 levels with nil.
+//!
+//! Nothing here holds more Lua values at once than the nesting depth (or
+//! the values one `unpack` returns): every value held from Rust takes a
+//! slot of mlua's reference stack, which is as bounded as Lua's own, so
+//! a table of 100,000 pairs is walked pair by pair, never collected.
+//! Decoding bounds its nesting and its results as lua-cmsgpack's stack
+//! checks do, with its error texts.
 
 use mlua::{Lua, MultiValue, Table, Value, Variadic};
 
+use crate::cmd::error::{
+    MSGPACK_BAD_FORMAT, MSGPACK_MISSING_BYTES, MSGPACK_NEEDS_INPUT, MSGPACK_NESTING,
+    MSGPACK_TOO_MANY_RESULTS,
+};
+
 /// Tables nested deeper than this are packed as nil.
 const MAX_NESTING: usize = 16;
+/// Input nested deeper than this is refused when unpacking: Lua's stack
+/// ends lua-cmsgpack's decoding a few thousand levels down, and each open
+/// level holds up to two of mlua's references here.
+const MAX_UNPACK_NESTING: usize = 1_000;
+/// The most values one `unpack` returns (Lua's stack holds about 8,000;
+/// lua-cmsgpack stops where it is full).
+const MAX_RESULTS: usize = 4_000;
 
 /// The `cmsgpack` table.
 pub(crate) fn table(lua: &Lua) -> mlua::Result<Table> {
@@ -16,7 +35,7 @@ pub(crate) fn table(lua: &Lua) -> mlua::Result<Table> {
         "pack",
         lua.create_function(|_, args: Variadic<Value>| {
             if args.is_empty() {
-                return Err(mlua::Error::runtime("MessagePack pack needs input."));
+                return Err(mlua::Error::runtime(MSGPACK_NEEDS_INPUT));
             }
             let mut out = Vec::new();
             for v in args.iter() {
@@ -60,7 +79,12 @@ fn unpack_counted(lua: &Lua, s: &[u8], limit: usize, offset: i64) -> mlua::Resul
     let offset = usize::try_from(offset)
         .ok()
         .filter(|&o| o <= s.len())
-        .ok_or_else(|| mlua::Error::runtime("Start offset greater than input length"))?;
+        .ok_or_else(|| {
+            mlua::Error::runtime(format!(
+                "Start offset {offset} greater than input length {}.",
+                s.len()
+            ))
+        })?;
     let (end, values) = unpack(lua, s, offset, limit)?;
     let next = if end >= s.len() { -1 } else { end as i64 };
     Ok(std::iter::once(Value::Integer(next))
@@ -160,34 +184,37 @@ fn string(s: &[u8], out: &mut Vec<u8>) {
 }
 
 fn table_pack(t: &Table, depth: usize, out: &mut Vec<u8>) -> mlua::Result<()> {
-    let pairs: Vec<(Value, Value)> = t.pairs::<Value, Value>().collect::<mlua::Result<_>>()?;
-    let is_array = pairs.iter().all(|(k, _)| match k {
-        Value::Integer(i) => *i >= 1 && *i as usize <= pairs.len(),
-        _ => false,
-    });
+    let (len, is_array) = shape(t)?;
     if is_array {
-        header(
-            pairs.len(),
-            Some((0x90, 16)),
-            [None, Some(0xdc), Some(0xdd)],
-            out,
-        );
-        for i in 1..=pairs.len() {
+        header(len, Some((0x90, 16)), [None, Some(0xdc), Some(0xdd)], out);
+        for i in 1..=len {
             pack(&t.raw_get::<Value>(i)?, depth + 1, out)?;
         }
     } else {
-        header(
-            pairs.len(),
-            Some((0x80, 16)),
-            [None, Some(0xde), Some(0xdf)],
-            out,
-        );
-        for (k, v) in &pairs {
-            pack(k, depth + 1, out)?;
-            pack(v, depth + 1, out)?;
+        header(len, Some((0x80, 16)), [None, Some(0xde), Some(0xdf)], out);
+        for pair in t.pairs::<Value, Value>() {
+            let (k, v) = pair?;
+            pack(&k, depth + 1, out)?;
+            pack(&v, depth + 1, out)?;
         }
     }
     Ok(())
+}
+
+/// How many pairs `t` has, and whether it is an array as lua-cmsgpack
+/// sees one: every key a positive integer, the largest equal to the
+/// count (so the keys are exactly 1..n).
+fn shape(t: &Table) -> mlua::Result<(usize, bool)> {
+    let (mut count, mut max, mut positive_ints) = (0usize, 0i64, true);
+    for pair in t.pairs::<Value, Value>() {
+        let (k, _) = pair?;
+        count += 1;
+        match k {
+            Value::Integer(i) if i >= 1 => max = max.max(i),
+            _ => positive_ints = false,
+        }
+    }
+    Ok((count, positive_ints && max as usize == count))
 }
 
 /// Decodes up to `limit` objects (0: all) from `pos`; returns where it
@@ -196,6 +223,9 @@ fn unpack(lua: &Lua, s: &[u8], pos: usize, limit: usize) -> mlua::Result<(usize,
     let mut r = Reader { lua, s, pos };
     let mut values = Vec::new();
     while r.pos < s.len() && (limit == 0 || values.len() < limit) {
+        if values.len() == MAX_RESULTS {
+            return Err(mlua::Error::runtime(MSGPACK_TOO_MANY_RESULTS));
+        }
         values.push(r.value()?);
     }
     Ok((r.pos, values))
@@ -210,7 +240,7 @@ struct Reader<'a> {
 impl<'a> Reader<'a> {
     fn take(&mut self, n: usize) -> mlua::Result<&'a [u8]> {
         let end = self.pos.checked_add(n).filter(|&e| e <= self.s.len());
-        let end = end.ok_or_else(|| mlua::Error::runtime("Missing bytes in input."))?;
+        let end = end.ok_or_else(|| mlua::Error::runtime(MSGPACK_MISSING_BYTES))?;
         let b = &self.s[self.pos..end];
         self.pos = end;
         Ok(b)
@@ -223,12 +253,61 @@ impl<'a> Reader<'a> {
             .fold(0u64, |acc, &b| acc << 8 | u64::from(b)))
     }
 
+    /// Reads one object, its arrays and maps through an explicit stack
+    /// of the ones still open, so hostile nesting cannot recurse.
     fn value(&mut self) -> mlua::Result<Value> {
+        let mut open: Vec<Open> = Vec::new();
+        loop {
+            let mut done = match self.item()? {
+                Item::Scalar(v) => v,
+                Item::Array(0) | Item::Map(0) => Value::Table(self.lua.create_table()?),
+                Item::Array(_) | Item::Map(_) if open.len() == MAX_UNPACK_NESTING => {
+                    return Err(mlua::Error::runtime(MSGPACK_NESTING));
+                }
+                Item::Array(len) => {
+                    let table = self.lua.create_table_with_capacity(len.min(1 << 16), 0)?;
+                    open.push(Open {
+                        table,
+                        left: len,
+                        array_next: Some(1),
+                        key: None,
+                    });
+                    continue;
+                }
+                Item::Map(len) => {
+                    let table = self.lua.create_table_with_capacity(0, len.min(1 << 16))?;
+                    open.push(Open {
+                        table,
+                        left: len,
+                        array_next: None,
+                        key: None,
+                    });
+                    continue;
+                }
+            };
+            // Put the finished value in its container; a container that
+            // is full is finished in turn.
+            loop {
+                let Some(mut top) = open.pop() else {
+                    return Ok(done);
+                };
+                if !top.add(done)? {
+                    open.push(top);
+                    break;
+                }
+                done = Value::Table(top.table);
+            }
+        }
+    }
+
+    /// The next object's header: a whole scalar, or how many elements
+    /// (pairs) an array (map) has.
+    fn item(&mut self) -> mlua::Result<Item> {
         let b = self.take(1)?[0];
         let v = match b {
             0x00..=0x7f => Value::Integer(i64::from(b)),
-            0x80..=0x8f => self.map(usize::from(b & 0x0f))?,
-            0x90..=0x9f => self.array(usize::from(b & 0x0f))?,
+            0x80..=0x8f => return Ok(Item::Map(usize::from(b & 0x0f))),
+            0x90..=0x9f => return Ok(Item::Array(usize::from(b & 0x0f))),
             0xa0..=0xbf => self.str(usize::from(b & 0x1f))?,
             0xc0 => Value::Nil,
             0xc2 => Value::Boolean(false),
@@ -255,26 +334,14 @@ impl<'a> Reader<'a> {
             0xd1 => Value::Integer(i64::from(self.uint(2)? as u16 as i16)),
             0xd2 => Value::Integer(i64::from(self.uint(4)? as u32 as i32)),
             0xd3 => Value::Integer(self.uint(8)? as i64),
-            0xdc => {
-                let n = self.uint(2)? as usize;
-                self.array(n)?
-            }
-            0xdd => {
-                let n = self.uint(4)? as usize;
-                self.array(n)?
-            }
-            0xde => {
-                let n = self.uint(2)? as usize;
-                self.map(n)?
-            }
-            0xdf => {
-                let n = self.uint(4)? as usize;
-                self.map(n)?
-            }
+            0xdc => return Ok(Item::Array(self.uint(2)? as usize)),
+            0xdd => return Ok(Item::Array(self.uint(4)? as usize)),
+            0xde => return Ok(Item::Map(self.uint(2)? as usize)),
+            0xdf => return Ok(Item::Map(self.uint(4)? as usize)),
             0xe0..=0xff => Value::Integer(i64::from(b as i8)),
-            _ => return Err(mlua::Error::runtime("Bad data format in input.")),
+            _ => return Err(mlua::Error::runtime(MSGPACK_BAD_FORMAT)),
         };
-        Ok(v)
+        Ok(Item::Scalar(v))
     }
 
     fn str(&mut self, n: usize) -> mlua::Result<Value> {
@@ -282,26 +349,43 @@ impl<'a> Reader<'a> {
         let s = self.lua.create_string(b)?;
         Ok(Value::String(s))
     }
+}
 
-    fn array(&mut self, n: usize) -> mlua::Result<Value> {
-        let t = self.lua.create_table_with_capacity(n.min(1 << 16), 0)?;
-        for i in 1..=n {
-            let v = self.value()?;
-            t.raw_set(i, v)?;
-        }
-        Ok(Value::Table(t))
-    }
+/// What an object starts with.
+enum Item {
+    Scalar(Value),
+    Array(usize),
+    Map(usize),
+}
 
-    fn map(&mut self, n: usize) -> mlua::Result<Value> {
-        let t = self.lua.create_table_with_capacity(0, n.min(1 << 16))?;
-        for _ in 0..n {
-            let k = self.value()?;
-            let v = self.value()?;
+/// An array or map being decoded.
+struct Open {
+    table: Table,
+    /// Elements (pairs) still to come.
+    left: usize,
+    /// For an array, the index of the next element.
+    array_next: Option<usize>,
+    /// For a map, the key read whose value comes next.
+    key: Option<Value>,
+}
+
+impl Open {
+    /// Adds the next element (a map's key or value); `true` once full.
+    fn add(&mut self, v: Value) -> mlua::Result<bool> {
+        if let Some(i) = self.array_next.as_mut() {
+            self.table.raw_set(*i, v)?;
+            *i += 1;
+        } else {
+            let Some(k) = self.key.take() else {
+                self.key = Some(v);
+                return Ok(false);
+            };
             if !matches!(k, Value::Nil) {
-                t.raw_set(k, v)?;
+                self.table.raw_set(k, v)?;
             }
         }
-        Ok(Value::Table(t))
+        self.left -= 1;
+        Ok(self.left == 0)
     }
 }
 
@@ -340,5 +424,58 @@ mod tests {
             .eval()
             .expect("round trip");
         assert!(ok);
+    }
+
+    fn lua() -> Lua {
+        let lua = Lua::new();
+        lua.globals()
+            .set("cmsgpack", table(&lua).expect("cmsgpack"))
+            .expect("set");
+        lua
+    }
+
+    /// Redis's smoke test packs a 100,000-element array and map: they
+    /// must not overflow mlua's reference stack.
+    #[test]
+    fn packs_and_unpacks_tables_of_100k_pairs() {
+        let ok: bool = lua()
+            .load(
+                "local a, m = {}, {}
+                 for i = 1, 100000 do a[i] = i; m[tostring(i)] = i end
+                 local da = cmsgpack.unpack(cmsgpack.pack(a))
+                 local dm = cmsgpack.unpack(cmsgpack.pack({a = a, m = m}))
+                 return #da == 100000 and da[100000] == 100000
+                    and #dm.a == 100000 and dm.m['99999'] == 99999",
+            )
+            .eval()
+            .expect("round trip");
+        assert!(ok);
+    }
+
+    #[test]
+    fn deep_or_long_input_is_refused_with_lua_cmsgpacks_errors() {
+        let lua = lua();
+        let deep = format!(
+            "return cmsgpack.unpack(string.rep('\\145', {}) .. '\\1')",
+            100_000
+        );
+        let e = lua.load(&deep).exec().expect_err("too deep");
+        assert!(e.to_string().contains(MSGPACK_NESTING), "{e}");
+        let ok: bool = lua
+            .load(
+                "local t = cmsgpack.unpack(string.rep('\\145', 999) .. '\\1')
+                   for _ = 1, 998 do t = t[1] end return t[1] == 1",
+            )
+            .eval()
+            .expect("999 levels decode");
+        assert!(ok);
+        let many = "return cmsgpack.unpack(string.rep('\\1', 100000))";
+        let e = lua.load(many).exec().expect_err("too many results");
+        assert!(e.to_string().contains(MSGPACK_TOO_MANY_RESULTS), "{e}");
+        let n: i64 = lua
+            .load("return select('#', cmsgpack.unpack(string.rep('\\1', 1000)))")
+            .eval()
+            .expect("1000 results");
+        assert_eq!(n, 1000);
     }
 }

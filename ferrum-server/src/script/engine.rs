@@ -6,11 +6,12 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use ferrum_proto::Frame;
-use mlua::{Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value, VmState};
+use mlua::{ChunkMode, Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value, VmState};
 
 use super::call::{acl_check, dispatch, CallState};
 use super::convert::{error_message, lua_to_frame};
 use super::library::{Libraries, Registration};
+use super::untail::without_tail_calls;
 use super::{libs, sha1_hex, Kind, Running, ScriptFlags, COUNTED};
 use crate::cmd::error::{BAD_ENGINE_SHEBANG, BAD_FLAG_SHEBANG, BAD_OPTION_SHEBANG};
 use crate::cmd::{CmdError, Ctx};
@@ -24,16 +25,18 @@ const LIBRARY_CHUNK: &str = "@user_function";
 const HOOK_EVERY: u32 = 10_000;
 /// How long a library's code may run at `FUNCTION LOAD`, as in Redis.
 const LOAD_TIMEOUT_MS: u64 = 500;
+/// Scripts run between two steps of the garbage collector, as in Redis:
+/// without them garbage would grow to twice what is live before Lua's own
+/// collector ran.
+const GC_PERIOD: u32 = 50;
+/// The size of that step, in Lua's KB units. Redis steps 50; a run here
+/// leaves more garbage (its `KEYS`/`ARGV` tables and the `redis.call`
+/// closure of the run), so the step is larger.
+const GC_STEP_KB: i32 = 200;
 /// The version scripts see in `redis.REDIS_VERSION`: the one FerrumKV
 /// answers `INFO` with.
 const VERSION: &str = "7.0.15";
 const VERSION_NUM: i64 = 0x07_00_0f;
-
-/// One cached `EVAL` script.
-struct Script {
-    func: Function,
-    flags: ScriptFlags,
-}
 
 /// One run of a script or function.
 pub(crate) struct Invocation<'a> {
@@ -63,8 +66,15 @@ pub(crate) struct Engine {
     /// The global environment scripts see (a read-only view).
     env: Table,
     running: Arc<Running>,
-    scripts: HashMap<String, Script>,
+    /// The cached scripts' flags, by SHA-1.
+    scripts: HashMap<String, ScriptFlags>,
+    /// The compiled scripts, by SHA-1: a Lua table, because every function
+    /// held from Rust would take a slot of mlua's reference stack (about
+    /// 8,000), and the cache has no such bound.
+    compiled: Table,
     script_bytes: usize,
+    /// Scripts run since the last collector step.
+    runs_since_gc: std::cell::Cell<u32>,
     /// The loaded function libraries.
     pub(crate) libraries: Libraries,
 }
@@ -109,12 +119,14 @@ impl Engine {
             },
         )?;
         Ok(Engine {
+            compiled: lua.create_table()?,
             lua,
             private,
             env,
             running,
             scripts: HashMap::new(),
             script_bytes: 0,
+            runs_since_gc: std::cell::Cell::new(0),
             libraries: Libraries::default(),
         })
     }
@@ -130,48 +142,109 @@ impl Engine {
         let func = self
             .compile(&code, SCRIPT_CHUNK)
             .map_err(|e| compile_error("Error compiling script (new function)", &e))?;
-        self.script_bytes += body.len();
-        self.scripts.insert(sha.clone(), Script { func, flags });
+        self.compiled
+            .raw_set(sha.as_str(), func)
+            .map_err(|e| compile_error("Error compiling script (new function)", &e))?;
+        self.script_bytes += body.len() + sha.len();
+        self.scripts.insert(sha.clone(), flags);
         Ok(sha)
     }
 
     /// The cached script of this SHA-1 (any case), and its flags.
     pub(crate) fn cached(&self, sha: &[u8]) -> Option<(Function, ScriptFlags)> {
         let sha = std::str::from_utf8(sha).ok()?.to_ascii_lowercase();
-        self.scripts.get(&sha).map(|s| (s.func.clone(), s.flags))
+        let flags = *self.scripts.get(&sha)?;
+        let func = self.compiled.raw_get::<Function>(sha.as_str()).ok()?;
+        Some((func, flags))
     }
 
-    /// `SCRIPT FLUSH`: empties the cache and collects what it held.
+    /// Whether running `args` (an `EVAL`, `EVALSHA` or `FCALL` line) may
+    /// write, as Redis 7.0 decides it for `CLIENT PAUSE WRITE`: unless the
+    /// script or function declares `no-writes`. A script not cached yet is
+    /// judged by its shebang; an unknown SHA-1 or function may write.
+    pub(crate) fn may_write(&self, kind: Kind, args: &[Bytes]) -> bool {
+        let Some(name) = args.get(1) else {
+            return true;
+        };
+        let flags = match kind {
+            Kind::Function => self.libraries.function(name).map(|(reg, _)| reg.flags),
+            Kind::Eval if args[0].len() == 4 => {
+                let cached = self.scripts.get(&sha1_hex(name)).copied();
+                cached.or_else(|| script_shebang(name).ok().map(|(flags, _)| flags))
+            }
+            Kind::Eval => std::str::from_utf8(name)
+                .ok()
+                .and_then(|sha| self.scripts.get(&sha.to_ascii_lowercase()).copied()),
+        };
+        !flags.is_some_and(|f| f.declared && f.no_writes)
+    }
+
+    /// Whether the script of this SHA-1 (any case) is cached.
+    pub(crate) fn is_cached(&self, sha: &[u8]) -> bool {
+        std::str::from_utf8(sha).is_ok_and(|s| self.scripts.contains_key(&s.to_ascii_lowercase()))
+    }
+
+    /// `SCRIPT FLUSH`: empties the cache and collects what it held. Redis
+    /// starts a new VM here; collecting until the heap stops shrinking
+    /// comes close (each cycle also halves Lua's string table, which a
+    /// script with many strings left large).
     pub(crate) fn flush_scripts(&mut self) {
         self.scripts.clear();
+        let _ = self.compiled.clear();
         self.script_bytes = 0;
-        let _ = self.lua.gc_collect();
+        let mut used = self.lua.used_memory();
+        for _ in 0..16 {
+            let _ = self.lua.gc_collect();
+            let now = self.lua.used_memory();
+            if now >= used {
+                break;
+            }
+            used = now;
+        }
     }
 
     /// What the VM holds now.
     pub(crate) fn stats(&self) -> super::EngineStats {
         let (libraries, functions) = self.libraries.counts();
+        let library_bytes = self.libraries.code_bytes();
         super::EngineStats {
             lua_bytes: self.lua.used_memory(),
             script_bytes: self.script_bytes,
+            library_bytes,
             scripts: self.scripts.len(),
             libraries,
             functions,
-            held_bytes: self.script_bytes + self.libraries.code_bytes(),
+            held_bytes: self.script_bytes + library_bytes,
         }
     }
 
+    /// Compiles `code` as chunk `chunk` in the sandbox, its tail calls
+    /// made calls (see `untail.rs`) so that errors keep their line.
     fn compile(&self, code: &[u8], chunk: &str) -> mlua::Result<Function> {
-        self.lua
+        let func = self
+            .lua
             .load(code)
             .set_name(chunk)
-            .set_environment(self.env.clone())
-            .into_function()
+            .set_mode(ChunkMode::Text)
+            .into_function()?;
+        let load = |bytes: &[u8], mode| {
+            self.lua
+                .load(bytes)
+                .set_name(chunk)
+                .set_mode(mode)
+                .set_environment(self.env.clone())
+                .into_function()
+        };
+        match without_tail_calls(&func.dump(false)) {
+            Some(untailed) => load(&untailed, ChunkMode::Binary),
+            None => load(code, ChunkMode::Text),
+        }
     }
 
     /// Compiles a library's code and runs it to collect what it registers
-    /// (`FUNCTION LOAD`), within the load timeout.
-    pub(crate) fn register(&self, code: &[u8]) -> Result<Vec<Registration>, CmdError> {
+    /// (`FUNCTION LOAD`), within the load timeout: the registrations, and
+    /// the Lua list they came from (which holds their callbacks).
+    pub(crate) fn register(&self, code: &[u8]) -> Result<(Vec<Registration>, Table), CmdError> {
         let func = self
             .compile(&uncommented_shebang(code), LIBRARY_CHUNK)
             .map_err(|e| compile_error("Error compiling function", &e))?;
@@ -180,7 +253,10 @@ impl Engine {
         let result = load.call::<(bool, Value)>(func);
         self.running.set_load_deadline(None);
         match result.map_err(internal)? {
-            (true, Value::Table(list)) => Registration::all(&list).map_err(internal),
+            (true, Value::Table(list)) => {
+                let functions = Registration::all(&list).map_err(internal)?;
+                Ok((functions, list))
+            }
             (_, err) => Err(CmdError::msg(format!(
                 "ERR Error registering functions: {}",
                 error_text(&err).trim_start_matches("ERR ")
@@ -220,10 +296,25 @@ impl Engine {
                 .remember(ctx.shared, id, inv.keys.iter());
         }
         let _ = self.private.raw_set("dispatch", Value::Nil);
+        self.collect_now_and_then();
+        if self.running.shutting_down() {
+            ctx.conn.closing = true;
+        }
         match outcome {
             Ok(frame) => frame,
             Err(e) => Frame::Error(Bytes::from(format!("ERR {}", error_message(&e)))),
         }
+    }
+
+    /// Every [`GC_PERIOD`] runs, a collector step of [`GC_STEP_KB`].
+    fn collect_now_and_then(&self) {
+        let runs = self.runs_since_gc.get() + 1;
+        if runs < GC_PERIOD {
+            self.runs_since_gc.set(runs);
+            return;
+        }
+        self.runs_since_gc.set(0);
+        let _ = self.lua.gc_step_kbytes(GC_STEP_KB);
     }
 
     fn call(
@@ -255,13 +346,16 @@ impl Engine {
                     inv.kind == Kind::Function,
                 ))?;
                 let resp3 = private.raw_get::<i64>("resp").unwrap_or(2) == 3;
-                if ok {
-                    return Ok((lua_to_frame(&value, resp3), false));
-                }
+                // An error a command counted already is not counted again,
+                // whether the script failed with it or returned it (the
+                // table `redis.pcall` gave).
                 let counted = match &value {
                     Value::Table(t) => t.raw_get::<bool>(COUNTED).unwrap_or(false),
                     _ => false,
                 };
+                if ok {
+                    return Ok((lua_to_frame(&value, resp3), counted));
+                }
                 Ok((failure(&value, &inv.name), counted))
             })
             .map(|(frame, counted)| {

@@ -20,8 +20,9 @@ pub(crate) type FunctionFlags = ScriptFlags;
 pub(crate) struct Registration {
     /// The function's name as registered.
     pub(crate) name: String,
-    /// What `FCALL` runs.
-    pub(crate) callback: Function,
+    /// Its position in its library's registration list, whose `callback`
+    /// is what `FCALL` runs (kept in Lua: see [`Library::registered`]).
+    index: usize,
     /// Its flags.
     pub(crate) flags: FunctionFlags,
     /// Its description, if it gave one.
@@ -33,7 +34,7 @@ impl Registration {
     /// registered twice and a library that registered nothing.
     pub(crate) fn all(list: &Table) -> mlua::Result<Vec<Registration>> {
         let mut out: Vec<Registration> = Vec::new();
-        for reg in list.sequence_values::<Table>() {
+        for (i, reg) in list.sequence_values::<Table>().enumerate() {
             let reg = reg?;
             let mut flags = FunctionFlags {
                 declared: true,
@@ -50,7 +51,7 @@ impl Registration {
             }
             out.push(Registration {
                 name,
-                callback: reg.get("callback")?,
+                index: i + 1,
                 flags,
                 description: reg.get("description")?,
             });
@@ -71,6 +72,19 @@ pub(crate) struct Library {
     pub(crate) code: Bytes,
     /// What it registered, in order.
     pub(crate) functions: Vec<Registration>,
+    /// The registration list its code built, callbacks included. The
+    /// callbacks stay in this one Lua table: each held from Rust would
+    /// take a slot of mlua's bounded reference stack.
+    pub(crate) registered: Table,
+}
+
+impl Library {
+    /// What `FCALL` of `reg` (one of this library's) runs.
+    pub(crate) fn callback(&self, reg: &Registration) -> mlua::Result<Function> {
+        self.registered
+            .raw_get::<Table>(reg.index)?
+            .raw_get("callback")
+    }
 }
 
 /// A library and its functions, as `FUNCTION LIST` shows them.
@@ -90,17 +104,15 @@ pub(crate) struct Libraries {
 }
 
 impl Libraries {
-    /// The function called `name` (any case): its callback and flags.
-    pub(crate) fn function(&self, name: &[u8]) -> Option<(&Registration, &str)> {
+    /// The function called `name` (any case), and its library.
+    pub(crate) fn function(&self, name: &[u8]) -> Option<(&Registration, &Library)> {
         let key = String::from_utf8_lossy(name).to_ascii_lowercase();
-        let lib = self.functions.get(&key)?;
-        let reg = self
-            .libraries
-            .get(lib)?
+        let library = self.libraries.get(self.functions.get(&key)?)?;
+        let reg = library
             .functions
             .iter()
             .find(|r| r.name.eq_ignore_ascii_case(&key))?;
-        Some((reg, lib))
+        Some((reg, library))
     }
 
     /// Adds a library; with `replace`, one of the same name goes first.

@@ -17,6 +17,7 @@ mod convert;
 mod engine;
 mod library;
 mod libs;
+mod untail;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -46,8 +47,10 @@ pub(crate) struct Scripting {
 pub(crate) struct EngineStats {
     /// `used_memory_lua`: the VM's heap.
     pub(crate) lua_bytes: usize,
-    /// `used_memory_scripts`: the cached scripts' bodies.
+    /// `used_memory_scripts_eval`: the cached scripts' bodies and SHA-1s.
     pub(crate) script_bytes: usize,
+    /// `used_memory_functions`: the libraries' code.
+    pub(crate) library_bytes: usize,
     /// `number_of_cached_scripts`.
     pub(crate) scripts: usize,
     /// Loaded libraries.
@@ -63,10 +66,11 @@ impl Scripting {
     /// A new VM with an empty script cache and no libraries.
     pub(crate) fn new() -> Scripting {
         let running = Arc::new(Running::new());
+        let engine = Engine::new(Arc::clone(&running));
         Scripting {
-            engine: Mutex::new(Engine::new(Arc::clone(&running))),
+            published: Mutex::new(engine.stats()),
+            engine: Mutex::new(engine),
             running,
-            published: Mutex::default(),
         }
     }
 
@@ -78,6 +82,16 @@ impl Scripting {
     /// What the VM held when it last changed.
     pub(crate) fn stats(&self) -> EngineStats {
         *self.published.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether the `EVAL`/`EVALSHA`/`FCALL` line `args` may write (see
+    /// [`Engine::may_write`]); while a script holds the VM, assume it may.
+    pub(crate) fn may_write(&self, kind: Kind, args: &[Bytes]) -> bool {
+        match self.engine.try_lock() {
+            Ok(engine) => engine.may_write(kind, args),
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner().may_write(kind, args),
+            Err(std::sync::TryLockError::WouldBlock) => true,
+        }
     }
 
     /// The VM. Scripts hold it while they run; everything else holds it
@@ -106,6 +120,10 @@ pub(crate) struct Running {
     is_function: AtomicBool,
     wrote: AtomicBool,
     kill: AtomicBool,
+    /// The server is shutting down (`SHUTDOWN NOSAVE`, SIGTERM): a running
+    /// script stops at its next hook, whether it wrote or not, and so
+    /// does any script started after.
+    shutting_down: AtomicBool,
     /// Milliseconds since `base` after which `FUNCTION LOAD` gives up,
     /// plus one; zero when no library is loading.
     load_deadline: AtomicU64,
@@ -121,6 +139,7 @@ impl Running {
             is_function: AtomicBool::new(false),
             wrote: AtomicBool::new(false),
             kill: AtomicBool::new(false),
+            shutting_down: AtomicBool::new(false),
             load_deadline: AtomicU64::new(0),
             details: Mutex::new(None),
         }
@@ -182,15 +201,43 @@ impl Running {
         }
     }
 
-    fn killed(&self) -> bool {
-        self.kill.load(Ordering::Relaxed)
+    /// Stops the running script (and any later one) at its next hook, as
+    /// the server shuts down: `SHUTDOWN NOSAVE` stops even a script that
+    /// wrote, as in Redis, and SIGTERM takes effect once the script
+    /// reaches the hook.
+    pub(crate) fn abort_for_shutdown(&self) {
+        self.shutting_down.store(true, Ordering::Relaxed);
     }
 
-    /// What the VM's instruction hook raises, if anything: a kill, or a
-    /// library's code running past its load deadline.
+    /// The script must stop: killed, or the server is shutting down.
+    /// `pcall` cannot swallow either.
+    fn killed(&self) -> bool {
+        self.stop_reason().is_some()
+    }
+
+    /// The server is shutting down.
+    fn shutting_down(&self) -> bool {
+        self.shutting_down.load(Ordering::Relaxed)
+    }
+
+    /// Why a script must stop now, if it must: killed, or the server is
+    /// shutting down.
+    fn stop_reason(&self) -> Option<&'static str> {
+        use crate::cmd::error::{KILLED, SHUTTING_DOWN};
+        if self.shutting_down() {
+            Some(SHUTTING_DOWN)
+        } else if self.kill.load(Ordering::Relaxed) {
+            Some(KILLED)
+        } else {
+            None
+        }
+    }
+
+    /// What the VM's instruction hook raises, if anything: a kill, a
+    /// shutdown, or a library's code running past its load deadline.
     fn interruption(&self) -> Option<&'static str> {
-        if self.killed() {
-            return Some(crate::cmd::error::KILLED);
+        if let Some(why) = self.stop_reason() {
+            return Some(why);
         }
         let deadline = self.load_deadline.load(Ordering::Relaxed);
         (deadline != 0 && self.now_ms() > deadline).then_some(crate::cmd::error::LOAD_TIMEOUT)

@@ -88,23 +88,23 @@ function redis.status_reply(s)
     return { ok = s }
 end
 function redis.sha1hex(...)
-    if select('#', ...) ~= 1 then error('wrong number of arguments', 2) end
+    if select('#', ...) ~= 1 then error('wrong number of arguments', 0) end
     return priv.sha1hex(...)
 end
 redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, redis.LOG_WARNING = 0, 1, 2, 3
 function redis.log(level, ...)
-    if select('#', ...) < 1 then error('redis.log() requires two arguments or more.', 2) end
-    if type(level) ~= 'number' then error('First argument must be a number (log level).', 2) end
-    if level < 0 or level > 3 then error('Invalid debug level.', 2) end
+    if select('#', ...) < 1 then error('redis.log() requires two arguments or more.', 0) end
+    if type(level) ~= 'number' then error('First argument must be a number (log level).', 0) end
+    if level < 0 or level > 3 then error('Invalid debug level.', 0) end
 end
 function redis.setresp(v)
-    if v ~= 2 and v ~= 3 then error('RESP version must be 2 or 3.', 2) end
+    if v ~= 2 and v ~= 3 then error('RESP version must be 2 or 3.', 0) end
     priv.resp = v
 end
 redis.REPL_NONE, redis.REPL_AOF, redis.REPL_SLAVE, redis.REPL_REPLICA, redis.REPL_ALL = 0, 1, 2, 2, 3
 function redis.set_repl(flags)
     if type(flags) ~= 'number' or flags < 0 or flags > 3 then
-        error('Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.', 2)
+        error('Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.', 0)
     end
 end
 function redis.replicate_commands() return true end

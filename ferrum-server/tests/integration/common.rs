@@ -184,6 +184,18 @@ pub(crate) fn run<T: redis::FromRedisValue>(
     c.query(con)
 }
 
+/// One `INFO` section as `field -> value`.
+pub(crate) fn info_fields(
+    c: &mut redis::Connection,
+    section: &str,
+) -> std::collections::HashMap<String, String> {
+    let info: String = run(c, &["INFO", section]).expect("INFO");
+    info.lines()
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.to_string(), v.trim().to_string()))
+        .collect()
+}
+
 /// The error text of a command that must fail (code and message joined).
 pub(crate) fn err(con: &mut redis::Connection, args: &[&str]) -> String {
     match run::<redis::Value>(con, args) {

@@ -5,15 +5,7 @@
 
 use std::collections::HashMap;
 
-use crate::common::{err, resp, run, TestServer};
-
-fn info_fields(c: &mut redis::Connection, section: &str) -> HashMap<String, String> {
-    let info: String = run(c, &["INFO", section]).unwrap();
-    info.lines()
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.to_string(), v.trim().to_string()))
-        .collect()
-}
+use crate::common::{err, info_fields, resp, run, TestServer};
 
 #[test]
 fn move_keeps_the_ttl_and_never_overwrites() {

@@ -27,6 +27,7 @@ mod process;
 mod protocol;
 mod pubsub;
 mod redis7;
+mod scripting;
 mod server;
 mod sets;
 mod streams;

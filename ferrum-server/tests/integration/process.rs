@@ -50,8 +50,14 @@ fn a_refused_configuration_exits_after_the_pid_line() {
 /// (Redis's test suite waits for " PID: N", then "Ready to accept
 /// connections"); returns the process and its port.
 fn start_on_port() -> (std::process::Child, u16) {
+    start_on_port_with(&[])
+}
+
+/// [`start_on_port`] with extra `--name value` options.
+fn start_on_port_with(extra: &[&str]) -> (std::process::Child, u16) {
     let mut child = Command::new(BIN)
         .args(["--port", "0", "--bind", "127.0.0.1"])
+        .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -214,4 +220,76 @@ fn info_memory_reports_the_allocator_as_redis_does() {
         .args(["-TERM", &child.id().to_string()])
         .status();
     assert!(wait_with_deadline(&mut child).success());
+}
+
+/// A server process that is killed if a test fails before it exits.
+struct Child(std::process::Child);
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts a script that writes, says so on channel `started`, and then
+/// loops forever; waits until it wrote and other clients get `-BUSY`.
+/// Returns the server, a client for the commands that are still served,
+/// and the script's own connection.
+fn start_with_busy_script() -> (Child, redis::Connection, std::net::TcpStream) {
+    use std::io::Write;
+    let (child, port) = start_on_port_with(&["--busy-reply-threshold", "10"]);
+    let child = Child(child);
+    let client = redis::Client::open(format!("redis://127.0.0.1:{port}/")).expect("url");
+    let mut listener = client.get_connection().expect("connect");
+    let mut pubsub = listener.as_pubsub();
+    pubsub.subscribe("started").expect("subscribe");
+    let mut script = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    script
+        .write_all(
+            b"EVAL \"redis.call('set','x','y') redis.call('publish','started','1') while true do end\" 0\r\n",
+        )
+        .expect("send the script");
+    pubsub.get_message().expect("the script wrote");
+    drop(pubsub);
+    let mut con = client.get_connection().expect("connect");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match redis::cmd("PING").query::<String>(&mut con) {
+            Err(e) if e.code() == Some("BUSY") => break,
+            other => assert!(Instant::now() < deadline, "never busy: {other:?}"),
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    (child, con, script)
+}
+
+#[test]
+fn shutdown_nosave_stops_a_busy_script_that_wrote() {
+    let (mut child, mut con, _script) = start_with_busy_script();
+    let e = redis::cmd("SCRIPT")
+        .arg("KILL")
+        .query::<()>(&mut con)
+        .expect_err("the script wrote");
+    assert_eq!(e.code(), Some("UNKILLABLE"), "{e}");
+    // As in Redis, a plain SHUTDOWN (which would save) is refused.
+    let e = redis::cmd("SHUTDOWN")
+        .query::<()>(&mut con)
+        .expect_err("busy");
+    assert_eq!(e.code(), Some("BUSY"), "{e}");
+    let _ = redis::cmd("SHUTDOWN").arg("NOSAVE").query::<()>(&mut con);
+    let status = wait_with_deadline(&mut child.0);
+    assert!(status.success(), "exited with {status}");
+}
+
+#[test]
+fn sigterm_stops_a_busy_script() {
+    let (mut child, _con, _script) = start_with_busy_script();
+    let sent = Command::new("kill")
+        .args(["-TERM", &child.0.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(sent.success());
+    let status = wait_with_deadline(&mut child.0);
+    assert!(status.success(), "exited with {status}");
 }
