@@ -72,7 +72,11 @@ fn main() -> anyhow::Result<()> {
         )
         .init();
     ferrum_server::alloc::set_global(ferrum_server::alloc::SELECTED);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if config.worker_threads > 0 {
+        builder.worker_threads(config.worker_threads as usize);
+    }
+    let runtime = builder
         .enable_all()
         .build()
         .context("could not start the runtime")?;

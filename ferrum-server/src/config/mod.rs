@@ -86,6 +86,9 @@ pub struct Config {
     pub port: u16,
     /// `databases`: how many numbered databases `SELECT` can reach.
     pub databases: u32,
+    /// `worker-threads` (FerrumKV only): the runtime's worker threads; 0
+    /// means one per CPU.
+    pub worker_threads: u32,
     /// `maxmemory`; 0 means no limit.
     pub maxmemory_bytes: u64,
     /// `maxmemory-policy`, one of [`MAXMEMORY_POLICIES`].
@@ -202,7 +205,8 @@ pub struct OutputBufferLimits {
 /// Which parameter a successful [`Config::set`] changed, so the server can
 /// react (for example evict at once when `maxmemory` shrinks). Each variant
 /// is the parameter of the same name; `set` never returns the immutable ones
-/// (`Bind`, `Port`, `Databases`, `Logfile`, `Daemonize`, `MetricsAddr`, `TlsPort`).
+/// (`Bind`, `Port`, `Databases`, `WorkerThreads`, `Logfile`, `Daemonize`,
+/// `MetricsAddr`, `TlsPort`).
 // Each variant is the parameter of the same name, as said above; a doc line
 // per variant would only repeat it.
 #[allow(missing_docs)]
@@ -211,6 +215,7 @@ pub enum Param {
     Bind,
     Port,
     Databases,
+    WorkerThreads,
     Maxmemory,
     MaxmemoryPolicy,
     MaxmemorySamples,
@@ -581,6 +586,8 @@ static PARAMS: &[Spec] = &[
             set: |c, v| c.port = u16::try_from(v).unwrap_or(u16::MAX) } },
     Spec { name: "databases", param: Param::Databases, mutable: false, default: "16",
         kind: Kind::Int { min: 1, max: INT_MAX, get: |c| c.databases.into(), set: |c, v| c.databases = to_u32(v) } },
+    Spec { name: "worker-threads", param: Param::WorkerThreads, mutable: false, default: "0",
+        kind: Kind::Int { min: 0, max: 1024, get: |c| c.worker_threads.into(), set: |c, v| c.worker_threads = to_u32(v) } },
     Spec { name: "maxmemory", param: Param::Maxmemory, mutable: true, default: "0",
         kind: Kind::Memory { min: 0, max: u64::MAX, get: |c| c.maxmemory_bytes, set: |c, v| c.maxmemory_bytes = v } },
     Spec { name: "maxmemory-policy", param: Param::MaxmemoryPolicy, mutable: true, default: "noeviction",
@@ -1074,6 +1081,7 @@ impl Config {
             bind: Vec::new(),
             port: 0,
             databases: 0,
+            worker_threads: 0,
             maxmemory_bytes: 0,
             maxmemory_policy: "",
             maxmemory_samples: 0,
@@ -1704,6 +1712,16 @@ mod tests {
     }
 
     #[test]
+    fn worker_threads_default_to_one_per_cpu_and_take_a_count() {
+        assert_eq!(Config::default().worker_threads, 0);
+        let c = parse(&["--worker-threads", "1"]).expect("valid");
+        assert_eq!(c.worker_threads, 1);
+        assert_eq!(get1(&c, "worker-threads"), "1");
+        assert!(parse(&["--worker-threads", "-1"]).is_err());
+        assert!(parse(&["--worker-threads", "1025"]).is_err());
+    }
+
+    #[test]
     fn text_values() {
         let c = parse(&[
             "--requirepass",
@@ -2097,6 +2115,7 @@ mod tests {
             "port",
             "bind",
             "databases",
+            "worker-threads",
             "daemonize",
             "logfile",
             "metrics-addr",
