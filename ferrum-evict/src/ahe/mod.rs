@@ -504,8 +504,13 @@ impl Ahe {
         self.size = size;
         self.climber
             .set_period(u64::from(self.config.period_factor) * size as u64);
+        // Without an idle limit no age is read: the clock stands still, so
+        // no epoch walks protected's tail.
         let limit = u64::from(self.config.protected_idle_factor) * size as u64;
-        self.epoch_len = (limit / u64::from(DEMOTE_AGE)).max(1);
+        self.epoch_len = match limit {
+            0 => u64::MAX,
+            l => (l / u64::from(DEMOTE_AGE)).max(1),
+        };
     }
 
     /// Keeps the sketch and the ghost history sized for the entries
