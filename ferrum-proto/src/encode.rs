@@ -137,8 +137,9 @@ fn aggregate(dst: &mut BytesMut, prefix: u8, items: &[Frame], protocol: Protocol
 /// Formats a double the way it reads back exactly: the shortest digits that
 /// round-trip (Rust's float formatting guarantees this), without an exponent
 /// for everyday magnitudes (`1`, `1.5`, `0.001`) and with one for very large or
-/// small ones (`1e300`, `1.5e-7`). Infinities and NaN are `inf`, `-inf` and
-/// `nan`, as Redis writes them.
+/// small ones, written as C's `%g` writes it, as Redis replies (`1e+300`,
+/// `1.5e-07`). Infinities and NaN are `inf`, `-inf` and `nan`, as Redis writes
+/// them.
 pub(crate) fn format_double(d: f64, buf: &mut [u8; 40]) -> &[u8] {
     if d.is_nan() {
         return b"nan";
@@ -146,15 +147,35 @@ pub(crate) fn format_double(d: f64, buf: &mut [u8; 40]) -> &[u8] {
     if d.is_infinite() {
         return if d > 0.0 { b"inf" } else { b"-inf" };
     }
-    let mut cursor = &mut buf[..];
     let magnitude = d.abs();
-    // 40 bytes hold the longest shortest-round-trip form of either notation
-    // (17 significant digits, sign, point, and "e-324" or five leading zeros).
-    let written = if magnitude == 0.0 || (1e-5..1e17).contains(&magnitude) {
-        write!(cursor, "{d}")
-    } else {
-        write!(cursor, "{d:e}")
+    if magnitude == 0.0 || (1e-5..1e17).contains(&magnitude) {
+        return write_into(buf, format_args!("{d}"));
+    }
+    // Rust writes `1.5e-7` and `1e300`; C, and so Redis, `1.5e-07` and
+    // `1e+300`: a sign always, and at least two exponent digits.
+    let mut mantissa = [0u8; 40];
+    let scientific = write_into(&mut mantissa, format_args!("{d:e}"));
+    let Some(at) = scientific.iter().position(|&b| b == b'e') else {
+        return b"nan";
     };
+    let (digits, exponent) = (&scientific[..at], &scientific[at + 1..]);
+    let (sign, exponent) = match exponent.strip_prefix(b"-") {
+        Some(rest) => ('-', rest),
+        None => ('+', exponent),
+    };
+    let (digits, exponent) = (
+        std::str::from_utf8(digits).unwrap_or("nan"),
+        std::str::from_utf8(exponent).unwrap_or("0"),
+    );
+    write_into(buf, format_args!("{digits}e{sign}{exponent:0>2}"))
+}
+
+/// Writes `args` into `buf` and returns what was written. 40 bytes hold the
+/// longest double either way (17 significant digits, sign, point, and
+/// `e-324` or five leading zeros).
+fn write_into<'b>(buf: &'b mut [u8; 40], args: std::fmt::Arguments<'_>) -> &'b [u8] {
+    let mut cursor = &mut buf[..];
+    let written = cursor.write_fmt(args);
     let left = cursor.len();
     match written {
         Ok(()) => &buf[..40 - left],
@@ -267,9 +288,11 @@ mod tests {
             (1.5, "1.5"),
             (0.1, "0.1"),
             (3.0e-5, "0.00003"),
-            (1e300, "1e300"),
-            (1.5e-7, "1.5e-7"),
-            (f64::MAX, "1.7976931348623157e308"),
+            (1e300, "1e+300"),
+            (1.5e-7, "1.5e-07"),
+            (f64::MAX, "1.7976931348623157e+308"),
+            (1e17, "1e+17"),
+            (-1.25e123, "-1.25e+123"),
             (f64::MIN_POSITIVE, "2.2250738585072014e-308"),
             (-5e-324, "-5e-324"),
             (f64::INFINITY, "inf"),
