@@ -255,10 +255,14 @@ fn redis_suite(root: &Path, suite: &Path) -> Result<()> {
     println!("== Redis's test suite ({SUITE_FILES}, external mode, profile core)");
     let target = std::env::var_os("CARGO_TARGET_DIR").map_or(root.join("target"), PathBuf::from);
     let log = target.join("ci-ferrum-server.log");
+    let logs = target.join("ci-redis-suite-logs");
+    // A fresh folder: the failures listed below are this run's alone.
+    let _ = std::fs::remove_dir_all(&logs);
     let server = ServerProcess::start(ServerKind::Ferrum, &target, &[], &log)?;
     let started = Instant::now();
     let out = Command::new(&runner)
         .args(["127.0.0.1", &server.port.to_string(), SUITE_FILES])
+        .env("LOG_DIR", &logs)
         .stderr(Stdio::inherit())
         .output()
         .context("cannot run the suite's run.sh")?;
@@ -273,6 +277,7 @@ fn redis_suite(root: &Path, suite: &Path) -> Result<()> {
             out.status
         );
     }
+    print!("{}", failed_tests(&logs));
     let verdict = judge(&rows);
     print!("{}", verdict.report);
     if !verdict.failures.is_empty() {
@@ -282,6 +287,43 @@ fn redis_suite(root: &Path, suite: &Path) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// Each failed test of the run with the line that says why, from the
+/// runner's per-file logs: a CI log then shows what failed, not only how
+/// many.
+fn failed_tests(logs: &Path) -> String {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(logs)
+        .map(|dir| dir.filter_map(|e| Some(e.ok()?.path())).collect())
+        .unwrap_or_default();
+    files.sort();
+    let mut out = String::new();
+    for file in files
+        .iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "log"))
+    {
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        out.push_str(&failures_in(&text));
+    }
+    if !out.is_empty() {
+        out.insert_str(0, "failed tests:\n");
+    }
+    out
+}
+
+/// The `[err]` and `[exception]` lines of one log with the line after
+/// each (the reason), indented. The harness repeats each failure in its
+/// summary as `*** [err]`; those copies are left out.
+fn failures_in(log: &str) -> String {
+    let mut out = String::new();
+    let mut lines = log.lines();
+    while let Some(line) = lines.next() {
+        if line.starts_with("[err]:") || line.starts_with("[exception]:") {
+            let why = lines.next().unwrap_or_default();
+            let _ = writeln!(out, "  {line}\n      {why}");
+        }
+    }
+    out
 }
 
 /// One file's row of the runner's table.
@@ -391,6 +433,24 @@ unit/geo                     50      9       0       0       59  failures (9s)
 TOTALS                      154     20       3       0
 passed/total: 154/174 (88.5%)
 ";
+
+    #[test]
+    fn a_logs_failures_are_listed_once_with_their_reason() {
+        let log = "\
+[ok]: CONFIG SET duplicate configs (0 ms)
+[err]: zset score double range in tests/unit/type/zset.tcl
+Expected '1e308' to equal or match '1e+308'
+[ok]: next (1 ms)
+*** [err]: zset score double range in tests/unit/type/zset.tcl
+Expected '1e308' to equal or match '1e+308'
+";
+        assert_eq!(
+            failures_in(log),
+            "  [err]: zset score double range in tests/unit/type/zset.tcl\n      \
+             Expected '1e308' to equal or match '1e+308'\n"
+        );
+        assert_eq!(failures_in("[ok]: fine (0 ms)\n"), "");
+    }
 
     #[test]
     fn the_runners_table_is_read_per_file() {
