@@ -28,6 +28,7 @@ mod cmd;
 pub mod config;
 mod connection;
 mod lazyfree;
+mod listen;
 mod metrics;
 mod monitor;
 mod notify;

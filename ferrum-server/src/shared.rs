@@ -16,6 +16,9 @@ use crate::pubsub::PubSub;
 
 /// Everything connections share. One instance per server, behind an `Arc`.
 pub(crate) struct Shared {
+    /// The listening sockets and every task they start (`CONFIG SET
+    /// port/bind/tls-port` replace them).
+    pub(crate) listeners: crate::listen::Listeners,
     /// The keyspace.
     pub(crate) store: Store,
     /// The running configuration (`CONFIG GET/SET`).

@@ -164,6 +164,15 @@ pub(crate) fn tls_reload_failed(name: &str) -> String {
     format!("ERR CONFIG SET failed (possibly related to argument '{name}') - Unable to update TLS configuration. Check server logs.")
 }
 
+/// `CONFIG SET` of `port`/`tls-port` when the new port cannot be bound
+/// (Redis's `updatePort`; the log says why).
+pub(crate) fn listen_failed(name: &str) -> String {
+    format!("ERR CONFIG SET failed (possibly related to argument '{name}') - Unable to listen on this port. Check server logs.")
+}
+/// `CONFIG SET bind` when an address cannot be bound (Redis's `applyBind`).
+pub(crate) const BIND_FAILED: &str =
+    "ERR CONFIG SET failed (possibly related to argument 'bind') - Failed to bind to specified addresses.";
+
 /// Why a command produced an error reply. The connection goes on after any
 /// of these; only protocol errors close it.
 #[derive(Debug, thiserror::Error, PartialEq)]

@@ -161,6 +161,7 @@ fn config_set(ctx: &mut Ctx<'_>, pairs: &[Bytes]) -> CmdResult {
     if staged.tls != config.tls {
         reload_tls(shared, &staged, &pairs)?;
     }
+    rebind(shared, &config, &staged)?;
     let policy_changed = staged.maxmemory_policy != config.maxmemory_policy
         || staged.maxmemory_samples != config.maxmemory_samples
         || staged.lfu_log_factor != config.lfu_log_factor
@@ -205,6 +206,57 @@ fn config_set(ctx: &mut Ctx<'_>, pairs: &[Bytes]) -> CmdResult {
     shared.store.set_maxmemory_bytes(maxmemory);
     crate::notify::enforce_maxmemory(shared, ctx.now);
     Ok(Frame::ok())
+}
+
+/// Replaces the sockets whose `bind`, `port` or `tls-port` a `CONFIG SET`
+/// changes, as Redis's apply functions do (`bind` rebinds both ports). On
+/// failure the old sockets are bound again, the error names the parameter,
+/// the log says why, and nothing of the `CONFIG SET` applies.
+fn rebind(
+    shared: &crate::shared::Shared,
+    old: &crate::config::Config,
+    new: &crate::config::Config,
+) -> Result<(), CmdError> {
+    use crate::listen::Family;
+    let bind_changed = old.bind != new.bind;
+    let plain = bind_changed || old.port != new.port;
+    let tls = (bind_changed && new.tls.port != 0) || old.tls.port != new.tls.port;
+    let backlog = new.tcp_backlog();
+    let failed = |name: &str, e: std::io::Error| {
+        tracing::warn!("CONFIG SET {name}: could not listen: {e}");
+        CmdError::msg(if bind_changed {
+            super::error::BIND_FAILED.to_owned()
+        } else {
+            super::error::listen_failed(name)
+        })
+    };
+    if tls && new.tls.port != 0 && shared.tls.is_none() {
+        tracing::warn!(
+            "CONFIG SET tls-port: TLS was not configured at start-up (start with tls-port set)"
+        );
+        return Err(CmdError::msg(super::error::tls_reload_failed("tls-port")));
+    }
+    if plain {
+        shared
+            .listeners
+            .rebind(Family::Plain, &new.bind, new.port, backlog)
+            .map_err(|e| failed("port", e))?;
+    }
+    if tls {
+        if let Err(e) = shared
+            .listeners
+            .rebind(Family::Tls, &new.bind, new.tls.port, backlog)
+        {
+            if plain {
+                // Best effort, as Redis's rollback: the log names a failure.
+                let _ = shared
+                    .listeners
+                    .rebind(Family::Plain, &old.bind, old.port, backlog);
+            }
+            return Err(failed("tls-port", e));
+        }
+    }
+    Ok(())
 }
 
 /// Loads the `tls-*` files of a `CONFIG SET` for the handshakes to come,

@@ -579,9 +579,9 @@ fn canonical(name: &str) -> &str {
 /// C's `int` limit, which Redis uses for "unbounded").
 #[rustfmt::skip] // One row per parameter reads better than rustfmt's layout.
 static PARAMS: &[Spec] = &[
-    Spec { name: "bind", param: Param::Bind, mutable: false, default: "127.0.0.1",
+    Spec { name: "bind", param: Param::Bind, mutable: true, default: "127.0.0.1",
         kind: Kind::Words { get: |c| c.bind.join(" "), set: set_bind } },
-    Spec { name: "port", param: Param::Port, mutable: false, default: "6379",
+    Spec { name: "port", param: Param::Port, mutable: true, default: "6379",
         kind: Kind::Int { min: 0, max: 65535, get: |c| c.port.into(),
             set: |c, v| c.port = u16::try_from(v).unwrap_or(u16::MAX) } },
     Spec { name: "databases", param: Param::Databases, mutable: false, default: "16",
@@ -691,7 +691,7 @@ static PARAMS: &[Spec] = &[
         kind: Kind::Int { min: 0, max: LONG_MAX, get: |c| c.slowlog_max_len, set: |c, v| c.slowlog_max_len = v } },
     // TLS (`crate::tls`). The port is fixed at startup, as `port` is; the
     // files, client authentication and protocols reload on `CONFIG SET`.
-    Spec { name: "tls-port", param: Param::TlsPort, mutable: false, default: "0",
+    Spec { name: "tls-port", param: Param::TlsPort, mutable: true, default: "0",
         kind: Kind::Int { min: 0, max: 65535, get: |c| c.tls.port.into(),
             set: |c, v| c.tls.port = u16::try_from(v).unwrap_or(u16::MAX) } },
     Spec { name: "tls-cert-file", param: Param::TlsCertFile, mutable: true, default: "",
@@ -918,8 +918,9 @@ impl Config {
     /// # Errors
     ///
     /// A `ConfigError::Set*` variant whose `Display` is Redis's reply text:
-    /// unknown names, immutable parameters (`bind`, `port`, `databases`,
-    /// `daemonize`, `logfile`, `metrics-addr`) and invalid values.
+    /// unknown names, immutable parameters (`databases`, `daemonize`,
+    /// `logfile`, `metrics-addr`, ...) and invalid values. `bind`, `port`
+    /// and `tls-port` are set here; the server rebinds its sockets after.
     pub fn set(&mut self, name: &[u8], value: &[u8]) -> Result<Param, ConfigError> {
         let spec = settable(name)?;
         self.set_value(spec, value)?;
@@ -1045,6 +1046,11 @@ impl Config {
     }
 
     /// `latency-monitor-threshold`, in ms (0: off).
+    /// `tcp-backlog`: the listen queue of each socket bound.
+    pub(crate) fn tcp_backlog(&self) -> i32 {
+        self.stored_value("tcp-backlog").parse().unwrap_or(511)
+    }
+
     pub(crate) fn latency_threshold_ms(&self) -> u64 {
         self.stored_value("latency-monitor-threshold")
             .parse()
@@ -1123,9 +1129,17 @@ enum Refusal {
 }
 
 /// Whether `CONFIG GET pattern` lists the parameter called `name`.
-/// Parameters Redis marks hidden: `CONFIG GET` shows them only when asked
-/// for by name, never for a pattern.
-const HIDDEN: &[&str] = &["rdb-key-save-delay", "key-load-delay"];
+/// Parameters `CONFIG GET` shows only when asked for by name, never for a
+/// pattern: those Redis marks hidden, and FerrumKV's own that cannot change
+/// at runtime, so that setting every parameter `CONFIG GET *` lists to its
+/// own value succeeds, as it does in Redis (its test suite does exactly
+/// that).
+const HIDDEN: &[&str] = &[
+    "rdb-key-save-delay",
+    "key-load-delay",
+    "worker-threads",
+    "metrics-addr",
+];
 
 fn selects(pattern: &[u8], name: &str) -> bool {
     if pattern.iter().any(|b| matches!(b, b'*' | b'?' | b'[')) {
@@ -2112,8 +2126,6 @@ mod tests {
         let mut c = Config::default();
         let before = c.clone();
         for name in [
-            "port",
-            "bind",
             "databases",
             "worker-threads",
             "daemonize",
@@ -2127,8 +2139,8 @@ mod tests {
             );
         }
         assert_eq!(
-            set_err(&mut c, "PORT", "1"),
-            "ERR CONFIG SET failed (possibly related to argument 'PORT') - can't set immutable config",
+            set_err(&mut c, "DATABASES", "1"),
+            "ERR CONFIG SET failed (possibly related to argument 'DATABASES') - can't set immutable config",
             "Redis echoes the name as sent"
         );
         assert_eq!(
@@ -2187,10 +2199,10 @@ mod tests {
         );
         // Names are checked before values, and the first failure is reported.
         let err = c
-            .set_many(&[(b"hz", b"0"), (b"port", b"1"), (b"nosuch", b"1")])
+            .set_many(&[(b"hz", b"0"), (b"databases", b"1"), (b"nosuch", b"1")])
             .expect_err("bad")
             .to_string();
-        assert_eq!(err, "ERR CONFIG SET failed (possibly related to argument 'port') - can't set immutable config");
+        assert_eq!(err, "ERR CONFIG SET failed (possibly related to argument 'databases') - can't set immutable config");
         assert_eq!(c, before);
     }
 

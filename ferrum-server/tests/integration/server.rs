@@ -75,7 +75,9 @@ fn config_get_set_with_globs() {
     let f = info_fields(&run::<String>(&mut c, &["INFO", "memory"]).unwrap());
     assert_eq!(f["maxmemory_policy"], "allkeys-lru");
     assert_eq!(f["maxmemory"], (16 * 1024 * 1024).to_string());
-    assert!(err(&mut c, &["CONFIG", "SET", "port", "1"]).contains("can't set immutable config"));
+    assert!(
+        err(&mut c, &["CONFIG", "SET", "databases", "1"]).contains("can't set immutable config")
+    );
     assert!(err(&mut c, &["CONFIG", "SET", "nosuch", "1"]).starts_with("ERR Unknown option"));
     assert!(err(&mut c, &["CONFIG", "SET", "maxmemory-policy", "bogus"]).starts_with("ERR"));
     let got: HashMap<String, String> = run(&mut c, &["CONFIG", "GET", "nomatch*"]).unwrap();
@@ -84,6 +86,80 @@ fn config_get_set_with_globs() {
         err(&mut c, &["CONFIG", "GET"]),
         "ERR wrong number of arguments for 'config|get' command"
     );
+}
+
+/// A port nobody listens on now: the OS picks it, the probe lets it go.
+fn free_port() -> u16 {
+    let probe = std::net::TcpListener::bind("127.0.0.1:0").expect("probe");
+    probe.local_addr().expect("probe addr").port()
+}
+
+fn config_get(c: &mut redis::Connection, name: &str) -> String {
+    let got: HashMap<String, String> = run(c, &["CONFIG", "GET", name]).unwrap();
+    got[name].clone()
+}
+
+fn pings(port: u16) -> bool {
+    redis::Client::open(format!("redis://127.0.0.1:{port}/"))
+        .and_then(|client| client.get_connection())
+        .and_then(|mut c| redis::cmd("PING").query::<String>(&mut c))
+        .is_ok_and(|pong| pong == "PONG")
+}
+
+#[test]
+fn config_set_port_moves_the_listener_and_keeps_connections() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let old = s.addr.port();
+    assert_eq!(config_get(&mut c, "port"), old.to_string());
+    let new = free_port();
+    let _: () = run(&mut c, &["CONFIG", "SET", "port", &new.to_string()]).unwrap();
+    assert_eq!(config_get(&mut c, "port"), new.to_string());
+    assert!(pings(new), "the new port serves");
+    assert!(!pings(old), "the old port is closed");
+    let pong: String = run(&mut c, &["PING"]).unwrap();
+    assert_eq!(pong, "PONG", "a connection made before the move stays");
+    let info = run::<String>(&mut c, &["INFO", "server"]).unwrap();
+    assert_eq!(info_fields(&info)["tcp_port"], new.to_string());
+}
+
+#[test]
+fn config_set_port_in_use_fails_and_rolls_back_every_pair() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let port = s.addr.port();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("taken");
+    let used = taken.local_addr().unwrap().port().to_string();
+    let maxmemory = config_get(&mut c, "maxmemory");
+    assert_eq!(
+        err(&mut c, &["CONFIG", "SET", "maxmemory", "10000001", "port", &used]),
+        "ERR CONFIG SET failed (possibly related to argument 'port') - Unable to listen on this port. Check server logs."
+    );
+    assert_eq!(config_get(&mut c, "maxmemory"), maxmemory);
+    assert_eq!(config_get(&mut c, "port"), port.to_string());
+    assert!(pings(port), "the old port is bound again");
+    // The same value is no change: nothing rebinds.
+    let _: () = run(&mut c, &["CONFIG", "SET", "port", &port.to_string()]).unwrap();
+    assert!(pings(port));
+}
+
+#[test]
+fn config_set_bind_rebinds_and_refuses_an_address_not_here() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let port = s.addr.port();
+    // `-` marks an optional address: one this machine lacks is skipped.
+    let _: () = run(&mut c, &["CONFIG", "SET", "bind", "127.0.0.1 -192.0.2.1"]).unwrap();
+    assert_eq!(config_get(&mut c, "bind"), "127.0.0.1 -192.0.2.1");
+    assert!(pings(port), "127.0.0.1 is bound again on the same port");
+    // 192.0.2.1 (TEST-NET-1) is never local.
+    assert_eq!(
+        err(&mut c, &["CONFIG", "SET", "bind", "192.0.2.1"]),
+        "ERR CONFIG SET failed (possibly related to argument 'bind') - Failed to bind to specified addresses."
+    );
+    assert_eq!(config_get(&mut c, "bind"), "127.0.0.1 -192.0.2.1");
+    assert!(pings(port));
+    assert!(err(&mut c, &["CONFIG", "SET", "bind", "nohost"]).contains("is not an IP address"));
 }
 
 #[test]

@@ -404,10 +404,6 @@ fn config_get_and_set_reload_the_certificate() {
     assert_eq!(get(&mut con, "tls-protocols"), "");
     assert_eq!(get(&mut con, "tls-ca-cert-dir"), "");
     assert_eq!(
-        err(&mut con, &["CONFIG", "SET", "tls-port", "1"]),
-        "ERR CONFIG SET failed (possibly related to argument 'tls-port') - can't set immutable config"
-    );
-    assert_eq!(
         err(&mut con, &["CONFIG", "SET", "tls-cert-file", "/nonexistent/server.crt"]),
         "ERR CONFIG SET failed (possibly related to argument 'tls-cert-file') - Unable to update TLS configuration. Check server logs."
     );
@@ -462,6 +458,39 @@ fn config_get_and_set_reload_the_certificate() {
     );
     assert!(pki.client(&server).is_err(), "the old certificate is gone");
     assert_reply(&mut before, &[b"PING"], b"+PONG\r\n");
+}
+
+#[test]
+fn config_set_tls_port_moves_the_tls_listener() {
+    let pki = Pki::new();
+    let server = pki.server(&[]);
+    let mut con = server.client();
+    let old = tls_addr(&server);
+    let before = pki.client(&server).expect("client before the move");
+    let new = SocketAddr::from(([127, 0, 0, 1], free_port()));
+    let _: () = run(
+        &mut con,
+        &["CONFIG", "SET", "tls-port", &new.port().to_string()],
+    )
+    .unwrap();
+    let (ca, cert, key) = (
+        pki.path("ca.crt"),
+        pki.path("client.crt"),
+        pki.path("client.key"),
+    );
+    connect(new, &ca, Some((&cert, &key))).expect("the new TLS port serves");
+    assert!(
+        TcpStream::connect(old).is_err(),
+        "the old TLS port is closed"
+    );
+    ping(before).expect("a TLS connection made before the move stays");
+    let taken = TcpListener::bind("127.0.0.1:0").expect("taken");
+    let used = taken.local_addr().unwrap().port().to_string();
+    assert_eq!(
+        err(&mut con, &["CONFIG", "SET", "tls-port", &used]),
+        "ERR CONFIG SET failed (possibly related to argument 'tls-port') - Unable to listen on this port. Check server logs."
+    );
+    connect(new, &ca, Some((&cert, &key))).expect("bound again after the failure");
 }
 
 #[test]
