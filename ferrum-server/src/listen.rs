@@ -387,13 +387,26 @@ pub(crate) fn bind_all(
     Ok(sockets)
 }
 
-/// `*` is every IPv4 address, `::*` every IPv6 one, as in Redis.
+/// `*` is every IPv4 address, `::*` every IPv6 one, as in Redis; an IP
+/// literal is itself, and a host name is resolved (its first address).
+/// Something shaped like an IP literal that does not parse
+/// (`999.999.999.999`) is refused without asking a resolver.
 fn parse_bind(text: &str) -> Option<IpAddr> {
     match text {
-        "*" => Some(Ipv4Addr::UNSPECIFIED.into()),
-        "::*" => Some(Ipv6Addr::UNSPECIFIED.into()),
-        _ => text.parse().ok(),
+        "*" => return Some(Ipv4Addr::UNSPECIFIED.into()),
+        "::*" => return Some(Ipv6Addr::UNSPECIFIED.into()),
+        _ => {}
     }
+    if let Ok(ip) = text.parse() {
+        return Some(ip);
+    }
+    let literal_shaped =
+        text.contains(':') || text.bytes().all(|b| b.is_ascii_digit() || b == b'.');
+    if literal_shaped {
+        return None;
+    }
+    use std::net::ToSocketAddrs as _;
+    (text, 0).to_socket_addrs().ok()?.next().map(|a| a.ip())
 }
 
 /// The failures that make a `-`-prefixed address skipped: the address or
@@ -483,7 +496,8 @@ mod tests {
         assert_eq!(parse_bind("::*"), Some(Ipv6Addr::UNSPECIFIED.into()));
         assert_eq!(parse_bind("127.0.0.1"), Some(Ipv4Addr::LOCALHOST.into()));
         assert_eq!(parse_bind("::1"), Some(Ipv6Addr::LOCALHOST.into()));
-        assert_eq!(parse_bind("localhost"), None);
+        assert_eq!(parse_bind("999.999.999.999"), None);
+        assert_eq!(parse_bind("::zz"), None);
     }
 
     #[test]

@@ -20,7 +20,7 @@
 //! `dir` are accepted so stock redis.conf files load, and reported by
 //! `CONFIG GET`, but FerrumKV keeps no persistence and never writes them.
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -1302,18 +1302,14 @@ fn set_dbfilename(config: &mut Config, name: String) -> Result<(), String> {
 }
 
 fn set_bind(config: &mut Config, addrs: Vec<String>) -> Result<(), String> {
-    if addrs.is_empty() {
+    if addrs.iter().all(String::is_empty) {
         return Err("at least one address is required".into());
     }
     if addrs.len() > MAX_BIND_ADDRS {
         return Err("Too many bind addresses specified.".into());
     }
-    for addr in &addrs {
-        let ip = addr.strip_prefix('-').unwrap_or(addr);
-        if !(ip == "*" || ip == "::*" || ip.parse::<IpAddr>().is_ok()) {
-            return Err(format!("'{addr}' is not an IP address, '*' or '::*'"));
-        }
-    }
+    // As in Redis, an address is only checked when it is bound: a bad one
+    // fails start-up, or the `CONFIG SET`, with the bind's own error.
     config.bind = addrs;
     Ok(())
 }
@@ -1778,10 +1774,8 @@ mod tests {
         assert_eq!(get1(&c, "bind"), "127.0.0.1 -::1 * 10.0.0.1");
         let c = parse(&["--bind", "0.0.0.0 ::"]).expect("one quoted word is split");
         assert_eq!(c.bind, ["0.0.0.0", "::"]);
-        let err = parse(&["--bind", "localhost"])
-            .expect_err("not an IP")
-            .to_string();
-        assert_eq!(err, "invalid argument 'localhost' for 'bind': 'localhost' is not an IP address, '*' or '::*'");
+        let c = parse(&["--bind", "localhost"]).expect("names are resolved when bound");
+        assert_eq!(c.bind, ["localhost"]);
         let err = parse(&["--bind", ""]).expect_err("empty").to_string();
         assert!(err.starts_with("invalid argument '' for 'bind'"), "{err}");
         let seventeen = vec!["127.0.0.1"; MAX_BIND_ADDRS + 1].join(" ");
