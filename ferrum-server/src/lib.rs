@@ -29,6 +29,7 @@ pub mod config;
 mod connection;
 mod lazyfree;
 mod metrics;
+mod migrate;
 mod monitor;
 mod notify;
 mod obuf;
