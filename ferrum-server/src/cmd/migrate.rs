@@ -123,6 +123,64 @@ pub(super) fn layout(args: &[Bytes]) -> Layout {
     layout
 }
 
+/// `COMMAND INFO`'s tips for `MIGRATE`.
+pub(super) const TIPS: &[&str] = &["nondeterministic_output"];
+
+/// `MIGRATE`'s key specs as Redis 7.0 declares them, for `COMMAND INFO`:
+/// the key argument, then whatever follows `KEYS` (`incomplete`: a
+/// password could read `KEYS`).
+pub(super) fn key_specs() -> Vec<Frame> {
+    let map = |pairs: Vec<(&'static str, Frame)>| {
+        Frame::Map(
+            pairs
+                .into_iter()
+                .map(|(k, v)| (Frame::bulk(k), v))
+                .collect(),
+        )
+    };
+    let flags =
+        |names: &[&'static str]| Frame::Set(names.iter().map(|n| Frame::simple(n)).collect());
+    let range = |last: i64| {
+        map(vec![
+            ("type", Frame::bulk("range")),
+            (
+                "spec",
+                map(vec![
+                    ("lastkey", Frame::Integer(last)),
+                    ("keystep", Frame::Integer(1)),
+                    ("limit", Frame::Integer(0)),
+                ]),
+            ),
+        ])
+    };
+    let by_index = map(vec![
+        ("type", Frame::bulk("index")),
+        ("spec", map(vec![("index", Frame::Integer(3))])),
+    ]);
+    let by_keyword = map(vec![
+        ("type", Frame::bulk("keyword")),
+        (
+            "spec",
+            map(vec![
+                ("keyword", Frame::bulk("KEYS")),
+                ("startfrom", Frame::Integer(-2)),
+            ]),
+        ),
+    ]);
+    vec![
+        map(vec![
+            ("flags", flags(&["RW", "access", "delete"])),
+            ("begin_search", by_index),
+            ("find_keys", range(0)),
+        ]),
+        map(vec![
+            ("flags", flags(&["RW", "access", "delete", "incomplete"])),
+            ("begin_search", by_keyword),
+            ("find_keys", range(-1)),
+        ]),
+    ]
+}
+
 /// The arguments as `MONITOR` and `SLOWLOG` show them: the credentials
 /// replaced by `(redacted)`, as Redis's `redactClientCommandArgument` does.
 pub(super) fn redacted(args: &[Bytes]) -> Vec<Bytes> {

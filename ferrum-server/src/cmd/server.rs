@@ -257,6 +257,12 @@ fn command_info(c: &CommandSpec) -> Frame {
     if MOVABLE_KEYS.contains(&c.name) {
         flags.push(Frame::simple("movablekeys"));
     }
+    // Only MIGRATE states its tips and key specs so far.
+    let (tips, key_specs) = if c.name == "migrate" {
+        (super::migrate::TIPS, super::migrate::key_specs())
+    } else {
+        (&[][..], Vec::new())
+    };
     Frame::Array(vec![
         Frame::bulk(c.name),
         Frame::Integer(i64::from(c.arity)),
@@ -265,8 +271,8 @@ fn command_info(c: &CommandSpec) -> Frame {
         Frame::Integer(i64::from(c.last_key)),
         Frame::Integer(i64::from(c.step)),
         Frame::Set(category::names_of(c.categories).map(Frame::bulk).collect()),
-        Frame::Array(Vec::new()),
-        Frame::Array(Vec::new()),
+        Frame::Set(tips.iter().map(|t| Frame::bulk(*t)).collect()),
+        Frame::Set(key_specs),
         Frame::Array(Vec::new()),
     ])
 }

@@ -311,3 +311,54 @@ fn redis_server_accepts_what_ferrumkv_migrates() {
     let e = run::<String>(&mut a, &line).unwrap_err();
     assert!(e.to_string().contains("BUSYKEY"), "{e}");
 }
+
+#[test]
+fn command_info_getkeys_and_acl_see_the_keys_as_redis_does() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let info: Vec<Vec<redis::Value>> = run(&mut c, &["COMMAND", "INFO", "migrate"]).unwrap();
+    let flags: Vec<String> = redis::from_redis_value(&info[0][2]).unwrap();
+    assert_eq!(flags, ["write", "movablekeys"]);
+    let triple: Vec<i64> = info[0][3..6]
+        .iter()
+        .map(|v| redis::from_redis_value(v).unwrap())
+        .collect();
+    assert_eq!(triple, [3, 3, 1]);
+    let specs: Vec<redis::Value> = redis::from_redis_value(&info[0][8]).unwrap();
+    assert_eq!(specs.len(), 2);
+    // AUTH's password may read KEYS: it is skipped, as Redis skips it.
+    let line = [
+        "COMMAND", "GETKEYS", "MIGRATE", "h", "1", "", "0", "0", "AUTH", "KEYS", "KEYS", "a", "b",
+    ];
+    assert_eq!(run::<Vec<String>>(&mut c, &line).unwrap(), ["a", "b"]);
+    let rules = [
+        "ACL",
+        "SETUSER",
+        "t",
+        "on",
+        "nopass",
+        "+@all",
+        "%R~read*",
+        "%W~write*",
+        "%RW~rw*",
+    ];
+    let _: () = run(&mut c, &rules).unwrap();
+    let dryrun = |c: &mut redis::Connection, key: &str| -> String {
+        run(
+            c,
+            &[
+                "ACL", "DRYRUN", "t", "MIGRATE", "h", "1", "", "0", "5", "KEYS", key,
+            ],
+        )
+        .unwrap()
+    };
+    assert_eq!(dryrun(&mut c, "rw"), "OK");
+    assert_eq!(
+        dryrun(&mut c, "read"),
+        "This user has no permissions to access the 'read' key"
+    );
+    assert_eq!(
+        dryrun(&mut c, "write"),
+        "This user has no permissions to access the 'write' key"
+    );
+}
