@@ -455,8 +455,9 @@ pub(crate) fn debug(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         ctx.shared.clock.advance(ms);
         Ok(Frame::ok())
     } else if is(sub, "sleep") && args.len() == 3 {
-        // As in Redis, the command itself takes that long: the connection
-        // (and this worker thread) waits.
+        // As in Redis, the command itself takes that long, and every other
+        // command waits: it holds the transaction gate's write side
+        // (`script::enter_gate`).
         let secs = super::parse::float_arg(&args[2])?;
         if secs > 0.0 {
             std::thread::sleep(std::time::Duration::from_secs_f64(secs.min(3600.0)));

@@ -179,6 +179,34 @@ fn a_silent_target_times_out_and_a_closed_port_refuses() {
 }
 
 #[test]
+fn a_target_in_debug_sleep_times_out_as_redis_would() {
+    let (src, dst) = (TestServer::start(), TestServer::start());
+    let mut a = src.client();
+    let _: () = run(&mut a, &["SET", "k", "v"]).unwrap();
+    let mut sleeper = dst.raw();
+    sleeper.send(&resp(&[b"DEBUG", b"SLEEP", b"2"]));
+    // Wait until the target stops answering: DEBUG SLEEP holds every client.
+    let mut probe = dst.raw();
+    let silent = Duration::from_millis(50);
+    probe.stream.set_read_timeout(Some(silent)).unwrap();
+    loop {
+        probe.send(b"PING\r\n");
+        let mut b = [0u8; 7];
+        match std::io::Read::read(&mut probe.stream, &mut b) {
+            Ok(n) if n > 0 => continue,
+            _ => break,
+        }
+    }
+    let port = dst.addr.port().to_string();
+    let line = ["MIGRATE", "127.0.0.1", &port, "k", "0", "200"];
+    assert_eq!(
+        err(&mut a, &line),
+        "IOERR error or timeout reading to target instance"
+    );
+    assert_eq!(run::<i64>(&mut a, &["EXISTS", "k"]).unwrap(), 1);
+}
+
+#[test]
 fn arguments_are_checked_as_redis_checks_them() {
     let src = TestServer::start();
     let mut a = src.client();
