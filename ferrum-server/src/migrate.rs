@@ -77,7 +77,7 @@ impl Link {
     /// `TimedOut` when a chunk did not go out in time, or the socket's error.
     pub(crate) fn write_all(&mut self, buf: &[u8], timeout: Duration) -> io::Result<()> {
         for chunk in buf.chunks(CHUNK) {
-            let deadline = Instant::now() + timeout;
+            let deadline = deadline_after(timeout);
             let mut rest = chunk;
             while !rest.is_empty() {
                 self.stream.set_write_timeout(Some(remaining(deadline)?))?;
@@ -99,7 +99,7 @@ impl Link {
     /// `TimedOut` when no full line came in time, `UnexpectedEof` when the
     /// target closed, `InvalidData` for a line past 64 KiB.
     pub(crate) fn read_line(&mut self, timeout: Duration) -> io::Result<Vec<u8>> {
-        let deadline = Instant::now() + timeout;
+        let deadline = deadline_after(timeout);
         loop {
             if let Some(end) = self.pending.iter().position(|&b| b == b'\n') {
                 let mut line: Vec<u8> = self.pending.drain(..=end).collect();
@@ -123,6 +123,14 @@ impl Link {
             }
         }
     }
+}
+
+/// `timeout` from now; a timeout past what the clock can add (`MIGRATE
+/// ... 9223372036854775807`) waits about a century.
+fn deadline_after(timeout: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_add(timeout)
+        .unwrap_or_else(|| now + Duration::from_secs(u64::from(u32::MAX)))
 }
 
 /// The time left until `deadline`.
@@ -247,6 +255,14 @@ mod tests {
             .read_line(Duration::from_millis(50))
             .expect_err("nothing was sent");
         assert_eq!(e.kind(), io::ErrorKind::TimedOut);
+    }
+
+    #[test]
+    fn an_endless_timeout_still_reads() {
+        let (mut link, mut peer) = pair();
+        peer.write_all(b"+OK\r\n").expect("write");
+        let line = link.read_line(Duration::from_millis(u64::MAX));
+        assert_eq!(line.expect("line"), b"+OK");
     }
 
     #[test]
