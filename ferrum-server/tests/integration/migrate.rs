@@ -50,6 +50,19 @@ fn one_key_moves_with_its_ttl_over_a_cached_connection() {
 }
 
 #[test]
+fn one_worker_thread_can_migrate_to_its_own_server() {
+    // The handler waits off the worker, so the same worker serves the
+    // target side of the exchange: no deadlock, where Redis times out.
+    let s = TestServer::start_on(1, &[]);
+    let mut c = s.client();
+    let _: () = run(&mut c, &["SET", "k", "v"]).unwrap();
+    assert_eq!(migrate(&mut c, &s, "k", "1", &[]).unwrap(), "OK");
+    assert_eq!(run::<i64>(&mut c, &["EXISTS", "k"]).unwrap(), 0);
+    let _: () = run(&mut c, &["SELECT", "1"]).unwrap();
+    assert_eq!(run::<String>(&mut c, &["GET", "k"]).unwrap(), "v");
+}
+
+#[test]
 fn keys_form_moves_the_keys_present_and_nokey_when_none_is() {
     let (src, dst) = (TestServer::start(), TestServer::start());
     let (mut a, mut b) = (src.client(), dst.client());
