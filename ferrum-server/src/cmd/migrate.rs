@@ -98,7 +98,7 @@ pub(super) struct Layout {
 /// The layout of the `MIGRATE` call `args`.
 pub(super) fn layout(args: &[Bytes]) -> Layout {
     let mut layout = Layout {
-        keys: 3..4.min(args.len()),
+        keys: 3.min(args.len())..4.min(args.len()),
         secrets: Vec::new(),
     };
     let mut i = 6;
@@ -545,7 +545,9 @@ mod tests {
             shown("migrate h 1  0 5 AUTH2 u p KEYS auth x"),
             "migrate h 1  0 5 AUTH2 (redacted) (redacted) KEYS auth x"
         );
-        // A trailing AUTH without its argument redacts nothing and panics not.
+        // A trailing AUTH without its argument redacts nothing; a short
+        // line (arity is checked before) finds no keys, and panics not.
+        assert!(layout(&line("migrate h")).keys.is_empty());
         assert_eq!(shown("migrate h 1 k 0 5 auth"), "migrate h 1 k 0 5 auth");
     }
 
