@@ -30,6 +30,7 @@ mod connection;
 mod lazyfree;
 mod listen;
 mod metrics;
+mod migrate;
 mod monitor;
 mod notify;
 mod obuf;

@@ -126,6 +126,8 @@ pub(crate) struct ServerStats {
     per_command: Box<[CommandCounters]>,
     /// Per-command latency histograms (`LATENCY HISTOGRAM`).
     pub(crate) histogram: crate::cmd::Histograms,
+    /// `MIGRATE`'s cached connections (`migrate_cached_sockets`).
+    pub(crate) migrate: crate::migrate::Links,
 }
 
 #[derive(Default)]
@@ -165,6 +167,7 @@ impl Default for ServerStats {
                 .map(|_| CommandCounters::default())
                 .collect(),
             histogram: crate::cmd::Histograms::default(),
+            migrate: crate::migrate::Links::default(),
         }
     }
 }

@@ -105,7 +105,7 @@ fn put_str(out: &mut Vec<u8>, s: &[u8]) {
 }
 
 /// The serialized value, or `None` for a stream.
-fn serialize(v: ValueRef<'_>) -> Option<Vec<u8>> {
+pub(super) fn serialize(v: ValueRef<'_>) -> Option<Vec<u8>> {
     let mut out = Vec::new();
     match v {
         ValueRef::Str(s) => {

@@ -143,6 +143,29 @@ pub(crate) const GEO_BAD_PAIR: &str = "ERR invalid longitude,latitude pair ";
 /// `-ERR unsupported unit provided. please use M, KM, FT, MI`
 pub(crate) const GEO_UNIT: &str = "ERR unsupported unit provided. please use M, KM, FT, MI";
 
+/// `MIGRATE ... KEYS` with a key argument that is not `""`.
+pub(crate) const MIGRATE_KEYS_NOT_EMPTY: &str =
+    "ERR When using MIGRATE KEYS option, the key argument must be set to the empty string";
+/// `MIGRATE` could not connect to its target in time (Redis's text: "the
+/// client" is the target).
+pub(crate) const MIGRATE_CONNECT: &str = "IOERR error or timeout connecting to the client";
+/// `MIGRATE` of a stream: FerrumKV does not serialize streams (see `DUMP`).
+pub(crate) const MIGRATE_STREAM: &str = "ERR MIGRATE of stream values is not supported";
+/// `MIGRATE` lost its target, or the target did not answer in time, while
+/// `writing` the request or reading the replies (Redis's "reading to").
+pub(crate) fn migrate_io(writing: bool) -> String {
+    let stage = if writing { "writing" } else { "reading" };
+    format!("IOERR error or timeout {stage} to target instance")
+}
+/// `MIGRATE`'s target answered `AUTH`, `SELECT` or `RESTORE` with the
+/// error `line` (without its `-`).
+pub(crate) fn migrate_target_error(line: &[u8]) -> String {
+    format!(
+        "ERR Target instance replied with error: {}",
+        String::from_utf8_lossy(line)
+    )
+}
+
 /// The line a non-loopback client gets before it is closed in protected
 /// mode (no password set), Redis 7.0.15's text to the byte (its "Setup a an"
 /// included).

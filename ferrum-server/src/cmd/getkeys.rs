@@ -180,6 +180,11 @@ pub(crate) fn command_keys(spec: &CommandSpec, args: &[Bytes]) -> Option<Vec<(By
             Some(key_then_stores(args, &["store", "storedist"]))
         }
         "xread" | "xreadgroup" => Some(all(after_streams(args)?, default)),
+        "migrate" => {
+            // Redis answers "invalid arguments" for a call without keys.
+            let keys = &args[super::migrate::layout(args).keys];
+            (!keys.is_empty()).then(|| all(keys, KeyRole::MoveFrom))
+        }
         "set" => Some(all(args.get(1..2)?, set_role(args))),
         "bitfield" => Some(all(args.get(1..2)?, bitfield_role(args))),
         _ => Some(spec.keys(args).map(|k| (k.clone(), default)).collect()),
@@ -308,6 +313,14 @@ mod tests {
         assert_eq!(names("blmpop 0 2 l1 l2 left"), ["l1", "l2"]);
         assert_eq!(names("lcs k1 k2"), ["k1", "k2"]);
         assert_eq!(keys("zunion x a"), None);
+        assert_eq!(names("migrate h 1 k 0 0"), ["k"]);
+        assert_eq!(
+            names("migrate h 1 k 0 0 copy auth keys keys2 auth2 u keys"),
+            ["k"]
+        );
+        assert_eq!(names("migrate h 1  0 0 replace keys a b"), ["a", "b"]);
+        assert_eq!(keys("migrate h 1 k 0 0 keys a"), None);
+        assert_eq!(keys("migrate h 1  0 0 keys"), None);
         assert_eq!(keys("zunion 3 a"), None);
     }
 

@@ -32,6 +32,7 @@ mod keys;
 mod latency;
 mod list;
 mod memory;
+mod migrate;
 pub(crate) mod parse;
 mod pubsub;
 mod script;
@@ -100,6 +101,10 @@ pub(crate) mod flag {
     /// Runs with the transaction gate's write side held: nothing else runs
     /// meanwhile (`EVAL`, `FCALL`).
     pub(crate) const EXCLUSIVE: u16 = 1 << 14;
+    /// The handler raises its keys' notifications and tracking
+    /// invalidations itself, for keys the table's first/last/step cannot
+    /// name (`MIGRATE ... KEYS a b`).
+    pub(crate) const SIGNALS_KEYS: u16 = 1 << 15;
 
     /// Flag names in `COMMAND INFO` order.
     pub(crate) const NAMES: &[(u16, &str)] = &[
@@ -479,6 +484,16 @@ fn pausable_write(ctx: &Ctx<'_>, spec: &CommandSpec, args: &[Bytes]) -> bool {
     })
 }
 
+/// The command line as `MONITOR` and `SLOWLOG` show it: without
+/// `MIGRATE`'s credentials.
+fn shown<'a>(spec: &CommandSpec, args: &'a [Bytes]) -> std::borrow::Cow<'a, [Bytes]> {
+    if spec.name == "migrate" {
+        std::borrow::Cow::Owned(migrate::redacted(args))
+    } else {
+        std::borrow::Cow::Borrowed(args)
+    }
+}
+
 /// Sends the command's line to the monitors; a script's commands show
 /// `lua` where a client's address would be, as in Redis.
 fn feed_monitors(ctx: &Ctx<'_>, args: &[Bytes]) {
@@ -512,6 +527,7 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
     let tracking = ctx.shared.tracking.active();
     let watch = ((notify != 0 || tracking)
         && spec.first_key != 0
+        && !spec.has(flag::SIGNALS_KEYS)
         && (spec.has(flag::WRITE) || tracking || notify & crate::notify::class::EXPIRED != 0))
         .then(|| crate::notify::Watch::before(ctx, spec, args));
     // MONITOR shows what ran, but neither administrative commands nor
@@ -522,7 +538,7 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
         && !matches!(spec.name, "auth" | "hello");
     let is_script = spec.has(flag::EXCLUSIVE);
     if monitored && is_script {
-        feed_monitors(ctx, args);
+        feed_monitors(ctx, &shown(spec, args));
     }
     let reply = (spec.handler)(ctx, args).unwrap_or_else(CmdError::into_frame);
     if let Some(watch) = watch {
@@ -532,7 +548,7 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
         track(ctx, spec, args, &reply);
     }
     if monitored && !is_script {
-        feed_monitors(ctx, args);
+        feed_monitors(ctx, &shown(spec, args));
     }
     if spec.has(flag::WRITE) {
         let changes = match (&reply, ctx.dirty) {
@@ -578,7 +594,7 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
     }
     // EXEC is not logged itself: the commands it ran are, one by one.
     if ctx.shared.slowlog.wants(usec) && spec.name != "exec" {
-        ctx.shared.slowlog.record(ctx, args, usec);
+        ctx.shared.slowlog.record(ctx, &shown(spec, args), usec);
     }
     reply
 }
@@ -591,7 +607,9 @@ fn track(ctx: &Ctx<'_>, spec: &CommandSpec, args: &[Bytes], reply: &Frame) {
     // A command that blocked wrote nothing (yet): the connection invalidates
     // what it writes when it is served.
     if !matches!(reply, Frame::Error(_)) && ctx.block.is_none() {
-        if spec.has(flag::WRITE) {
+        if spec.has(flag::SIGNALS_KEYS) {
+            // The handler invalidated what it changed.
+        } else if spec.has(flag::WRITE) {
             if matches!(spec.name, "flushall" | "flushdb") {
                 t.invalidate_all(ctx.shared);
             }

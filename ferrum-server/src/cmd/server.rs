@@ -309,6 +309,12 @@ fn command_info(c: &CommandSpec) -> Frame {
     if MOVABLE_KEYS.contains(&c.name) {
         flags.push(Frame::simple("movablekeys"));
     }
+    // Only MIGRATE states its tips and key specs so far.
+    let (tips, key_specs) = if c.name == "migrate" {
+        (super::migrate::TIPS, super::migrate::key_specs())
+    } else {
+        (&[][..], Vec::new())
+    };
     Frame::Array(vec![
         Frame::bulk(c.name),
         Frame::Integer(i64::from(c.arity)),
@@ -317,8 +323,8 @@ fn command_info(c: &CommandSpec) -> Frame {
         Frame::Integer(i64::from(c.last_key)),
         Frame::Integer(i64::from(c.step)),
         Frame::Set(category::names_of(c.categories).map(Frame::bulk).collect()),
-        Frame::Array(Vec::new()),
-        Frame::Array(Vec::new()),
+        Frame::Set(tips.iter().map(|t| Frame::bulk(*t)).collect()),
+        Frame::Set(key_specs),
         Frame::Array(Vec::new()),
     ])
 }
@@ -501,8 +507,9 @@ pub(crate) fn debug(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         ctx.shared.clock.advance(ms);
         Ok(Frame::ok())
     } else if is(sub, "sleep") && args.len() == 3 {
-        // As in Redis, the command itself takes that long: the connection
-        // (and this worker thread) waits.
+        // As in Redis, the command itself takes that long, and every other
+        // command waits: it holds the transaction gate's write side
+        // (`script::enter_gate`).
         let secs = super::parse::float_arg(&args[2])?;
         if secs > 0.0 {
             std::thread::sleep(std::time::Duration::from_secs_f64(secs.min(3600.0)));

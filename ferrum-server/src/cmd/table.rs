@@ -5,12 +5,12 @@
 
 use super::flag::{
     ADMIN, BLOCKING, CONTAINER, DENYOOM, EXCLUSIVE, FAST, NO_AUTH, NO_MULTI, NO_QUEUE, NO_SCRIPT,
-    PUBSUB, READONLY, STALE, SUBSCRIBED_OK, WRITE,
+    PUBSUB, READONLY, SIGNALS_KEYS, STALE, SUBSCRIBED_OK, WRITE,
 };
 use super::{
     acl, bitops, blocking, category, connection, dump, expire, function, geo, hash, hll, info,
-    keys, latency, list, memory, pubsub, script, server, set, slowlog, sort, stream, string, tx,
-    xgroup, zrange, zset, zstore, CommandSpec,
+    keys, latency, list, memory, migrate, pubsub, script, server, set, slowlog, sort, stream,
+    string, tx, xgroup, zrange, zset, zstore, CommandSpec,
 };
 
 macro_rules! row {
@@ -223,6 +223,7 @@ pub(crate) static COMMANDS: &[CommandSpec] = &[
     row!("sort_ro", -2, READONLY, [READ | SET | SORTEDSET | LIST | SLOW | DANGEROUS], KEY1, "generic", sort::sort_ro, "Returns the sorted elements of a list, a set, or a sorted set."),
     row!("dump", 2, READONLY, [KEYSPACE | READ | SLOW], KEY1, "generic", dump::dump, "Returns a serialized representation of the value stored at a key."),
     row!("restore", -4, WRITE | DENYOOM, [KEYSPACE | WRITE | SLOW | DANGEROUS], KEY1, "generic", dump::restore, "Creates a key from the serialized representation of a value."),
+    row!("migrate", -6, WRITE | SIGNALS_KEYS, [KEYSPACE | WRITE | SLOW | DANGEROUS], (3, 3, 1), "generic", migrate::migrate, "Atomically transfer a key from a Redis instance to another one."),
     row!("memory", -2, CONTAINER, [SLOW], NONE, "server", memory::memory, "A container for memory diagnostics commands."),
     row!("expire", -3, WRITE | FAST, [KEYSPACE | WRITE | FAST], KEY1, "generic", expire::expire, "Sets the expiration time of a key in seconds."),
     row!("pexpire", -3, WRITE | FAST, [KEYSPACE | WRITE | FAST], KEY1, "generic", expire::pexpire, "Sets the expiration time of a key in milliseconds."),

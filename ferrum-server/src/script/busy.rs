@@ -36,7 +36,7 @@ pub(crate) enum GateGuard<'a> {
 }
 
 /// Enters the gate for `spec`: the write side for scripts
-/// (`flag::EXCLUSIVE`), else the read side.
+/// (`flag::EXCLUSIVE`) and `DEBUG SLEEP`, else the read side.
 ///
 /// # Errors
 /// `-BUSY` when a script has run past `busy-reply-threshold`.
@@ -45,7 +45,7 @@ pub(crate) fn enter_gate<'a>(
     spec: &CommandSpec,
     args: &[Bytes],
 ) -> Result<GateGuard<'a>, CmdError> {
-    let exclusive = spec.has(flag::EXCLUSIVE);
+    let exclusive = spec.has(flag::EXCLUSIVE) || is_debug_sleep(spec, args);
     let attempt = if exclusive {
         try_write(shared)
     } else {
@@ -55,6 +55,13 @@ pub(crate) fn enter_gate<'a>(
         Some(guard) => Ok(guard),
         None => super::off_worker(|| wait(shared, spec, args, exclusive)),
     }
+}
+
+/// `DEBUG SLEEP`, which keeps every client waiting, as Redis's one thread
+/// does: Redis's suite sleeps a target server this way to see `MIGRATE`
+/// time out, and a client pipeline be read in one go.
+fn is_debug_sleep(spec: &CommandSpec, args: &[Bytes]) -> bool {
+    spec.name == "debug" && args.get(1).is_some_and(|a| parse::is(a, "sleep"))
 }
 
 /// The slow path of [`enter_gate`]: someone holds the write side. It

@@ -28,6 +28,12 @@ impl TestServer {
 
     /// A server with extra `--name value` arguments.
     pub(crate) fn start_with(extra: &[&str]) -> TestServer {
+        TestServer::start_on(2, extra)
+    }
+
+    /// A server whose runtime has `workers` worker threads, with extra
+    /// `--name value` arguments.
+    pub(crate) fn start_on(workers: usize, extra: &[&str]) -> TestServer {
         let mut args: Vec<String> = [
             "--port",
             "0",
@@ -46,7 +52,7 @@ impl TestServer {
         let token = shutdown.clone();
         let thread = std::thread::spawn(move || {
             let rt = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
+                .worker_threads(workers)
                 .enable_all()
                 .build()
                 .expect("runtime");

@@ -21,6 +21,7 @@ mod keys;
 mod latency;
 mod lists;
 mod metrics;
+mod migrate;
 mod notifications;
 mod pause;
 mod process;
