@@ -413,7 +413,17 @@ impl<S: ClientStream> Connection<S> {
     }
 
     /// Waits for more input (or Pub/Sub messages to deliver).
+    ///
+    /// The wait polls the socket first (`biased`): a task woken by input,
+    /// the common case, then reads without polling its message queue and
+    /// end signal, which are a waker registration each. So that a client
+    /// whose input is always ready still ends when killed and still gets
+    /// its messages, the end flag (which shutdown raises too) is checked
+    /// before waiting, and queued messages are taken after a read.
     async fn wait_input(&mut self) -> Result<(), Closed> {
+        if let Some(end) = self.handle.kill.ended() {
+            return Err(self.closed_by(end));
+        }
         if self.rbuf.capacity() - self.rbuf.len() < 4096 {
             self.rbuf.reserve(16 * 1024);
         }
@@ -431,14 +441,23 @@ impl<S: ClientStream> Connection<S> {
             }
         };
         tokio::select! {
+            biased;
             r = read => match r {
                 None => return Err(Closed::Idle),
                 Some(Ok(0)) => return Err(Closed::Normally),
                 Some(Ok(n)) => self.count_input(n),
                 Some(Err(e)) => return Err(Closed::Io(e)),
             },
-            msg = self.state.subs.recv() => self.encode_messages(msg),
+            msg = self.state.subs.recv() => {
+                self.encode_messages(msg);
+                return Ok(());
+            }
             end = self.ended.wait() => return Err(self.closed_by(end)),
+        }
+        if self.state.subs.has_pending() {
+            if let Some(msg) = self.state.subs.try_recv() {
+                self.encode_messages(msg);
+            }
         }
         Ok(())
     }

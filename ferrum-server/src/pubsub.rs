@@ -492,6 +492,12 @@ impl Subscriptions {
         }
     }
 
+    /// Whether messages are queued (one relaxed load: every queued message
+    /// counts at least 40 bytes in `pending_bytes` until taken).
+    pub(crate) fn has_pending(&self) -> bool {
+        self.sender.as_ref().is_some_and(|s| s.pending_bytes() > 0)
+    }
+
     /// The next message if one is queued already.
     pub(crate) fn try_recv(&mut self) -> Option<Message> {
         let msg = self.rx.as_mut()?.try_recv().ok()?;
