@@ -177,7 +177,11 @@ impl Subscriber {
             return self.overflow();
         }
         self.pending_bytes.fetch_add(cost, Ordering::Relaxed);
-        self.tx.send(msg).is_ok()
+        let queued = self.tx.send(msg).is_ok();
+        // A connection waiting for input watches its queue through its
+        // kill flag's waker, not the channel's (`Connection::wait_input`).
+        self.client.kill.wake();
+        queued
     }
 
     /// Whether `more` bytes on top of the queue break `limit`; starts and
