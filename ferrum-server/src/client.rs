@@ -372,6 +372,15 @@ impl EndFlag {
         }
     }
 
+    /// Wakes the task without ending it: its message queue, which it
+    /// waits on through this flag's waker, has something (see
+    /// `Subscriber::deliver`).
+    pub(crate) fn wake(&self) {
+        if let Some(w) = self.lock().take() {
+            w.wake();
+        }
+    }
+
     /// What ended the connection, if anything did.
     pub(crate) fn ended(&self) -> Option<End> {
         match self.ended.load(Ordering::Acquire) {

@@ -20,7 +20,7 @@
 use std::future::Future;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::task::Poll;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
@@ -33,6 +33,7 @@ use tokio_util::sync::CancellationToken;
 use crate::client::{ClientHandle, ConnState, End};
 use crate::cmd::{self, BlockSpec, Reply};
 use crate::obuf::{OutputBuffer, FLUSH_THRESHOLD};
+use crate::pubsub::Subscriptions;
 use crate::shared::Shared;
 use crate::stream::ClientStream;
 
@@ -413,7 +414,18 @@ impl<S: ClientStream> Connection<S> {
     }
 
     /// Waits for more input (or Pub/Sub messages to deliver).
+    ///
+    /// The wait polls the socket first (`biased`): a task woken by input,
+    /// the common case, then reads without polling anything else. The
+    /// other branch watches the end signal and the message queue through
+    /// one waker ([`EndSignal::wait_or_messages`]). So that a client whose
+    /// input is always ready still ends when killed and still gets its
+    /// messages, the end flag (which shutdown raises too) is checked before
+    /// waiting, and queued messages are taken after a read.
     async fn wait_input(&mut self) -> Result<(), Closed> {
+        if let Some(end) = self.handle.kill.ended() {
+            return Err(self.closed_by(end));
+        }
         if self.rbuf.capacity() - self.rbuf.len() < 4096 {
             self.rbuf.reserve(16 * 1024);
         }
@@ -431,14 +443,29 @@ impl<S: ClientStream> Connection<S> {
             }
         };
         tokio::select! {
+            biased;
             r = read => match r {
                 None => return Err(Closed::Idle),
                 Some(Ok(0)) => return Err(Closed::Normally),
                 Some(Ok(n)) => self.count_input(n),
                 Some(Err(e)) => return Err(Closed::Io(e)),
             },
-            msg = self.state.subs.recv() => self.encode_messages(msg),
-            end = self.ended.wait() => return Err(self.closed_by(end)),
+            woke = self.ended.wait_or_messages(&self.state.subs) => match woke {
+                Wake::End(end) => return Err(self.closed_by(end)),
+                Wake::Messages => {
+                    // None when the publisher counted the message and has
+                    // not queued it yet; the next wait sees it.
+                    if let Some(msg) = self.state.subs.try_recv() {
+                        self.encode_messages(msg);
+                    }
+                    return Ok(());
+                }
+            },
+        }
+        if self.state.subs.has_pending() {
+            if let Some(msg) = self.state.subs.try_recv() {
+                self.encode_messages(msg);
+            }
         }
         Ok(())
     }
@@ -529,14 +556,45 @@ struct EndSignal {
     shutdown: CancellationToken,
 }
 
+/// What wakes a connection waiting for input, besides the input.
+enum Wake {
+    /// The connection must end.
+    End(End),
+    /// Messages are queued for it.
+    Messages,
+}
+
 impl EndSignal {
+    /// Ready when the connection must end; until then `cx`'s task is woken
+    /// by the kill flag.
+    fn poll(&self, cx: &mut Context<'_>) -> Poll<End> {
+        if self.shutdown.is_cancelled() {
+            return Poll::Ready(End::Shutdown);
+        }
+        self.handle.kill.poll_ended(cx)
+    }
+
     /// Resolves when the connection must end, at once if it already must.
     fn wait(&self) -> impl Future<Output = End> + '_ {
+        std::future::poll_fn(move |cx| self.poll(cx))
+    }
+
+    /// Resolves when the connection must end or `subs` has messages queued.
+    /// One waker serves both, which costs a wait one registration instead
+    /// of two: `Subscriber::deliver` wakes the kill flag's waker after
+    /// queueing. The queue is checked after the waker is registered (under
+    /// the flag's lock), so a message queued before the check is seen by
+    /// it and one queued after it wakes the task.
+    fn wait_or_messages<'a>(&'a self, subs: &'a Subscriptions) -> impl Future<Output = Wake> + 'a {
         std::future::poll_fn(move |cx| {
-            if self.shutdown.is_cancelled() {
-                return Poll::Ready(End::Shutdown);
+            if let Poll::Ready(end) = self.poll(cx) {
+                return Poll::Ready(Wake::End(end));
             }
-            self.handle.kill.poll_ended(cx)
+            if subs.has_pending() {
+                Poll::Ready(Wake::Messages)
+            } else {
+                Poll::Pending
+            }
         })
     }
 }

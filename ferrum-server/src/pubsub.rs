@@ -177,7 +177,11 @@ impl Subscriber {
             return self.overflow();
         }
         self.pending_bytes.fetch_add(cost, Ordering::Relaxed);
-        self.tx.send(msg).is_ok()
+        let queued = self.tx.send(msg).is_ok();
+        // A connection waiting for input watches its queue through its
+        // kill flag's waker, not the channel's (`Connection::wait_input`).
+        self.client.kill.wake();
+        queued
     }
 
     /// Whether `more` bytes on top of the queue break `limit`; starts and
@@ -490,6 +494,12 @@ impl Subscriptions {
             }
             None => std::future::pending().await,
         }
+    }
+
+    /// Whether messages are queued (one relaxed load: every queued message
+    /// counts at least 40 bytes in `pending_bytes` until taken).
+    pub(crate) fn has_pending(&self) -> bool {
+        self.sender.as_ref().is_some_and(|s| s.pending_bytes() > 0)
     }
 
     /// The next message if one is queued already.

@@ -198,8 +198,10 @@ impl EntryMut<'_> {
 impl Drop for EntryMut<'_> {
     fn drop(&mut self) {
         if let Some(c) = self.unpacked.take() {
-            // Unpacked only to check its type: nothing to write back.
-            if self.dirty {
+            // Unpacked only to check its type, or by a command that changed
+            // nothing (`SADD` of a member already present): the block's
+            // bytes are still right.
+            if self.dirty && !self.unchanged {
                 self.block.put_coll(c);
             }
         }

@@ -14,10 +14,14 @@
 //! length out and pay one byte per short entry, one less than Redis.
 //!
 //! Entries are addressed by byte offset (`FIRST` is the first entry, the
-//! buffer's length is the end). The allocation is always exactly as long as
-//! the content, so [`Listpack::heap_bytes`] is what the allocator holds; every
-//! insert or delete reallocates, which is O(size), as Redis's `lpInsert`. The
-//! containers keep listpacks below their thresholds, so size stays small.
+//! buffer's length is the end). The allocation grows and shrinks by whole
+//! jemalloc size classes: its capacity is the size class of the content
+//! ([`alloc_size`]), the bytes jemalloc would hand out for an exact-size
+//! buffer anyway, so the spare room costs no memory, and an insert or delete
+//! reallocates only when the content crosses into another class (as Redis's
+//! `lpInsert` asks `lp_malloc_size` before it reallocates). Inserts and
+//! deletes still move the bytes after them, O(size); the containers keep
+//! listpacks below their thresholds, so size stays small.
 
 use crate::memory::alloc_size;
 
@@ -25,16 +29,17 @@ use crate::memory::alloc_size;
 pub(crate) const FIRST: usize = 4;
 
 /// A packed list of byte strings; `BACK` says whether entries carry a back
-/// length (see the module docs).
+/// length (see the module docs). The buffer's capacity is at most the size
+/// class of its length (exactly that after any growth or shrink).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Listpack<const BACK: bool = true>(Box<[u8]>);
+pub(crate) struct Listpack<const BACK: bool = true>(Vec<u8>);
 
 /// A listpack walked only forwards: entries without back lengths.
 pub(crate) type Forward = Listpack<false>;
 
 impl<const BACK: bool> Default for Listpack<BACK> {
     fn default() -> Listpack<BACK> {
-        Listpack(Box::new([0; FIRST]))
+        Listpack::from_bytes(&[0; FIRST])
     }
 }
 
@@ -109,15 +114,37 @@ impl<const BACK: bool> Listpack<BACK> {
         &self.0
     }
 
-    /// The listpack whose bytes [`as_bytes`](Self::as_bytes) gave.
+    /// The listpack whose bytes [`as_bytes`](Self::as_bytes) gave, in a
+    /// buffer of their whole size class.
     pub(crate) fn from_bytes(bytes: &[u8]) -> Listpack<BACK> {
         debug_assert!(bytes.len() >= FIRST);
-        Listpack(bytes.into())
+        let mut buf = Vec::with_capacity(alloc_size(bytes.len()));
+        buf.extend_from_slice(bytes);
+        Listpack(buf)
     }
 
-    /// The allocation's size as the allocator serves it.
+    /// The allocation's size as the allocator serves it: the size class of
+    /// the buffer's capacity.
     pub(crate) fn heap_bytes(&self) -> usize {
-        alloc_size(self.0.len())
+        alloc_size(self.0.capacity())
+    }
+
+    /// Makes room for `add` more bytes: up to the size class of the new
+    /// length, reallocating only when the capacity is short of it.
+    fn reserve(&mut self, add: usize) {
+        let want = self.0.len() + add;
+        if want > self.0.capacity() {
+            self.0.reserve_exact(alloc_size(want) - self.0.len());
+        }
+    }
+
+    /// Gives back the capacity beyond the length's size class, after a
+    /// removal took the content into a smaller class.
+    fn fit(&mut self) {
+        let class = alloc_size(self.0.len());
+        if self.0.capacity() > class {
+            self.0.shrink_to(class);
+        }
     }
 
     /// The offset just past the last entry.
@@ -192,8 +219,8 @@ impl<const BACK: bool> Listpack<BACK> {
     pub(crate) fn insert(&mut self, off: usize, items: &[&[u8]]) {
         let add: usize = items.iter().map(|v| entry_size(v.len(), BACK)).sum();
         let old = self.0.len();
-        let mut buf = std::mem::take(&mut self.0).into_vec();
-        buf.reserve_exact(add);
+        self.reserve(add);
+        let buf = &mut self.0;
         buf.resize(old + add, 0);
         buf.copy_within(off..old, off + add);
         let mut at = off;
@@ -202,7 +229,6 @@ impl<const BACK: bool> Listpack<BACK> {
             write_entry(&mut buf[at..at + n], v, BACK);
             at += n;
         }
-        self.0 = buf.into_boxed_slice();
         let count = self.len() + items.len();
         self.set_len(count);
     }
@@ -224,9 +250,8 @@ impl<const BACK: bool> Listpack<BACK> {
     /// Removes the bytes `off..stop`, which hold `n` whole entries.
     pub(crate) fn delete_bytes(&mut self, off: usize, stop: usize, n: usize) {
         let count = self.len() - n;
-        let mut buf = std::mem::take(&mut self.0).into_vec();
-        buf.drain(off..stop);
-        self.0 = buf.into_boxed_slice();
+        self.0.drain(off..stop);
+        self.fit();
         self.set_len(count);
     }
 
@@ -238,26 +263,25 @@ impl<const BACK: bool> Listpack<BACK> {
             write_entry(&mut self.0[off..stop], v, BACK);
             return;
         }
-        let count = self.len();
-        let mut buf = std::mem::take(&mut self.0).into_vec();
         let mut enc = vec![0; new];
         write_entry(&mut enc, v, BACK);
-        buf.splice(off..stop, enc);
-        self.0 = buf.into_boxed_slice();
-        self.set_len(count);
+        if new > stop - off {
+            self.reserve(new - (stop - off));
+        }
+        self.0.splice(off..stop, enc);
+        self.fit();
     }
 
     /// Splits off the entries from `off` on into a new listpack.
     pub(crate) fn split_off(&mut self, off: usize, n: usize) -> Listpack<BACK> {
-        let mut tail = Vec::with_capacity(FIRST + self.end() - off);
+        let mut tail = Vec::with_capacity(alloc_size(FIRST + self.end() - off));
         tail.extend_from_slice(&(n as u32).to_le_bytes());
         tail.extend_from_slice(&self.0[off..]);
         let count = self.len() - n;
-        let mut buf = std::mem::take(&mut self.0).into_vec();
-        buf.truncate(off);
-        self.0 = buf.into_boxed_slice();
+        self.0.truncate(off);
+        self.fit();
         self.set_len(count);
-        Listpack(tail.into_boxed_slice())
+        Listpack(tail)
     }
 }
 
@@ -394,6 +418,62 @@ mod tests {
         let tail = lp.split_off(lp.seek(1), 1);
         assert_eq!(lp.iter().collect::<Vec<_>>(), [b"A"]);
         assert_eq!(tail.iter().collect::<Vec<_>>(), [b"d"]);
+    }
+
+    /// The buffer holds exactly its content's size class: no memory beyond
+    /// what an exact-size buffer would cost, and room to grow into.
+    fn assert_class_capacity<const B: bool>(lp: &Listpack<B>) {
+        assert_eq!(
+            lp.0.capacity(),
+            alloc_size(lp.bytes()),
+            "{} bytes",
+            lp.bytes()
+        );
+        assert_eq!(lp.heap_bytes(), alloc_size(lp.bytes()));
+    }
+
+    #[test]
+    fn capacity_grows_and_shrinks_by_size_class() {
+        let mut lp = Listpack::<true>::new();
+        assert_class_capacity(&lp);
+        let mut moves = 0;
+        for i in 0..2_000usize {
+            let before = lp.as_bytes().as_ptr();
+            let class = lp.heap_bytes();
+            let v = vec![b'v'; i % 7];
+            if i % 2 == 0 {
+                lp.insert(FIRST, &[&v]);
+            } else {
+                lp.push(&v);
+            }
+            assert_class_capacity(&lp);
+            if lp.heap_bytes() == class {
+                // Room within the class: the buffer stayed where it was.
+                assert_eq!(lp.as_bytes().as_ptr(), before);
+            } else {
+                moves += 1;
+            }
+        }
+        // 2,000 pushes of up to 8 bytes (about 10 KB) cross only a few
+        // dozen classes.
+        assert!(moves < 60, "{moves} reallocations");
+        let tail = lp.split_off(lp.seek(1_500), 500);
+        assert_class_capacity(&lp);
+        assert_class_capacity(&tail);
+        while lp.len() > 0 {
+            lp.delete(FIRST, 1);
+            assert_class_capacity(&lp);
+        }
+        let mut f = Forward::new();
+        for _ in 0..50 {
+            f.push(b"abc");
+        }
+        let f_copy = Forward::from_bytes(f.as_bytes());
+        assert_class_capacity(&f_copy);
+        f.replace(FIRST, &[b'x'; 300]);
+        assert_class_capacity(&f);
+        f.replace(FIRST, b"y");
+        assert_class_capacity(&f);
     }
 
     #[test]

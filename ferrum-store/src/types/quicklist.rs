@@ -6,7 +6,7 @@
 //! [`EncodingLimits::list_node_limits`](super::EncodingLimits::list_node_limits)).
 //! The chain keeps the element count and the sum of its nodes' allocation
 //! sizes, so length and memory are O(1). Nodes are kept in a `Vec`: a new
-//! node at the head moves the 16-byte node handles, once per node filled
+//! node at the head moves the 24-byte node handles, once per node filled
 //! (about every 8 KB of elements), which costs less than a deque's extra
 //! allocation for every short list. A chain always has two nodes or more
 //! and no empty one; with fewer, [`Chain::settle`] hands the list back its
