@@ -729,7 +729,9 @@ static PARAMS: &[Spec] = &[
             } } },
     stored_int!("latency-monitor-threshold", 0, LONG_MAX, "0", true),
     stored_bool!("latency-tracking", "yes", true),
-    stored_words!("latency-tracking-info-percentiles", "50 99 99.9", true),
+    Spec { name: "latency-tracking-info-percentiles", param: Param::Stored, mutable: true, default: "50 99 99.9",
+        kind: Kind::Words { get: |c| c.stored_value("latency-tracking-info-percentiles").to_owned(),
+            set: set_latency_percentiles } },
     stored_int!("repl-diskless-sync-delay", 0, INT_MAX, "5", true),
     stored_bool!("repl-diskless-sync", "yes", true),
     stored_bool!("rdbcompression", "yes", true),
@@ -1278,6 +1280,40 @@ fn set_maxmemory_clients(config: &mut Config, value: String) -> Result<(), Strin
     Ok(())
 }
 
+/// Redis's `latency-tracking-info-percentiles`: numbers in 0..=100, kept
+/// as Redis prints them back (`%f` without trailing zeros: `50.0` is `50`).
+fn set_latency_percentiles(config: &mut Config, words: Vec<String>) -> Result<(), String> {
+    let mut kept = Vec::with_capacity(words.len());
+    for word in &words {
+        let p: f64 = word
+            .parse()
+            .ok()
+            .filter(|p: &f64| !p.is_nan())
+            .ok_or("Invalid latency-tracking-info-percentiles parameters")?;
+        if !(0.0..=100.0).contains(&p) {
+            return Err(
+                "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]"
+                    .into(),
+            );
+        }
+        kept.push(trim_double(&format!("{p:.6}")).to_owned());
+    }
+    config
+        .stored
+        .insert("latency-tracking-info-percentiles", kept.join(" "));
+    Ok(())
+}
+
+/// Redis's `trimDoubleString`: `%f`'s output without trailing zeros, and
+/// without the point when nothing follows it.
+fn trim_double(fixed: &str) -> &str {
+    if fixed.contains('.') {
+        fixed.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        fixed
+    }
+}
+
 /// Redis's `isValidDBfilename`: a file name, not a path.
 fn set_dbfilename(config: &mut Config, name: String) -> Result<(), String> {
     if name.contains('/') {
@@ -1775,6 +1811,45 @@ mod tests {
             .expect_err("too many")
             .to_string();
         assert!(err.ends_with("Too many bind addresses specified."), "{err}");
+    }
+
+    #[test]
+    fn latency_percentiles_read_back_as_redis_prints_them() {
+        let mut c = Config::default();
+        let name = "latency-tracking-info-percentiles";
+        assert_eq!(get1(&c, name), "50 99 99.9");
+        c.set(name.as_bytes(), b"0.0 50.0 100.0 99.990")
+            .expect("valid");
+        assert_eq!(get1(&c, name), "0 50 100 99.99");
+        c.set(name.as_bytes(), b"")
+            .expect("empty is no percentiles");
+        assert_eq!(get1(&c, name), "");
+        c.set(name.as_bytes(), b"50").expect("valid");
+        for (value, reason) in [
+            (
+                "10.0 50.0 a",
+                "Invalid latency-tracking-info-percentiles parameters",
+            ),
+            (
+                "nan",
+                "Invalid latency-tracking-info-percentiles parameters",
+            ),
+            (
+                "10.0 50.0 101.0",
+                "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]",
+            ),
+            (
+                "-1",
+                "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]",
+            ),
+        ] {
+            let err = set_err(&mut c, name, value);
+            assert_eq!(
+                err,
+                format!("ERR CONFIG SET failed (possibly related to argument '{name}') - {reason}")
+            );
+            assert_eq!(get1(&c, name), "50", "{value} changed nothing");
+        }
     }
 
     #[test]
