@@ -461,7 +461,7 @@ impl<S: ClientStream> Connection<S> {
             let w = reg.waiter();
             if w.unblocked.load(Ordering::Relaxed) {
                 break Ok(if reg.waiter().unblock_error.load(Ordering::Relaxed) {
-                    cmd::unblocked_reply(&self.shared)
+                    cmd::unblocked_reply(&self.shared, &spec)
                 } else {
                     spec.timeout_reply()
                 });
