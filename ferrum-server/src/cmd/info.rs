@@ -137,15 +137,19 @@ fn diff(a: u64, b: u64) -> i128 {
 }
 
 /// `# Memory`, in Redis 7.0's field names and order (the fields FerrumKV
-/// has). `used_memory` is the store's own accounting (what `maxmemory`
-/// bounds); `used_memory_rss` is the process's RSS from /proc; the
+/// has). `used_memory` is what `maxmemory` bounds: the store's own
+/// accounting of the dataset plus the connections' memory, as Redis counts
+/// its clients; `used_memory_dataset` is the first alone and
+/// `used_memory_overhead` the second (`used_memory_startup` is 0: no
+/// connection is open at startup). `used_memory_rss` is the process's RSS
+/// from /proc; the
 /// `allocator_*` figures are the allocator's (see `crate::alloc`), and the
 /// ratios are Redis's: `allocator_frag` = active / allocated,
 /// `allocator_rss` = resident / active, `rss_overhead` = RSS / resident,
 /// `mem_fragmentation` = RSS / used_memory. `mem_clients_normal` is the
-/// connections' memory (`CLIENT LIST`'s `tot-mem`, summed); unlike Redis,
-/// `used_memory` and `maxmemory` leave it out, so that eviction depends on
-/// the data alone. `mem_not_counted_for_evict` is 0: what Redis leaves out
+/// connections' memory (`CLIENT LIST`'s `tot-mem`, summed now; the part of
+/// `used_memory` is what each connection published at its last read or
+/// blocked write). `mem_not_counted_for_evict` is 0: what Redis leaves out
 /// of eviction is its replication and AOF buffers, which FerrumKV does not
 /// have.
 fn memory(ctx: &Ctx<'_>, out: &mut String) {
@@ -157,9 +161,11 @@ fn memory(ctx: &Ctx<'_>, out: &mut String) {
     let clients: usize = ctx.shared.clients.all().iter().map(|c| c.memory()).sum();
     let _ = write!(
         out,
-        "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nallocator_allocated:{}\r\nallocator_active:{}\r\nallocator_resident:{}\r\n",
+        "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nused_memory_overhead:{}\r\nused_memory_startup:0\r\nused_memory_dataset:{}\r\nallocator_allocated:{}\r\nallocator_active:{}\r\nallocator_resident:{}\r\n",
         human(used),
         human(rss),
+        ctx.store().outside_bytes(),
+        ctx.store().dataset_bytes(),
         a.allocated,
         a.active,
         a.resident,

@@ -511,8 +511,12 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
     let sub = args.get(1).filter(|_| spec.has(flag::CONTAINER));
     ctx.conn.handle.touch(spec.index(), sub, ctx.started);
     let sub_index = sub.and_then(|_| category::subcommand_of_call(spec, args));
-    if spec.has(flag::DENYOOM) && !ctx.in_script {
-        if let Err(e) = ctx.store().reserve_for_write(ctx.now) {
+    // As Redis, evict before every command while over `maxmemory` (memory
+    // may have grown outside the keyspace: client buffers), and refuse
+    // those that may grow it when nothing more can go.
+    if !ctx.in_script {
+        let fits = ctx.store().reserve_for_write(ctx.now);
+        if let (Err(e), true) = (fits, spec.has(flag::DENYOOM)) {
             let frame = CmdError::from(e).into_frame();
             ctx.shared.stats.record_rejected(spec, sub_index);
             if let Frame::Error(text) = &frame {
