@@ -713,6 +713,25 @@ static PARAMS: &[Spec] = &[
             set: |c, v| { parse_protocols(&v)?; c.tls.protocols = v; Ok(()) } } },
     // Accepted, with Redis's validation, and changing nothing here.
     stored_bool!("always-show-logo", "no", false),
+    Spec { name: "proc-title-template", param: Param::Stored, mutable: true, default: "{title} {listen-addr} {server-mode}",
+        kind: Kind::Text { get: |c| c.stored_value("proc-title-template").to_owned(), set: |c, v| {
+            if !proc_title_template_ok(&v) {
+                return Err("template format is invalid or contains unknown variables".into());
+            }
+            c.stored.insert("proc-title-template", v);
+            Ok(())
+        } } },
+    Spec { name: "shutdown-on-sigint", param: Param::Stored, mutable: true, default: "default",
+        kind: Kind::Words { get: |c| c.stored_value("shutdown-on-sigint").to_owned(), set: |c, words| {
+            c.stored.insert("shutdown-on-sigint", shutdown_flags(&words)?);
+            Ok(())
+        } } },
+    Spec { name: "shutdown-on-sigterm", param: Param::Stored, mutable: true, default: "default",
+        kind: Kind::Words { get: |c| c.stored_value("shutdown-on-sigterm").to_owned(), set: |c, words| {
+            c.stored.insert("shutdown-on-sigterm", shutdown_flags(&words)?);
+            Ok(())
+        } } },
+    stored_int!("loading-process-events-interval-bytes", 1024, INT_MAX, "2097152", true),
     stored_text!("pidfile", "", false),
     stored_text!("unixsocket", "", false),
     stored_int!("unixsocketperm", 0, 0o777, "0", false),
@@ -1278,6 +1297,81 @@ fn set_maxmemory_clients(config: &mut Config, value: String) -> Result<(), Strin
     }
     config.stored.insert("maxmemory-clients", value);
     Ok(())
+}
+
+/// Whether Redis would accept `template` as `proc-title-template`: its
+/// `sdstemplate` syntax (`{name}` variables of Redis's list, `{{` and `}}`
+/// for braces), expanding (with an empty title) to something other than
+/// spaces.
+fn proc_title_template_ok(template: &str) -> bool {
+    let mut expanded = String::new();
+    let mut rest = template;
+    while let Some(c) = rest.chars().next() {
+        if let Some(r) = rest.strip_prefix("{{") {
+            expanded.push('{');
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix("}}") {
+            expanded.push('}');
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix('{') {
+            let Some(end) = r.find('}') else {
+                return false;
+            };
+            match &r[..end] {
+                "title" | "server-mode" | "unixsocket" => {}
+                "listen-addr" | "port" | "tls-port" | "config-file" => expanded.push('x'),
+                _ => return false,
+            }
+            rest = &r[end + 1..];
+        } else if c == '}' {
+            return false;
+        } else {
+            expanded.push(c);
+            rest = &rest[c.len_utf8()..];
+        }
+    }
+    !expanded.trim_matches(' ').is_empty()
+}
+
+/// The flags of `shutdown-on-sigint`/`-sigterm`, in Redis's order.
+const SHUTDOWN_FLAGS: [&str; 5] = ["default", "save", "nosave", "now", "force"];
+
+/// Redis's multi-argument enum for `shutdown-on-sigint`/`-sigterm`: one or
+/// more of [`SHUTDOWN_FLAGS`] (any case), not both `save` and `nosave`,
+/// kept as Redis prints them back (`default` alone, else the flags set in
+/// table order).
+fn shutdown_flags(words: &[String]) -> Result<String, String> {
+    let one_of = || {
+        format!(
+            "argument(s) must be one of the following: {}",
+            SHUTDOWN_FLAGS.join(", ")
+        )
+    };
+    let mut set = [false; SHUTDOWN_FLAGS.len()];
+    for word in words {
+        let i = SHUTDOWN_FLAGS
+            .iter()
+            .position(|f| f.eq_ignore_ascii_case(word))
+            .ok_or_else(one_of)?;
+        set[i] = true;
+    }
+    if words.is_empty() {
+        return Err(one_of());
+    }
+    if set[1] && set[2] {
+        return Err("shutdown can't have both 'save' and 'nosave' flags".into());
+    }
+    let named: Vec<&str> = SHUTDOWN_FLAGS
+        .iter()
+        .zip(set)
+        .skip(1)
+        .filter_map(|(f, on)| on.then_some(*f))
+        .collect();
+    Ok(if named.is_empty() {
+        "default".to_owned()
+    } else {
+        named.join(" ")
+    })
 }
 
 /// Redis's `latency-tracking-info-percentiles`: numbers in 0..=100, kept
@@ -2053,6 +2147,53 @@ mod tests {
     }
 
     #[test]
+    fn words_before_the_first_option_and_redis_7_startup_parameters() {
+        // After the file, as redis-server, which appends them as a line of
+        // their own.
+        let conf = TempFile::new("port 7000\n");
+        let c = parse(&[conf.arg(), "loglevel", "verbose", "--maxmemory '700mb'"]).expect("valid");
+        assert_eq!((c.loglevel, c.maxmemory_bytes), ("verbose", 700 * MB));
+        let c = parse(&[
+            "--proc-title-template",
+            "--my--title--template",
+            "--loglevel",
+            "verbose",
+        ])
+        .expect("valid");
+        assert_eq!(get1(&c, "proc-title-template"), "--my--title--template");
+        let c = parse(&[
+            "--shutdown-on-sigint",
+            "nosave",
+            "force",
+            "now",
+            "--shutdown-on-sigterm",
+            "nosave force",
+        ])
+        .expect("valid");
+        assert_eq!(get1(&c, "shutdown-on-sigint"), "nosave now force");
+        assert_eq!(get1(&c, "shutdown-on-sigterm"), "nosave force");
+        let mut c = Config::default();
+        assert_eq!(get1(&c, "shutdown-on-sigint"), "default");
+        assert_eq!(
+            set_err(&mut c, "shutdown-on-sigterm", "save nosave"),
+            "ERR CONFIG SET failed (possibly related to argument 'shutdown-on-sigterm') - shutdown can't have both 'save' and 'nosave' flags"
+        );
+        assert!(set_err(&mut c, "shutdown-on-sigint", "later").ends_with(
+            "argument(s) must be one of the following: default, save, nosave, now, force"
+        ));
+        for bad in ["{nosuch}", "{title}", "{title", "a}b"] {
+            assert!(
+                set_err(&mut c, "proc-title-template", bad)
+                    .ends_with("template format is invalid or contains unknown variables"),
+                "{bad}"
+            );
+        }
+        c.set(b"proc-title-template", b"{{x}} {port}")
+            .expect("valid");
+        assert_eq!(get1(&c, "proc-title-template"), "{{x}} {port}");
+    }
+
+    #[test]
     fn command_line_oddities() {
         assert!(matches!(parse(&["-h"]), Err(ConfigError::Help)));
         assert!(matches!(parse(&["--help"]), Err(ConfigError::Help)));
@@ -2123,6 +2264,7 @@ mod tests {
                 "port",
                 "proto-max-bulk-len",
                 "protected-mode",
+                "proc-title-template",
                 "pidfile",
                 "propagation-error-behavior",
                 "busy-reply-threshold",
@@ -2152,6 +2294,7 @@ mod tests {
                 "proto-max-bulk-len",
                 "hz",
                 "protected-mode",
+                "proc-title-template",
                 "pidfile",
                 "propagation-error-behavior"
             ],
