@@ -482,6 +482,17 @@ fn save_is_refused_and_not_allowed_in_multi() {
         "ERR Command not allowed inside a transaction"
     );
     assert!(err(&mut c, &["EXEC"]).starts_with("EXECABORT"));
+    // BGSAVE and BGREWRITEAOF are queued, as in Redis, and fail in EXEC.
+    assert_eq!(
+        err(&mut c, &["BGSAVE", "SCHEDULE"]),
+        "ERR FerrumKV keeps no data on disk: BGSAVE is not supported"
+    );
+    let _: () = run(&mut c, &["MULTI"]).unwrap();
+    let queued: String = run(&mut c, &["BGREWRITEAOF"]).unwrap();
+    assert_eq!(queued, "QUEUED");
+    // EXEC's one reply is the error (redis-rs reports it as the error).
+    let e = err(&mut c, &["EXEC"]);
+    assert!(e.contains("BGREWRITEAOF is not supported"), "{e}");
 }
 
 #[test]
