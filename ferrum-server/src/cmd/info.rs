@@ -65,12 +65,14 @@ pub(crate) fn info(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     })
 }
 
+/// `# Server`. `redis_git_sha1` and `redis_git_dirty` read as those of a
+/// Redis built outside git (the suite's printver reads them).
 fn server(ctx: &Ctx<'_>, out: &mut String) {
     let config = ctx.shared.config();
     let uptime = ctx.shared.clock.uptime_secs();
     let _ = write!(
         out,
-        "# Server\r\nredis_version:{}\r\nferrumkv_version:{}\r\nredis_mode:standalone\r\nos:{} {}\r\narch_bits:64\r\nmultiplexing_api:epoll\r\nprocess_id:{}\r\ntcp_port:{}\r\nserver_time_usec:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nhz:{}\r\nexecutable:{}\r\n",
+        "# Server\r\nredis_version:{}\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\nferrumkv_version:{}\r\nredis_mode:standalone\r\nos:{} {}\r\narch_bits:64\r\nmultiplexing_api:epoll\r\nprocess_id:{}\r\ntcp_port:{}\r\nserver_time_usec:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nhz:{}\r\nexecutable:{}\r\n",
         crate::REDIS_VERSION,
         env!("CARGO_PKG_VERSION"),
         std::env::consts::OS,
