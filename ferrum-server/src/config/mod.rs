@@ -72,6 +72,22 @@ const INT_MAX: u64 = i32::MAX as u64;
 const LONG_MAX: u64 = i64::MAX as u64;
 const MB: u64 = 1024 * 1024;
 
+/// What reading the configuration at startup has seen so far: state of
+/// the reading, not part of the configuration's value (equal always).
+#[derive(Clone, Copy, Debug, Default)]
+struct LoadState {
+    /// A `save` directive was read (the next one adds to it).
+    save_read: bool,
+}
+
+impl PartialEq for LoadState {
+    fn eq(&self, _: &LoadState) -> bool {
+        true
+    }
+}
+
+impl Eq for LoadState {}
+
 /// The server's configuration, with Redis's defaults (see [`PARAMS`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
@@ -127,9 +143,13 @@ pub struct Config {
     /// `protected-mode`: while no password is set, accept only loopback
     /// clients (others get Redis's `-DENIED` explanation and are closed).
     pub protected_mode: bool,
-    /// `save`, stored verbatim for `CONFIG GET`. FerrumKV keeps no
-    /// persistence, so it defaults to `""` (never) and is never acted on.
+    /// `save`, stored for `CONFIG GET`. FerrumKV keeps no persistence, so
+    /// it is never acted on; it defaults to Redis's `3600 1 300 100 60
+    /// 10000`, which the first `save` read at startup replaces and later
+    /// ones extend, as in Redis.
     pub save: String,
+    /// What reading the file and command line has seen so far.
+    loading: LoadState,
     /// `active-expire-effort`: 1..=10, how hard the active expiry cycle works.
     pub active_expire_effort: u32,
     /// `client-output-buffer-limit`, per client class.
@@ -637,7 +657,7 @@ static PARAMS: &[Spec] = &[
         kind: Kind::Bool { get: |c| c.protected_mode, set: |c, v| { c.protected_mode = v; Ok(()) } } },
     Spec { name: "appendonly", param: Param::Appendonly, mutable: true, default: "no",
         kind: Kind::Bool { get: |_| false, set: |_, yes| refuse_yes(yes, "FerrumKV keeps no persistence") } },
-    Spec { name: "save", param: Param::Save, mutable: true, default: "",
+    Spec { name: "save", param: Param::Save, mutable: true, default: "3600 1 300 100 60 10000",
         kind: Kind::Words { get: |c| c.save.clone(), set: |c, words| { c.save = words.join(" "); Ok(()) } } },
     Spec { name: "active-expire-effort", param: Param::ActiveExpireEffort, mutable: true, default: "1",
         kind: Kind::Int { min: 1, max: 10, get: |c| c.active_expire_effort.into(),
@@ -1052,12 +1072,31 @@ impl Config {
                 .collect::<Result<_, _>>()
                 .map_err(|_| invalid(NOT_UTF8))?;
         }
+        if spec.param == Param::Save {
+            args = self.loaded_save(args);
+        }
         spec.kind
             .apply(self, args)
             .map_err(|refusal| match refusal {
                 Refusal::ArgCount => ConfigError::ArgCount { name: spec.name },
                 Refusal::Invalid(reason) => invalid(&reason),
             })
+    }
+
+    /// What a `save` directive read at startup sets, by Redis's rule: the
+    /// first replaces the default, later ones add their pairs, and an
+    /// empty one (`save ""`) clears the list.
+    fn loaded_save(&mut self, words: Vec<String>) -> Vec<String> {
+        let clears = words.iter().all(String::is_empty);
+        let first = !std::mem::replace(&mut self.loading.save_read, true);
+        if clears || first {
+            return words;
+        }
+        self.save
+            .split_whitespace()
+            .map(str::to_owned)
+            .chain(words)
+            .collect()
     }
 
     /// A parameter kept in [`Config::stored`], as `CONFIG GET` prints it.
@@ -1121,6 +1160,7 @@ impl Config {
             protected_mode: false,
             enable_debug_command: false,
             save: String::new(),
+            loading: LoadState::default(),
             active_expire_effort: 0,
             client_output_buffer_limit: OutputBufferLimits::default(),
             metrics_addr: None,
@@ -1590,7 +1630,7 @@ mod tests {
         assert_eq!(c.loglevel, "notice");
         assert_eq!(c.logfile, None);
         assert!(c.protected_mode);
-        assert_eq!(c.save, "");
+        assert_eq!(c.save, "3600 1 300 100 60 10000");
         assert_eq!(c.active_expire_effort, 1);
         let limits = c.client_output_buffer_limit;
         assert_eq!(limits.normal, OutputBufferLimit::default());
@@ -2191,6 +2231,22 @@ mod tests {
         c.set(b"proc-title-template", b"{{x}} {port}")
             .expect("valid");
         assert_eq!(get1(&c, "proc-title-template"), "{{x}} {port}");
+    }
+
+    #[test]
+    fn save_read_at_startup_replaces_the_default_then_adds() {
+        assert_eq!(parse(&[]).expect("valid").save, "3600 1 300 100 60 10000");
+        let conf = TempFile::new("save 900 1\n");
+        let c = parse(&[conf.arg()]).expect("valid");
+        assert_eq!(c.save, "900 1", "the first one replaces the default");
+        let c = parse(&[conf.arg(), "--save", "100", "100"]).expect("valid");
+        assert_eq!(c.save, "900 1 100 100", "later ones add");
+        let c = parse(&[conf.arg(), "--save", ""]).expect("valid");
+        assert_eq!(c.save, "", "an empty one clears");
+        // CONFIG SET replaces.
+        let mut c = parse(&[conf.arg()]).expect("valid");
+        c.set(b"save", b"60 5").expect("valid");
+        assert_eq!(c.save, "60 5");
     }
 
     #[test]
