@@ -57,6 +57,8 @@ pub struct RespCodec {
     state: AnySendSyncPartialState,
     /// The combine parser holds part of a frame; its bytes have left `buf`.
     in_frame: bool,
+    /// How many bytes of that part have left `buf`.
+    partial_bytes: usize,
     /// Scratch space for the fast path's argument positions.
     spans: Vec<Range<usize>>,
 }
@@ -88,6 +90,7 @@ impl RespCodec {
             fast_path: true,
             state: AnySendSyncPartialState::default(),
             in_frame: false,
+            partial_bytes: 0,
             spans: Vec::new(),
         }
     }
@@ -101,6 +104,14 @@ impl RespCodec {
     /// The protocol the encoder writes.
     pub fn protocol(&self) -> Protocol {
         self.protocol
+    }
+
+    /// Bytes of a frame not yet complete that decoding took out of the
+    /// buffer: what the decoder holds for it (a server counts them as the
+    /// client's memory, as Redis counts a partial command's arguments).
+    /// 0 between frames.
+    pub fn partial_bytes(&self) -> usize {
+        self.partial_bytes
     }
 
     /// The limits the decoder enforces.
@@ -193,6 +204,11 @@ impl RespCodec {
         };
         buf.advance(committed);
         self.in_frame = out.is_none();
+        self.partial_bytes = if self.in_frame {
+            self.partial_bytes + committed
+        } else {
+            0
+        };
         if !self.in_frame {
             // Start the next frame from a clean state rather than whatever the
             // finished parsers left behind.

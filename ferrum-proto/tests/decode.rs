@@ -247,6 +247,28 @@ fn pipelined_requests_come_out_in_order() {
 }
 
 #[test]
+fn a_partial_request_reports_the_bytes_it_took_from_the_buffer() {
+    let mut codec = RespCodec::server(Limits::default());
+    assert_eq!(codec.partial_bytes(), 0);
+    let head = b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n";
+    let mut buf = BytesMut::from(&head[..]);
+    assert_eq!(codec.decode_args(&mut buf).unwrap(), None);
+    let held = codec.partial_bytes();
+    assert_eq!(held + buf.len(), head.len(), "every byte is in one place");
+    assert!(held > 0, "the parsed arguments left the buffer");
+    buf.extend_from_slice(b"$5\r\nval");
+    assert_eq!(codec.decode_args(&mut buf).unwrap(), None);
+    assert!(
+        codec.partial_bytes() >= held,
+        "it only grows within a frame"
+    );
+    buf.extend_from_slice(b"ue\r\n");
+    let args = codec.decode_args(&mut buf).unwrap().expect("complete");
+    assert_eq!(args.len(), 3);
+    assert_eq!(codec.partial_bytes(), 0, "nothing held between frames");
+}
+
+#[test]
 fn fast_path_bulks_are_slices_of_the_read_buffer() {
     let mut codec = RespCodec::server(Limits::default());
     let mut buf = BytesMut::from(&b"*2\r\n$3\r\nGET\r\n$3\r\nkey\r\n"[..]);

@@ -9,6 +9,7 @@ use std::task::{Context, Poll, Waker};
 
 use bytes::Bytes;
 use ferrum_proto::Protocol;
+use ferrum_store::Store;
 use tokio::time::Instant;
 
 use crate::acl::User;
@@ -147,9 +148,12 @@ pub(crate) struct ClientHandle {
     /// Reply bytes a write is waiting to hand to the socket; 0 when none
     /// is waiting.
     pub(crate) omem: AtomicUsize,
-    /// The capacity of the connection's read and write buffers, as of its
-    /// last read.
+    /// The capacity of the connection's read and write buffers and the
+    /// bytes of a partial request the decoder holds, as of its last read.
     pub(crate) buffers: AtomicUsize,
+    /// What [`publish_memory`](Self::publish_memory) last told the store
+    /// the connection holds.
+    published: AtomicUsize,
     /// The ACL user the connection runs as.
     user: Mutex<Arc<User>>,
 }
@@ -208,6 +212,19 @@ impl ClientHandle {
     /// its unwritten output.
     pub(crate) fn memory(&self) -> usize {
         CONNECTION_BYTES + self.buffers.load(Ordering::Relaxed) + self.output_bytes()
+    }
+
+    /// Tells the store what the connection holds now ([`memory`](Self::memory)),
+    /// so that `used_memory` counts it and `maxmemory` evicts for it, as
+    /// Redis counts its normal clients.
+    pub(crate) fn publish_memory(&self, store: &Store) {
+        let now = self.memory();
+        store.add_outside_bytes(self.published.swap(now, Ordering::Relaxed), now);
+    }
+
+    /// Takes the connection's bytes back from the store as it closes.
+    pub(crate) fn withdraw_memory(&self, store: &Store) {
+        store.add_outside_bytes(self.published.swap(0, Ordering::Relaxed), 0);
     }
 
     /// The client's line in `CLIENT LIST` / `CLIENT INFO`, with Redis's
@@ -306,6 +323,7 @@ impl ClientRegistry {
             qbuf: AtomicUsize::new(0),
             omem: AtomicUsize::new(0),
             buffers: AtomicUsize::new(0),
+            published: AtomicUsize::new(0),
             user: Mutex::new(user),
         });
         self.lock().insert(id, handle.clone());

@@ -45,6 +45,17 @@ const MAX_KEPT_ARGS: usize = 1024;
 /// soft limit, as Redis's `clientsCron` does at its default `hz` of 10.
 const QUEUE_CHECK_TICK: Duration = Duration::from_millis(100);
 
+/// A connection's read and write buffers' size, and what the read buffer
+/// grows by when nearly full.
+const BUFFER: usize = 16 * 1024;
+
+/// An empty read buffer larger than this (a large command grew it) is
+/// replaced by a new one of [`BUFFER`] bytes before the next read; the
+/// write buffer, which is only ever cleared (never split), is replaced as
+/// soon as it is larger than [`BUFFER`], so that the replies and messages
+/// of one batch do not keep counting in `used_memory` once written.
+const MAX_IDLE_BUFFER: usize = 4 * BUFFER;
+
 /// How long a pending write may still take once shutdown began.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
 
@@ -103,8 +114,8 @@ pub(crate) async fn serve<S: ClientStream>(
         },
         handle,
         codec: RespCodec::server(limits.authenticated(state.authenticated)),
-        rbuf: BytesMut::with_capacity(16 * 1024),
-        wbuf: BytesMut::with_capacity(16 * 1024),
+        rbuf: BytesMut::with_capacity(BUFFER),
+        wbuf: BytesMut::with_capacity(BUFFER),
         args: Vec::new(),
         state,
         idle_timeout,
@@ -122,6 +133,14 @@ pub(crate) async fn serve<S: ClientStream>(
     closed
 }
 
+/// Replaces an empty buffer larger than `max` bytes by a new one of
+/// [`BUFFER`] bytes.
+fn shrink_if_idle(buf: &mut BytesMut, max: usize) {
+    if buf.is_empty() && buf.capacity() > max {
+        *buf = BytesMut::with_capacity(BUFFER);
+    }
+}
+
 /// A connection's task state.
 struct Connection<S> {
     shared: Arc<Shared>,
@@ -137,6 +156,13 @@ struct Connection<S> {
     idle_timeout: Option<Duration>,
     qbuf_limit: usize,
     obuf: OutputBuffer,
+}
+
+impl<S> Drop for Connection<S> {
+    /// The connection's buffers stop counting in `used_memory`.
+    fn drop(&mut self) {
+        self.handle.withdraw_memory(&self.shared.store);
+    }
 }
 
 impl<S: ClientStream> Connection<S> {
@@ -336,6 +362,7 @@ impl<S: ClientStream> Connection<S> {
             self.handle
                 .omem
                 .store(self.wbuf.len() - written, Ordering::Relaxed);
+            self.handle.publish_memory(&self.shared.store);
         }
         // A subscriber's queue is checked against the pubsub class's soft
         // limit while its write waits, as Redis's cron checks it: at the
@@ -426,13 +453,19 @@ impl<S: ClientStream> Connection<S> {
         if let Some(end) = self.handle.kill.ended() {
             return Err(self.closed_by(end));
         }
+        // A large command or a batch of replies grew a buffer; between
+        // commands the client gets a fresh one, as Redis shrinks its query
+        // and reply buffers, so that `used_memory` keeps no high-water mark.
+        shrink_if_idle(&mut self.rbuf, MAX_IDLE_BUFFER);
+        shrink_if_idle(&mut self.wbuf, BUFFER);
         if self.rbuf.capacity() - self.rbuf.len() < 4096 {
-            self.rbuf.reserve(16 * 1024);
+            self.rbuf.reserve(BUFFER);
         }
         self.handle.buffers.store(
-            self.rbuf.capacity() + self.wbuf.capacity(),
+            self.rbuf.capacity() + self.wbuf.capacity() + self.codec.partial_bytes(),
             Ordering::Relaxed,
         );
+        self.handle.publish_memory(&self.shared.store);
         // Subscribers are exempt from the idle timeout, as in Redis.
         let idle = self.idle_timeout.filter(|_| !self.state.subs.subscribed());
         let (socket, rbuf) = (&mut self.socket, &mut self.rbuf);
@@ -488,7 +521,7 @@ impl<S: ClientStream> Connection<S> {
             let w = reg.waiter();
             if w.unblocked.load(Ordering::Relaxed) {
                 break Ok(if reg.waiter().unblock_error.load(Ordering::Relaxed) {
-                    cmd::unblocked_reply(&self.shared)
+                    cmd::unblocked_reply(&self.shared, &spec)
                 } else {
                     spec.timeout_reply()
                 });

@@ -10,7 +10,7 @@ use ferrum_store::Store;
 use crate::blocking::Blocking;
 use crate::client::ClientRegistry;
 use crate::clock::Clock;
-use crate::cmd::{CommandSpec, COMMANDS};
+use crate::cmd::{CommandSpec, COMMANDS, SUBCOMMANDS};
 use crate::config::Config;
 use crate::pubsub::PubSub;
 
@@ -122,7 +122,9 @@ pub(crate) struct ServerStats {
     pub(crate) error_replies: AtomicU64,
     /// Error replies by error code (`INFO errorstats`).
     errors: std::sync::Mutex<std::collections::BTreeMap<String, u64>>,
-    /// Calls and microseconds per command, indexed like `COMMANDS`.
+    /// Calls and microseconds per command, indexed like `COMMANDS`, then
+    /// per subcommand, indexed like `SUBCOMMANDS` after them (a
+    /// subcommand's call counts for its container as well).
     per_command: Box<[CommandCounters]>,
     /// Per-command latency histograms (`LATENCY HISTOGRAM`).
     pub(crate) histogram: crate::cmd::Histograms,
@@ -140,15 +142,20 @@ struct CommandCounters {
     failed: AtomicU64,
 }
 
-/// One command's totals, for `INFO commandstats` and the exporter.
+/// One command's (or subcommand's) totals, for `INFO commandstats` and
+/// the exporter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct CommandStat {
-    /// Lower-case command name.
+    /// Lower-case command name; `container|sub` for a subcommand.
     pub(crate) name: &'static str,
     /// Calls since start (or `CONFIG RESETSTAT`).
     pub(crate) calls: u64,
     /// Microseconds spent in the command, summed.
     pub(crate) usec: u64,
+    /// Calls refused before running (arity, `NOAUTH`, `OOM`...).
+    pub(crate) rejected: u64,
+    /// Calls that ran and replied with an error.
+    pub(crate) failed: u64,
 }
 
 impl Default for ServerStats {
@@ -162,8 +169,7 @@ impl Default for ServerStats {
             dirty: AtomicU64::new(0),
             error_replies: AtomicU64::new(0),
             errors: std::sync::Mutex::default(),
-            per_command: COMMANDS
-                .iter()
+            per_command: (0..COMMANDS.len() + SUBCOMMANDS.len())
                 .map(|_| CommandCounters::default())
                 .collect(),
             histogram: crate::cmd::Histograms::default(),
@@ -173,13 +179,25 @@ impl Default for ServerStats {
 }
 
 impl ServerStats {
-    /// Counts one call of `spec` that took `usec` microseconds.
-    pub(crate) fn record_call(&self, spec: &'static CommandSpec, usec: u64) {
+    /// Counts one call of `spec` (and of its subcommand at `sub` in
+    /// `SUBCOMMANDS`, for a container) that took `usec` microseconds.
+    pub(crate) fn record_call(&self, spec: &'static CommandSpec, sub: Option<usize>, usec: u64) {
         self.commands_processed.fetch_add(1, Ordering::Relaxed);
-        let c = &self.per_command[spec.index()];
-        c.calls.fetch_add(1, Ordering::Relaxed);
-        c.usec.fetch_add(usec, Ordering::Relaxed);
+        for c in self.counters(spec, sub) {
+            c.calls.fetch_add(1, Ordering::Relaxed);
+            c.usec.fetch_add(usec, Ordering::Relaxed);
+        }
         self.histogram.record(spec.index(), usec);
+    }
+
+    /// The counters a call of `spec` (and its subcommand `sub`) updates.
+    fn counters(
+        &self,
+        spec: &'static CommandSpec,
+        sub: Option<usize>,
+    ) -> impl Iterator<Item = &CommandCounters> {
+        let sub = sub.and_then(|i| self.per_command.get(COMMANDS.len() + i));
+        std::iter::once(&self.per_command[spec.index()]).chain(sub)
     }
 
     /// Counts an error reply with this text (its first word is the code).
@@ -200,41 +218,50 @@ impl ServerStats {
         errors.iter().map(|(k, v)| (k.clone(), *v)).collect()
     }
 
-    /// Counts a call of `spec` refused before it ran.
-    pub(crate) fn record_rejected(&self, spec: &'static CommandSpec) {
-        self.per_command[spec.index()]
-            .rejected
-            .fetch_add(1, Ordering::Relaxed);
+    /// Counts a call of `spec` (and its subcommand `sub`) refused before
+    /// it ran.
+    pub(crate) fn record_rejected(&self, spec: &'static CommandSpec, sub: Option<usize>) {
+        for c in self.counters(spec, sub) {
+            c.rejected.fetch_add(1, Ordering::Relaxed);
+        }
     }
 
-    /// Counts a call of `spec` that replied with an error.
-    pub(crate) fn record_failed(&self, spec: &'static CommandSpec) {
-        self.per_command[spec.index()]
-            .failed
-            .fetch_add(1, Ordering::Relaxed);
+    /// Counts a call of `spec` (and its subcommand `sub`) that replied
+    /// with an error.
+    pub(crate) fn record_failed(&self, spec: &'static CommandSpec, sub: Option<usize>) {
+        for c in self.counters(spec, sub) {
+            c.failed.fetch_add(1, Ordering::Relaxed);
+        }
     }
 
-    /// `(rejected, failed)` calls of the command at `index` in `COMMANDS`.
-    pub(crate) fn failures(&self, index: usize) -> (u64, u64) {
-        let c = &self.per_command[index];
-        (
-            c.rejected.load(Ordering::Relaxed),
-            c.failed.load(Ordering::Relaxed),
-        )
-    }
-
-    /// Totals of every command called at least once, in table order.
+    /// Totals of every command called, refused or failed at least once,
+    /// in table order; a container's are its subcommands' (`config|get`),
+    /// as Redis 7's `INFO commandstats` lists them.
     pub(crate) fn commands(&self) -> Vec<CommandStat> {
-        COMMANDS
-            .iter()
-            .zip(self.per_command.iter())
-            .map(|(spec, c)| CommandStat {
-                name: spec.name,
-                calls: c.calls.load(Ordering::Relaxed),
-                usec: c.usec.load(Ordering::Relaxed),
-            })
-            .filter(|s| s.calls > 0)
-            .collect()
+        let mut out = Vec::new();
+        for spec in COMMANDS {
+            if spec.has(crate::cmd::flag::CONTAINER) {
+                for (i, sub) in crate::cmd::category::subcommands_of(spec) {
+                    out.extend(self.stat(sub.full_name, COMMANDS.len() + i));
+                }
+            } else {
+                out.extend(self.stat(spec.name, spec.index()));
+            }
+        }
+        out
+    }
+
+    /// The totals at `index` in `per_command` under `name`, unless all 0.
+    fn stat(&self, name: &'static str, index: usize) -> Option<CommandStat> {
+        let c = &self.per_command[index];
+        let stat = CommandStat {
+            name,
+            calls: c.calls.load(Ordering::Relaxed),
+            usec: c.usec.load(Ordering::Relaxed),
+            rejected: c.rejected.load(Ordering::Relaxed),
+            failed: c.failed.load(Ordering::Relaxed),
+        };
+        (stat.calls + stat.rejected + stat.failed > 0).then_some(stat)
     }
 
     /// Zeroes the counters (`CONFIG RESETSTAT`).

@@ -55,6 +55,10 @@ pub struct Store {
     router: foldhash::fast::FixedState,
     databases: usize,
     used_bytes: AtomicUsize,
+    /// Bytes the server holds outside the keyspace that count against
+    /// `maxmemory` as well (its connections' buffers): what the server
+    /// publishes through [`Store::add_outside_bytes`].
+    outside_bytes: AtomicUsize,
     /// Each shard's share of `used_bytes`, published with it, so eviction
     /// can pick the largest shard without taking every lock.
     shard_bytes: Box<[AtomicUsize]>,
@@ -87,6 +91,7 @@ impl Store {
             router: foldhash::fast::FixedState::with_seed(seed ^ 0x9e37_79b9_7f4a_7c15),
             databases: config.databases.max(1),
             used_bytes: AtomicUsize::new(used),
+            outside_bytes: AtomicUsize::new(0),
             shard_bytes,
             maxmemory_bytes: AtomicU64::new(config.maxmemory_bytes),
             policy: Mutex::new((config.policy, config.policy_config)),
@@ -157,9 +162,33 @@ impl Store {
         }
     }
 
-    /// Bytes the dataset and the policies' structures cost now.
+    /// Bytes that count against `maxmemory` now: the dataset's
+    /// ([`dataset_bytes`](Self::dataset_bytes)) and what the server holds
+    /// outside it ([`outside_bytes`](Self::outside_bytes)).
     pub fn used_memory_bytes(&self) -> usize {
+        self.dataset_bytes()
+            .wrapping_add(self.outside_bytes.load(Ordering::Relaxed))
+    }
+
+    /// Bytes the dataset and the policies' structures cost now.
+    pub fn dataset_bytes(&self) -> usize {
         self.used_bytes.load(Ordering::Relaxed)
+    }
+
+    /// Bytes the server published as held outside the keyspace.
+    pub fn outside_bytes(&self) -> usize {
+        self.outside_bytes.load(Ordering::Relaxed)
+    }
+
+    /// Publishes a change, from `before` to `after` bytes, in what one
+    /// holder outside the keyspace (a connection) keeps; each holder
+    /// publishes its own figure and takes it back (`after` 0) when it
+    /// goes. The next write evicts for it, as for the dataset's growth.
+    pub fn add_outside_bytes(&self, before: usize, after: usize) {
+        if before != after {
+            self.outside_bytes
+                .fetch_add(after.wrapping_sub(before), Ordering::Relaxed);
+        }
     }
 
     /// `maxmemory` in bytes; 0 means no limit.

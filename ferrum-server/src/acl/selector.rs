@@ -67,16 +67,8 @@ impl AclCommand {
     /// What a call runs: the subcommand when `spec` is a container and
     /// `args[1]` one of its subcommands, else the row itself.
     pub(crate) fn of_call(spec: &'static CommandSpec, args: &[Bytes]) -> AclCommand {
-        if spec.has(flag::CONTAINER) {
-            if let Some(sub) = args.get(1) {
-                let found = category::subcommands_of(spec)
-                    .find(|(_, s)| s.name().as_bytes().eq_ignore_ascii_case(sub));
-                if let Some((j, _)) = found {
-                    return AclCommand(COMMANDS.len() + j);
-                }
-            }
-        }
-        AclCommand::row(spec)
+        category::subcommand_of_call(spec, args)
+            .map_or(AclCommand::row(spec), |j| AclCommand(COMMANDS.len() + j))
     }
 
     /// The command named `name` (`get`, `config|get`), case-insensitively.

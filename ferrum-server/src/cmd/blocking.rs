@@ -352,19 +352,25 @@ pub(crate) fn retry(shared: &Shared, conn: &mut ConnState, spec: &BlockSpec) -> 
         shared.slowlog.record(&ctx, &spec.command, usec);
     }
     if let Frame::Error(text) = &reply {
-        shared.stats.record_error(text);
-        if let Some(command) = spec.command.first().and_then(|name| super::lookup(name)) {
-            shared.stats.record_failed(command);
-        }
+        count_failure(shared, spec, text);
     }
     Some(reply)
 }
 
 /// The reply of a client that `CLIENT UNBLOCK ... ERROR` released, counted
-/// in errorstats as Redis counts every error reply.
-pub(crate) fn unblocked_reply(shared: &Shared) -> Frame {
-    shared.stats.record_error(UNBLOCKED.as_bytes());
+/// as Redis counts every error reply: in errorstats, and as a failed call
+/// of the blocked command.
+pub(crate) fn unblocked_reply(shared: &Shared, spec: &BlockSpec) -> Frame {
+    count_failure(shared, spec, UNBLOCKED.as_bytes());
     Frame::error(UNBLOCKED)
+}
+
+/// Counts the error `text` a blocked command replied with.
+fn count_failure(shared: &Shared, spec: &BlockSpec, text: &[u8]) {
+    shared.stats.record_error(text);
+    if let Some(command) = spec.command.first().and_then(|name| super::lookup(name)) {
+        shared.stats.record_failed(command, None);
+    }
 }
 
 /// Parses the `numkeys key [key ...] WHERE [COUNT count]` of LMPOP, BLMPOP,

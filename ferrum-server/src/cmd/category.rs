@@ -5,7 +5,9 @@
 //! `ACL SETUSER +@category` and `ACL CAT` read these; the table is the one
 //! place a command's categories are written down.
 
-use super::CommandSpec;
+use bytes::Bytes;
+
+use super::{flag, CommandSpec};
 
 /// `@keyspace`: generic key commands.
 pub(crate) const KEYSPACE: u32 = 1 << 0;
@@ -136,6 +138,16 @@ pub(crate) fn subcommands_of(
         .iter()
         .enumerate()
         .filter(move |(_, s)| s.container() == container.name)
+}
+
+/// The index in [`SUBCOMMANDS`] of what a call of `spec` with `args`
+/// runs: `args[1]` (in any case) when `spec` is a container and that is
+/// one of its subcommands.
+pub(crate) fn subcommand_of_call(spec: &'static CommandSpec, args: &[Bytes]) -> Option<usize> {
+    let sub = args.get(1).filter(|_| spec.has(flag::CONTAINER))?;
+    subcommands_of(spec)
+        .find(|(_, s)| s.name().as_bytes().eq_ignore_ascii_case(sub))
+        .map(|(i, _)| i)
 }
 
 macro_rules! sub {

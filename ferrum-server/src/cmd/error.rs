@@ -13,8 +13,6 @@ pub(crate) const GETKEYS_INVALID: &str = "ERR Invalid arguments specified for co
 pub(crate) const GETKEYS_NONE: &str = "ERR The command has no key arguments";
 /// `CLUSTER ...` on a server without cluster mode.
 pub(crate) const CLUSTER_DISABLED: &str = "ERR This instance has cluster support disabled";
-/// `SAVE`: FerrumKV has no persistence.
-pub(crate) const NO_PERSISTENCE: &str = "ERR FerrumKV keeps no data on disk: SAVE is not supported";
 /// `-ERR syntax error`
 pub(crate) const SYNTAX: &str = "ERR syntax error";
 /// `-ERR value is not an integer or out of range`
@@ -48,6 +46,14 @@ pub(crate) const MUST_BE_POSITIVE: &str = "ERR value is out of range, must be po
 pub(crate) const OUT_OF_RANGE: &str = "ERR value is out of range";
 /// `-ERR value is out of range, value must between MIN and MAX` (Redis's
 /// `getRangeLongFromObjectOrReply`, its grammar included).
+/// `SAVE`, `BGSAVE`, `BGREWRITEAOF`: FerrumKV has no persistence.
+pub(crate) fn no_persistence(command: &[u8]) -> String {
+    format!(
+        "ERR FerrumKV keeps no data on disk: {} is not supported",
+        String::from_utf8_lossy(command).to_ascii_uppercase()
+    )
+}
+
 pub(crate) fn out_of_range(min: i64, max: i64) -> String {
     format!("ERR value is out of range, value must between {min} and {max}")
 }

@@ -65,12 +65,14 @@ pub(crate) fn info(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     })
 }
 
+/// `# Server`. `redis_git_sha1` and `redis_git_dirty` read as those of a
+/// Redis built outside git (the suite's printver reads them).
 fn server(ctx: &Ctx<'_>, out: &mut String) {
     let config = ctx.shared.config();
     let uptime = ctx.shared.clock.uptime_secs();
     let _ = write!(
         out,
-        "# Server\r\nredis_version:{}\r\nferrumkv_version:{}\r\nredis_mode:standalone\r\nos:{} {}\r\narch_bits:64\r\nmultiplexing_api:epoll\r\nprocess_id:{}\r\ntcp_port:{}\r\nserver_time_usec:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nhz:{}\r\nexecutable:{}\r\n",
+        "# Server\r\nredis_version:{}\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\nferrumkv_version:{}\r\nredis_mode:standalone\r\nos:{} {}\r\narch_bits:64\r\nmultiplexing_api:epoll\r\nprocess_id:{}\r\ntcp_port:{}\r\nserver_time_usec:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nhz:{}\r\nexecutable:{}\r\n",
         crate::REDIS_VERSION,
         env!("CARGO_PKG_VERSION"),
         std::env::consts::OS,
@@ -137,15 +139,19 @@ fn diff(a: u64, b: u64) -> i128 {
 }
 
 /// `# Memory`, in Redis 7.0's field names and order (the fields FerrumKV
-/// has). `used_memory` is the store's own accounting (what `maxmemory`
-/// bounds); `used_memory_rss` is the process's RSS from /proc; the
+/// has). `used_memory` is what `maxmemory` bounds: the store's own
+/// accounting of the dataset plus the connections' memory, as Redis counts
+/// its clients; `used_memory_dataset` is the first alone and
+/// `used_memory_overhead` the second (`used_memory_startup` is 0: no
+/// connection is open at startup). `used_memory_rss` is the process's RSS
+/// from /proc; the
 /// `allocator_*` figures are the allocator's (see `crate::alloc`), and the
 /// ratios are Redis's: `allocator_frag` = active / allocated,
 /// `allocator_rss` = resident / active, `rss_overhead` = RSS / resident,
 /// `mem_fragmentation` = RSS / used_memory. `mem_clients_normal` is the
-/// connections' memory (`CLIENT LIST`'s `tot-mem`, summed); unlike Redis,
-/// `used_memory` and `maxmemory` leave it out, so that eviction depends on
-/// the data alone. `mem_not_counted_for_evict` is 0: what Redis leaves out
+/// connections' memory (`CLIENT LIST`'s `tot-mem`, summed now; the part of
+/// `used_memory` is what each connection published at its last read or
+/// blocked write). `mem_not_counted_for_evict` is 0: what Redis leaves out
 /// of eviction is its replication and AOF buffers, which FerrumKV does not
 /// have.
 fn memory(ctx: &Ctx<'_>, out: &mut String) {
@@ -157,9 +163,11 @@ fn memory(ctx: &Ctx<'_>, out: &mut String) {
     let clients: usize = ctx.shared.clients.all().iter().map(|c| c.memory()).sum();
     let _ = write!(
         out,
-        "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nallocator_allocated:{}\r\nallocator_active:{}\r\nallocator_resident:{}\r\n",
+        "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nused_memory_overhead:{}\r\nused_memory_startup:0\r\nused_memory_dataset:{}\r\nallocator_allocated:{}\r\nallocator_active:{}\r\nallocator_resident:{}\r\n",
         human(used),
         human(rss),
+        ctx.store().outside_bytes(),
+        ctx.store().dataset_bytes(),
         a.allocated,
         a.active,
         a.resident,
@@ -281,26 +289,21 @@ fn stats(ctx: &Ctx<'_>, out: &mut String) {
     );
 }
 
+/// `# Commandstats`: a line per command with calls, rejected or failed
+/// calls; a container's are its subcommands' (`cmdstat_config|get`), as
+/// Redis 7 reports them.
 fn commandstats(ctx: &Ctx<'_>, out: &mut String) {
     out.push_str("# Commandstats\r\n");
-    let stats = &ctx.shared.stats;
-    let called = stats.commands();
-    for spec in super::COMMANDS {
-        let (rejected, failed) = stats.failures(spec.index());
-        let c = called.iter().find(|c| c.name == spec.name);
-        let (calls, usec) = c.map_or((0, 0), |c| (c.calls, c.usec));
-        if calls + rejected + failed == 0 {
-            continue;
-        }
-        let per_call = if calls == 0 {
+    for c in ctx.shared.stats.commands() {
+        let per_call = if c.calls == 0 {
             0.0
         } else {
-            usec as f64 / calls as f64
+            c.usec as f64 / c.calls as f64
         };
         let _ = write!(
             out,
-            "cmdstat_{}:calls={calls},usec={usec},usec_per_call={per_call:.2},rejected_calls={rejected},failed_calls={failed}\r\n",
-            spec.name
+            "cmdstat_{}:calls={},usec={},usec_per_call={per_call:.2},rejected_calls={},failed_calls={}\r\n",
+            c.name, c.calls, c.usec, c.rejected, c.failed
         );
     }
 }

@@ -94,10 +94,13 @@ fn total_keys(ctx: &Ctx<'_>) -> usize {
 }
 
 /// `MEMORY STATS`: Redis 7.0's field names, with FerrumKV's figures. The
-/// dataset is what the store accounts (`used_memory`); there is no
-/// replication backlog, AOF buffer or Lua cache, so those are 0.
+/// dataset is what the store accounts, the overhead the connections'
+/// memory (together `used_memory`); there is no replication backlog, AOF
+/// buffer or Lua cache, so those are 0.
 fn stats(ctx: &Ctx<'_>) -> Frame {
     let used = ctx.store().used_memory_bytes() as u64;
+    let dataset = ctx.store().dataset_bytes() as u64;
+    let clients = ctx.store().outside_bytes() as u64;
     let keys = total_keys(ctx) as u64;
     let a = crate::alloc::stats();
     let rss = rss_bytes();
@@ -110,19 +113,19 @@ fn stats(ctx: &Ctx<'_>) -> Frame {
         ("startup.allocated", int(0)),
         ("replication.backlog", int(0)),
         ("clients.slaves", int(0)),
-        ("clients.normal", int(0)),
+        ("clients.normal", int(clients)),
         ("cluster.links", int(0)),
         ("aof.buffer", int(0)),
         ("lua.caches", int(0)),
         ("functions.caches", int(0)),
-        ("overhead.total", int(0)),
+        ("overhead.total", int(clients)),
         ("keys.count", int(keys)),
         (
             "keys.bytes-per-key",
-            int(used.checked_div(keys).unwrap_or(0)),
+            int(dataset.checked_div(keys).unwrap_or(0)),
         ),
-        ("dataset.bytes", int(used)),
-        ("dataset.percentage", ratio(used * 100, used)),
+        ("dataset.bytes", int(dataset)),
+        ("dataset.percentage", ratio(dataset * 100, used)),
         ("peak.percentage", ratio(100, 1)),
         ("allocator.allocated", int(a.allocated)),
         ("allocator.active", int(a.active)),

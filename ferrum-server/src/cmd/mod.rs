@@ -62,6 +62,7 @@ use crate::client::ConnState;
 use crate::shared::Shared;
 
 pub(crate) use blocking::{retry as retry_blocked, unblocked_reply, BlockOp, BlockSpec};
+pub(crate) use category::SUBCOMMANDS;
 pub(crate) use error::{CmdError, CmdResult, MAX_CLIENTS, PROTECTED_MODE_DENIED};
 pub(crate) use latency::{Histograms, Latency};
 pub(crate) use server::policy_of;
@@ -150,15 +151,21 @@ pub(crate) struct CommandSpec {
     pub(crate) handler: Handler,
 }
 
+/// Whether `argc` arguments (the name included) fit a Redis arity: `n`
+/// exactly n, `-n` at least n.
+fn arity_fits(arity: i32, argc: usize) -> bool {
+    let argc = argc as i64;
+    let arity = i64::from(arity);
+    if arity >= 0 {
+        argc == arity
+    } else {
+        argc >= -arity
+    }
+}
+
 impl CommandSpec {
     pub(crate) fn arity_ok(&self, argc: usize) -> bool {
-        let argc = argc as i64;
-        let arity = i64::from(self.arity);
-        if arity >= 0 {
-            argc == arity
-        } else {
-            argc >= -arity
-        }
+        arity_fits(self.arity, argc)
     }
 
     /// This row's position in [`COMMANDS`], for per-command counters.
@@ -383,7 +390,8 @@ fn refused(ctx: &mut Ctx<'_>, args: &[Bytes], e: CmdError) -> Frame {
         ctx.conn.multi_failed = true;
     }
     if let Some(spec) = lookup(&args[0]) {
-        ctx.shared.stats.record_rejected(spec);
+        let sub = category::subcommand_of_call(spec, args);
+        ctx.shared.stats.record_rejected(spec, sub);
     }
     let frame = e.into_frame();
     if let Frame::Error(text) = &frame {
@@ -406,6 +414,13 @@ fn prepare(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Result<Prepared, CmdError> {
     };
     if !spec.arity_ok(args.len()) {
         return Err(CmdError::Arity(spec.name.to_owned()));
+    }
+    // A subcommand's own arity, checked before it runs as Redis does (so
+    // a call that misses arguments is rejected, not failed).
+    if let Some(sub) = category::subcommand_of_call(spec, args).map(|i| &SUBCOMMANDS[i]) {
+        if !arity_fits(sub.arity, args.len()) {
+            return Err(CmdError::Arity(sub.full_name.to_owned()));
+        }
     }
     if !ctx.conn.authenticated && !spec.has(flag::NO_AUTH) && ctx.shared.requires_auth() {
         return Err(CmdError::msg(error::NOAUTH));
@@ -510,10 +525,15 @@ fn feed_monitors(ctx: &Ctx<'_>, args: &[Bytes]) {
 pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes]) -> Frame {
     let sub = args.get(1).filter(|_| spec.has(flag::CONTAINER));
     ctx.conn.handle.touch(spec.index(), sub, ctx.started);
-    if spec.has(flag::DENYOOM) && !ctx.in_script {
-        if let Err(e) = ctx.store().reserve_for_write(ctx.now) {
+    let sub_index = sub.and_then(|_| category::subcommand_of_call(spec, args));
+    // As Redis, evict before every command while over `maxmemory` (memory
+    // may have grown outside the keyspace: client buffers), and refuse
+    // those that may grow it when nothing more can go.
+    if !ctx.in_script {
+        let fits = ctx.store().reserve_for_write(ctx.now);
+        if let (Err(e), true) = (fits, spec.has(flag::DENYOOM)) {
             let frame = CmdError::from(e).into_frame();
-            ctx.shared.stats.record_rejected(spec);
+            ctx.shared.stats.record_rejected(spec, sub_index);
             if let Frame::Error(text) = &frame {
                 ctx.shared.stats.record_error(text);
             }
@@ -570,7 +590,7 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
     let usec = ended.duration_since(ctx.started).as_micros() as u64;
     ctx.started = ended;
     ctx.conn.clock_at = Some(ended);
-    ctx.shared.stats.record_call(spec, usec);
+    ctx.shared.stats.record_call(spec, sub_index, usec);
     if let Some(sub) = sub {
         let name = format!(
             "{}|{}",
@@ -587,7 +607,7 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
     let now_s = ctx.now.0 / 1000;
     ctx.shared.latency.sample(event, usec / 1000, now_s);
     if let Frame::Error(text) = &reply {
-        ctx.shared.stats.record_failed(spec);
+        ctx.shared.stats.record_failed(spec, sub_index);
         if !std::mem::take(&mut ctx.error_counted) {
             ctx.shared.stats.record_error(text);
         }

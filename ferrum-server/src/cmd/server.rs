@@ -606,11 +606,14 @@ pub(crate) fn cluster(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     Err(CmdError::msg(super::error::CLUSTER_DISABLED))
 }
 
-/// `SAVE`: refused with a clear error, since FerrumKV keeps no data on disk
-/// (it is in the table so that `MULTI` refuses it as Redis does, and a
-/// client is told why rather than "unknown command").
-pub(crate) fn save(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
-    Err(CmdError::msg(super::error::NO_PERSISTENCE))
+/// `SAVE`, `BGSAVE` and `BGREWRITEAOF`: refused with a clear error, since
+/// FerrumKV keeps no data on disk. They are in the table so that `MULTI`
+/// refuses `SAVE` and queues the other two as Redis does (an unknown
+/// command inside `MULTI` would leave the transaction open for a client
+/// that stops at the error), and a client is told why rather than
+/// "unknown command".
+pub(crate) fn no_persistence(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    Err(CmdError::msg(super::error::no_persistence(&args[0])))
 }
 
 /// `ROLE`: always a master with no replicas.

@@ -72,6 +72,22 @@ const INT_MAX: u64 = i32::MAX as u64;
 const LONG_MAX: u64 = i64::MAX as u64;
 const MB: u64 = 1024 * 1024;
 
+/// What reading the configuration at startup has seen so far: state of
+/// the reading, not part of the configuration's value (equal always).
+#[derive(Clone, Copy, Debug, Default)]
+struct LoadState {
+    /// A `save` directive was read (the next one adds to it).
+    save_read: bool,
+}
+
+impl PartialEq for LoadState {
+    fn eq(&self, _: &LoadState) -> bool {
+        true
+    }
+}
+
+impl Eq for LoadState {}
+
 /// The server's configuration, with Redis's defaults (see [`PARAMS`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
@@ -127,9 +143,13 @@ pub struct Config {
     /// `protected-mode`: while no password is set, accept only loopback
     /// clients (others get Redis's `-DENIED` explanation and are closed).
     pub protected_mode: bool,
-    /// `save`, stored verbatim for `CONFIG GET`. FerrumKV keeps no
-    /// persistence, so it defaults to `""` (never) and is never acted on.
+    /// `save`, stored for `CONFIG GET`. FerrumKV keeps no persistence, so
+    /// it is never acted on; it defaults to Redis's `3600 1 300 100 60
+    /// 10000`, which the first `save` read at startup replaces and later
+    /// ones extend, as in Redis.
     pub save: String,
+    /// What reading the file and command line has seen so far.
+    loading: LoadState,
     /// `active-expire-effort`: 1..=10, how hard the active expiry cycle works.
     pub active_expire_effort: u32,
     /// `client-output-buffer-limit`, per client class.
@@ -637,7 +657,7 @@ static PARAMS: &[Spec] = &[
         kind: Kind::Bool { get: |c| c.protected_mode, set: |c, v| { c.protected_mode = v; Ok(()) } } },
     Spec { name: "appendonly", param: Param::Appendonly, mutable: true, default: "no",
         kind: Kind::Bool { get: |_| false, set: |_, yes| refuse_yes(yes, "FerrumKV keeps no persistence") } },
-    Spec { name: "save", param: Param::Save, mutable: true, default: "",
+    Spec { name: "save", param: Param::Save, mutable: true, default: "3600 1 300 100 60 10000",
         kind: Kind::Words { get: |c| c.save.clone(), set: |c, words| { c.save = words.join(" "); Ok(()) } } },
     Spec { name: "active-expire-effort", param: Param::ActiveExpireEffort, mutable: true, default: "1",
         kind: Kind::Int { min: 1, max: 10, get: |c| c.active_expire_effort.into(),
@@ -713,6 +733,25 @@ static PARAMS: &[Spec] = &[
             set: |c, v| { parse_protocols(&v)?; c.tls.protocols = v; Ok(()) } } },
     // Accepted, with Redis's validation, and changing nothing here.
     stored_bool!("always-show-logo", "no", false),
+    Spec { name: "proc-title-template", param: Param::Stored, mutable: true, default: "{title} {listen-addr} {server-mode}",
+        kind: Kind::Text { get: |c| c.stored_value("proc-title-template").to_owned(), set: |c, v| {
+            if !proc_title_template_ok(&v) {
+                return Err("template format is invalid or contains unknown variables".into());
+            }
+            c.stored.insert("proc-title-template", v);
+            Ok(())
+        } } },
+    Spec { name: "shutdown-on-sigint", param: Param::Stored, mutable: true, default: "default",
+        kind: Kind::Words { get: |c| c.stored_value("shutdown-on-sigint").to_owned(), set: |c, words| {
+            c.stored.insert("shutdown-on-sigint", shutdown_flags(&words)?);
+            Ok(())
+        } } },
+    Spec { name: "shutdown-on-sigterm", param: Param::Stored, mutable: true, default: "default",
+        kind: Kind::Words { get: |c| c.stored_value("shutdown-on-sigterm").to_owned(), set: |c, words| {
+            c.stored.insert("shutdown-on-sigterm", shutdown_flags(&words)?);
+            Ok(())
+        } } },
+    stored_int!("loading-process-events-interval-bytes", 1024, INT_MAX, "2097152", true),
     stored_text!("pidfile", "", false),
     stored_text!("unixsocket", "", false),
     stored_int!("unixsocketperm", 0, 0o777, "0", false),
@@ -729,7 +768,9 @@ static PARAMS: &[Spec] = &[
             } } },
     stored_int!("latency-monitor-threshold", 0, LONG_MAX, "0", true),
     stored_bool!("latency-tracking", "yes", true),
-    stored_words!("latency-tracking-info-percentiles", "50 99 99.9", true),
+    Spec { name: "latency-tracking-info-percentiles", param: Param::Stored, mutable: true, default: "50 99 99.9",
+        kind: Kind::Words { get: |c| c.stored_value("latency-tracking-info-percentiles").to_owned(),
+            set: set_latency_percentiles } },
     stored_int!("repl-diskless-sync-delay", 0, INT_MAX, "5", true),
     stored_bool!("repl-diskless-sync", "yes", true),
     stored_bool!("rdbcompression", "yes", true),
@@ -1032,12 +1073,31 @@ impl Config {
                 .collect::<Result<_, _>>()
                 .map_err(|_| invalid(NOT_UTF8))?;
         }
+        if spec.param == Param::Save {
+            args = self.loaded_save(args);
+        }
         spec.kind
             .apply(self, args)
             .map_err(|refusal| match refusal {
                 Refusal::ArgCount => ConfigError::ArgCount { name: spec.name },
                 Refusal::Invalid(reason) => invalid(&reason),
             })
+    }
+
+    /// What a `save` directive read at startup sets, by Redis's rule: the
+    /// first replaces the default, later ones add their pairs, and an
+    /// empty one (`save ""`) clears the list.
+    fn loaded_save(&mut self, words: Vec<String>) -> Vec<String> {
+        let clears = words.iter().all(String::is_empty);
+        let first = !std::mem::replace(&mut self.loading.save_read, true);
+        if clears || first {
+            return words;
+        }
+        self.save
+            .split_whitespace()
+            .map(str::to_owned)
+            .chain(words)
+            .collect()
     }
 
     /// A parameter kept in [`Config::stored`], as `CONFIG GET` prints it.
@@ -1106,6 +1166,7 @@ impl Config {
             protected_mode: false,
             enable_debug_command: false,
             save: String::new(),
+            loading: LoadState::default(),
             active_expire_effort: 0,
             client_output_buffer_limit: OutputBufferLimits::default(),
             metrics_addr: None,
@@ -1292,6 +1353,115 @@ fn set_maxmemory_clients(config: &mut Config, value: String) -> Result<(), Strin
     Ok(())
 }
 
+/// Whether Redis would accept `template` as `proc-title-template`: its
+/// `sdstemplate` syntax (`{name}` variables of Redis's list, `{{` and `}}`
+/// for braces), expanding (with an empty title) to something other than
+/// spaces.
+fn proc_title_template_ok(template: &str) -> bool {
+    let mut expanded = String::new();
+    let mut rest = template;
+    while let Some(c) = rest.chars().next() {
+        if let Some(r) = rest.strip_prefix("{{") {
+            expanded.push('{');
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix("}}") {
+            expanded.push('}');
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix('{') {
+            let Some(end) = r.find('}') else {
+                return false;
+            };
+            match &r[..end] {
+                "title" | "server-mode" | "unixsocket" => {}
+                "listen-addr" | "port" | "tls-port" | "config-file" => expanded.push('x'),
+                _ => return false,
+            }
+            rest = &r[end + 1..];
+        } else if c == '}' {
+            return false;
+        } else {
+            expanded.push(c);
+            rest = &rest[c.len_utf8()..];
+        }
+    }
+    !expanded.trim_matches(' ').is_empty()
+}
+
+/// The flags of `shutdown-on-sigint`/`-sigterm`, in Redis's order.
+const SHUTDOWN_FLAGS: [&str; 5] = ["default", "save", "nosave", "now", "force"];
+
+/// Redis's multi-argument enum for `shutdown-on-sigint`/`-sigterm`: one or
+/// more of [`SHUTDOWN_FLAGS`] (any case), not both `save` and `nosave`,
+/// kept as Redis prints them back (`default` alone, else the flags set in
+/// table order).
+fn shutdown_flags(words: &[String]) -> Result<String, String> {
+    let one_of = || {
+        format!(
+            "argument(s) must be one of the following: {}",
+            SHUTDOWN_FLAGS.join(", ")
+        )
+    };
+    let mut set = [false; SHUTDOWN_FLAGS.len()];
+    for word in words {
+        let i = SHUTDOWN_FLAGS
+            .iter()
+            .position(|f| f.eq_ignore_ascii_case(word))
+            .ok_or_else(one_of)?;
+        set[i] = true;
+    }
+    if words.is_empty() {
+        return Err(one_of());
+    }
+    if set[1] && set[2] {
+        return Err("shutdown can't have both 'save' and 'nosave' flags".into());
+    }
+    let named: Vec<&str> = SHUTDOWN_FLAGS
+        .iter()
+        .zip(set)
+        .skip(1)
+        .filter_map(|(f, on)| on.then_some(*f))
+        .collect();
+    Ok(if named.is_empty() {
+        "default".to_owned()
+    } else {
+        named.join(" ")
+    })
+}
+
+/// Redis's `latency-tracking-info-percentiles`: numbers in 0..=100, kept
+/// as Redis prints them back (`%f` without trailing zeros: `50.0` is `50`).
+fn set_latency_percentiles(config: &mut Config, words: Vec<String>) -> Result<(), String> {
+    let mut kept = Vec::with_capacity(words.len());
+    for word in &words {
+        let p: f64 = word
+            .parse()
+            .ok()
+            .filter(|p: &f64| !p.is_nan())
+            .ok_or("Invalid latency-tracking-info-percentiles parameters")?;
+        if !(0.0..=100.0).contains(&p) {
+            return Err(
+                "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]"
+                    .into(),
+            );
+        }
+        kept.push(trim_double(&format!("{p:.6}")).to_owned());
+    }
+    config
+        .stored
+        .insert("latency-tracking-info-percentiles", kept.join(" "));
+    Ok(())
+}
+
+/// Redis's `trimDoubleString`: `%f`'s output without trailing zeros, and
+/// without the point when nothing follows it.
+fn trim_double(fixed: &str) -> &str {
+    if fixed.contains('.') {
+        fixed.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        fixed
+    }
+}
+
 /// Redis's `isValidDBfilename`: a file name, not a path.
 fn set_dbfilename(config: &mut Config, name: String) -> Result<(), String> {
     if name.contains('/') {
@@ -1470,7 +1640,7 @@ mod tests {
         assert_eq!(c.loglevel, "notice");
         assert_eq!(c.logfile, None);
         assert!(c.protected_mode);
-        assert_eq!(c.save, "");
+        assert_eq!(c.save, "3600 1 300 100 60 10000");
         assert_eq!(c.active_expire_effort, 1);
         let limits = c.client_output_buffer_limit;
         assert_eq!(limits.normal, OutputBufferLimit::default());
@@ -1786,6 +1956,45 @@ mod tests {
     }
 
     #[test]
+    fn latency_percentiles_read_back_as_redis_prints_them() {
+        let mut c = Config::default();
+        let name = "latency-tracking-info-percentiles";
+        assert_eq!(get1(&c, name), "50 99 99.9");
+        c.set(name.as_bytes(), b"0.0 50.0 100.0 99.990")
+            .expect("valid");
+        assert_eq!(get1(&c, name), "0 50 100 99.99");
+        c.set(name.as_bytes(), b"")
+            .expect("empty is no percentiles");
+        assert_eq!(get1(&c, name), "");
+        c.set(name.as_bytes(), b"50").expect("valid");
+        for (value, reason) in [
+            (
+                "10.0 50.0 a",
+                "Invalid latency-tracking-info-percentiles parameters",
+            ),
+            (
+                "nan",
+                "Invalid latency-tracking-info-percentiles parameters",
+            ),
+            (
+                "10.0 50.0 101.0",
+                "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]",
+            ),
+            (
+                "-1",
+                "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]",
+            ),
+        ] {
+            let err = set_err(&mut c, name, value);
+            assert_eq!(
+                err,
+                format!("ERR CONFIG SET failed (possibly related to argument '{name}') - {reason}")
+            );
+            assert_eq!(get1(&c, name), "50", "{value} changed nothing");
+        }
+    }
+
+    #[test]
     fn output_buffer_limits() {
         let mut c = Config::default();
         assert_eq!(
@@ -1986,6 +2195,69 @@ mod tests {
     }
 
     #[test]
+    fn words_before_the_first_option_and_redis_7_startup_parameters() {
+        // After the file, as redis-server, which appends them as a line of
+        // their own.
+        let conf = TempFile::new("port 7000\n");
+        let c = parse(&[conf.arg(), "loglevel", "verbose", "--maxmemory '700mb'"]).expect("valid");
+        assert_eq!((c.loglevel, c.maxmemory_bytes), ("verbose", 700 * MB));
+        let c = parse(&[
+            "--proc-title-template",
+            "--my--title--template",
+            "--loglevel",
+            "verbose",
+        ])
+        .expect("valid");
+        assert_eq!(get1(&c, "proc-title-template"), "--my--title--template");
+        let c = parse(&[
+            "--shutdown-on-sigint",
+            "nosave",
+            "force",
+            "now",
+            "--shutdown-on-sigterm",
+            "nosave force",
+        ])
+        .expect("valid");
+        assert_eq!(get1(&c, "shutdown-on-sigint"), "nosave now force");
+        assert_eq!(get1(&c, "shutdown-on-sigterm"), "nosave force");
+        let mut c = Config::default();
+        assert_eq!(get1(&c, "shutdown-on-sigint"), "default");
+        assert_eq!(
+            set_err(&mut c, "shutdown-on-sigterm", "save nosave"),
+            "ERR CONFIG SET failed (possibly related to argument 'shutdown-on-sigterm') - shutdown can't have both 'save' and 'nosave' flags"
+        );
+        assert!(set_err(&mut c, "shutdown-on-sigint", "later").ends_with(
+            "argument(s) must be one of the following: default, save, nosave, now, force"
+        ));
+        for bad in ["{nosuch}", "{title}", "{title", "a}b"] {
+            assert!(
+                set_err(&mut c, "proc-title-template", bad)
+                    .ends_with("template format is invalid or contains unknown variables"),
+                "{bad}"
+            );
+        }
+        c.set(b"proc-title-template", b"{{x}} {port}")
+            .expect("valid");
+        assert_eq!(get1(&c, "proc-title-template"), "{{x}} {port}");
+    }
+
+    #[test]
+    fn save_read_at_startup_replaces_the_default_then_adds() {
+        assert_eq!(parse(&[]).expect("valid").save, "3600 1 300 100 60 10000");
+        let conf = TempFile::new("save 900 1\n");
+        let c = parse(&[conf.arg()]).expect("valid");
+        assert_eq!(c.save, "900 1", "the first one replaces the default");
+        let c = parse(&[conf.arg(), "--save", "100", "100"]).expect("valid");
+        assert_eq!(c.save, "900 1 100 100", "later ones add");
+        let c = parse(&[conf.arg(), "--save", ""]).expect("valid");
+        assert_eq!(c.save, "", "an empty one clears");
+        // CONFIG SET replaces.
+        let mut c = parse(&[conf.arg()]).expect("valid");
+        c.set(b"save", b"60 5").expect("valid");
+        assert_eq!(c.save, "60 5");
+    }
+
+    #[test]
     fn command_line_oddities() {
         assert!(matches!(parse(&["-h"]), Err(ConfigError::Help)));
         assert!(matches!(parse(&["--help"]), Err(ConfigError::Help)));
@@ -2056,6 +2328,7 @@ mod tests {
                 "port",
                 "proto-max-bulk-len",
                 "protected-mode",
+                "proc-title-template",
                 "pidfile",
                 "propagation-error-behavior",
                 "busy-reply-threshold",
@@ -2085,6 +2358,7 @@ mod tests {
                 "proto-max-bulk-len",
                 "hz",
                 "protected-mode",
+                "proc-title-template",
                 "pidfile",
                 "propagation-error-behavior"
             ],

@@ -68,10 +68,15 @@ pub(super) fn split_overrides(args: &[String]) -> Result<Vec<Vec<Vec<u8>>>, Conf
                 directives.push(words);
             }
             _ => {
-                directives
-                    .last_mut()
-                    .ok_or_else(unexpected)?
-                    .push(arg.clone().into_bytes());
+                match directives.last_mut() {
+                    Some(directive) => directive.push(arg.clone().into_bytes()),
+                    // Words before the first option are a line of their
+                    // own, as redis-server appends them (`loglevel verbose`).
+                    None if !arg.starts_with('-') => {
+                        directives.push(vec![arg.clone().into_bytes()])
+                    }
+                    None => return Err(unexpected()),
+                }
                 needs_value = false;
             }
         }

@@ -58,7 +58,8 @@ pub(crate) fn dispatch(
         Ok(spec) => spec,
         Err(text) => {
             if let Some(spec) = cmd::lookup(&argv[0]) {
-                ctx.shared.stats.record_rejected(spec);
+                let sub = cmd::category::subcommand_of_call(spec, &argv);
+                ctx.shared.stats.record_rejected(spec, sub);
             }
             ctx.shared.stats.record_error(text.as_bytes());
             return Ok((false, error_table(lua, text.as_bytes())?));

@@ -281,6 +281,16 @@ fn client_kill_and_unblock_end_a_blocked_wait() {
         &mut victim,
         b"-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n",
     );
+    // Counted as a failed BLPOP, as Redis counts it.
+    let stats: String = run(&mut c, &["INFO", "commandstats"]).unwrap();
+    let blpop = stats
+        .lines()
+        .find_map(|l| l.strip_prefix("cmdstat_blpop:"))
+        .expect("blpop in commandstats");
+    assert!(
+        blpop.ends_with(",rejected_calls=0,failed_calls=1"),
+        "{blpop}"
+    );
     assert_eq!(run::<i64>(&mut c, &["CLIENT", "UNBLOCK", &id]).unwrap(), 0);
 
     victim.send(&resp(&[b"BLPOP", b"k", b"0"]));

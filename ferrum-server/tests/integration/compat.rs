@@ -206,6 +206,35 @@ fn error_stats_and_newline_free_errors() {
 }
 
 #[test]
+fn subcommands_have_their_own_command_stats() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let _: () = run(&mut c, &["CONFIG", "RESETSTAT"]).unwrap();
+    let _: Vec<String> = run(&mut c, &["CONFIG", "GET", "maxmemory"]).unwrap();
+    let _: String = run(&mut c, &["XADD", "s", "*", "f", "v"]).unwrap();
+    assert!(err(&mut c, &["XGROUP", "CREATECONSUMER", "s", "nogroup", "c"]).starts_with("NOGROUP"));
+    assert!(err(&mut c, &["CONFIG", "GET"]).contains("wrong number"));
+    let cmd = info_fields(&mut c, "commandstats");
+    let suffix = |name: &str| {
+        let line = &cmd[name];
+        line[line.find(",rejected").expect("rejected_calls")..].to_owned()
+    };
+    assert!(cmd["cmdstat_config|get"].starts_with("calls=1,"));
+    assert_eq!(
+        suffix("cmdstat_config|get"),
+        ",rejected_calls=1,failed_calls=0"
+    );
+    assert!(cmd["cmdstat_xgroup|createconsumer"].starts_with("calls=1,"));
+    assert_eq!(
+        suffix("cmdstat_xgroup|createconsumer"),
+        ",rejected_calls=0,failed_calls=1"
+    );
+    // As in Redis, a container has no line of its own.
+    assert!(!cmd.contains_key("cmdstat_config"), "{cmd:?}");
+    assert!(!cmd.contains_key("cmdstat_xgroup"), "{cmd:?}");
+}
+
+#[test]
 fn geo_add_pos_dist_hash_match_redis() {
     let s = TestServer::start();
     let mut c = s.client();
@@ -353,8 +382,13 @@ fn command_getkeys_finds_movable_keys_and_their_flags() {
         "ERR Invalid arguments specified for command"
     );
     assert_eq!(
-        err(&mut c, &["COMMAND", "GETKEYS", "PING"]),
+        err(&mut c, &["COMMAND", "GETKEYS", "ECHO", "hi"]),
         "ERR The command has no key arguments"
+    );
+    // The subcommand's arity (-4) is checked first, as in Redis 7.0.
+    assert_eq!(
+        err(&mut c, &["COMMAND", "GETKEYS", "PING"]),
+        "ERR wrong number of arguments for 'command|getkeys' command"
     );
     let v: redis::Value = run(
         &mut c,
@@ -448,6 +482,17 @@ fn save_is_refused_and_not_allowed_in_multi() {
         "ERR Command not allowed inside a transaction"
     );
     assert!(err(&mut c, &["EXEC"]).starts_with("EXECABORT"));
+    // BGSAVE and BGREWRITEAOF are queued, as in Redis, and fail in EXEC.
+    assert_eq!(
+        err(&mut c, &["BGSAVE", "SCHEDULE"]),
+        "ERR FerrumKV keeps no data on disk: BGSAVE is not supported"
+    );
+    let _: () = run(&mut c, &["MULTI"]).unwrap();
+    let queued: String = run(&mut c, &["BGREWRITEAOF"]).unwrap();
+    assert_eq!(queued, "QUEUED");
+    // EXEC's one reply is the error (redis-rs reports it as the error).
+    let e = err(&mut c, &["EXEC"]);
+    assert!(e.contains("BGREWRITEAOF is not supported"), "{e}");
 }
 
 #[test]

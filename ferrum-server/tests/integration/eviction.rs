@@ -186,12 +186,13 @@ fn policy_switches_at_runtime_without_losing_keys() {
 fn memory_comes_back_after_del_and_flushall() {
     let s = TestServer::start();
     let mut c = s.client();
-    let base = num(&mut c, "used_memory");
+    // The dataset's share: the connection's buffers vary with the commands.
+    let base = num(&mut c, "used_memory_dataset");
     let value = "x".repeat(100);
     for i in 0..20_000 {
         let _: () = run(&mut c, &["SET", &format!("k{i}"), &value]).unwrap();
     }
-    let full = num(&mut c, "used_memory");
+    let full = num(&mut c, "used_memory_dataset");
     assert!(full > base + 20_000 * 100, "{base} -> {full}");
     for chunk in (0..20_000).collect::<Vec<_>>().chunks(500) {
         let mut del = redis::cmd("DEL");
@@ -202,10 +203,85 @@ fn memory_comes_back_after_del_and_flushall() {
     }
     // The slot tables shrink on the expiry cron; force one cycle.
     let _: i64 = run(&mut c, &["DEBUG", "EXPIRE-CYCLE"]).unwrap();
-    assert_eq!(num(&mut c, "used_memory"), base);
+    assert_eq!(num(&mut c, "used_memory_dataset"), base);
     for i in 0..20_000 {
         let _: () = run(&mut c, &["SET", &format!("k{i}"), &value]).unwrap();
     }
     let _: () = run(&mut c, &["FLUSHALL"]).unwrap();
-    assert_eq!(num(&mut c, "used_memory"), base);
+    assert_eq!(num(&mut c, "used_memory_dataset"), base);
+}
+
+/// Polls `INFO` until `done` holds, at most 200 times 20 ms apart (the
+/// server's connections publish their memory as they read).
+fn wait_for(
+    c: &mut redis::Connection,
+    done: impl Fn(&HashMap<String, String>) -> bool,
+) -> HashMap<String, String> {
+    for _ in 0..200 {
+        let fields = info(c);
+        if done(&fields) {
+            return fields;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    info(c)
+}
+
+#[test]
+fn a_clients_memory_counts_in_used_memory_and_evicts_keys() {
+    let s = TestServer::start_with(&["--maxmemory-policy", "allkeys-lru"]);
+    let mut c = s.client();
+    let value = "x".repeat(1000);
+    for i in 0..2000 {
+        let _: () = run(&mut c, &["SET", &format!("k{i}"), &value]).unwrap();
+    }
+    let f = info(&mut c);
+    let field = |f: &HashMap<String, String>, name: &str| -> u64 { f[name].parse().unwrap() };
+    let (used, dataset, overhead) = (
+        field(&f, "used_memory"),
+        field(&f, "used_memory_dataset"),
+        field(&f, "used_memory_overhead"),
+    );
+    assert_eq!(used, dataset + overhead);
+    assert!(overhead > 0, "this connection's buffers count");
+    let limit = used + 256 * 1024;
+    let _: () = run(&mut c, &["CONFIG", "SET", "maxmemory", &limit.to_string()]).unwrap();
+    // A client sends most of a 1 MB argument and stops: what the server
+    // holds for it counts, and the next command evicts for it.
+    let mut dead = s.raw();
+    dead.send(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1000000\r\n");
+    dead.send(&vec![b'y'; 600_000]);
+    let f = wait_for(&mut c, |f| field(f, "evicted_keys") > 0);
+    assert!(field(&f, "evicted_keys") > 0, "no eviction: {f:?}");
+    assert!(field(&f, "used_memory_overhead") > 500_000);
+    assert!(field(&f, "used_memory") <= limit + 8 * 1024);
+    // Once it is gone, its bytes are too.
+    drop(dead);
+    let f = wait_for(&mut c, |f| {
+        field(f, "used_memory_overhead") < overhead + 64 * 1024
+    });
+    assert!(
+        field(&f, "used_memory_overhead") < overhead + 64 * 1024,
+        "{f:?}"
+    );
+}
+
+#[test]
+fn a_large_command_does_not_leave_its_buffer_counted() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let base = num(&mut c, "used_memory");
+    let members: Vec<String> = (0..100_000).map(|i| i.to_string()).collect();
+    let mut cmd = redis::cmd("SADD");
+    cmd.arg("set").arg(&members);
+    let _: i64 = cmd.query(&mut c).unwrap();
+    let _: i64 = run(&mut c, &["UNLINK", "set"]).unwrap();
+    // The lazyfree suite's check: back under twice the empty figure.
+    let used = |f: &HashMap<String, String>| -> u64 { f["used_memory"].parse().unwrap() };
+    let f = wait_for(&mut c, |f| used(f) < 2 * base);
+    assert!(
+        used(&f) < 2 * base,
+        "used_memory {} against {base} empty",
+        used(&f)
+    );
 }

@@ -26,6 +26,8 @@ fn info_sections_use_redis_field_names() {
     let f = info_fields(&info);
     for field in [
         "redis_version",
+        "redis_git_sha1",
+        "redis_git_dirty",
         "tcp_port",
         "uptime_in_seconds",
         "connected_clients",
