@@ -153,10 +153,7 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         if args.len() == n {
             Ok(())
         } else {
-            Err(CmdError::msg(format!(
-                "ERR wrong number of arguments for 'client|{}' command",
-                String::from_utf8_lossy(sub).to_ascii_lowercase()
-            )))
+            Err(CmdError::subcommand_arity("client", sub))
         }
     };
     if is(sub, "id") {
@@ -233,9 +230,7 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         Ok(Frame::ok())
     } else if is(sub, "tracking") {
         if args.len() < 3 {
-            return Err(CmdError::msg(
-                "ERR wrong number of arguments for 'client|tracking' command",
-            ));
+            return Err(CmdError::subcommand_arity("client", "tracking"));
         }
         client_tracking(ctx, &args[2..])
     } else if is(sub, "caching") {
@@ -254,9 +249,7 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         Ok(tracking_info(ctx))
     } else if is(sub, "pause") {
         if !(3..=4).contains(&args.len()) {
-            return Err(CmdError::msg(
-                "ERR wrong number of arguments for 'client|pause' command",
-            ));
+            return Err(CmdError::subcommand_arity("client", "pause"));
         }
         let ms = super::parse::parse_i64(&args[2])
             .ok_or_else(|| CmdError::msg("ERR timeout is not an integer or out of range"))?;
@@ -336,9 +329,7 @@ type ClientFilter = Box<dyn Fn(&crate::client::ClientHandle) -> bool>;
 /// `CLIENT KILL <filter> <value> ...` (replies with the number killed).
 fn client_kill(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if args.is_empty() {
-        return Err(CmdError::msg(
-            "ERR wrong number of arguments for 'client|kill' command",
-        ));
+        return Err(CmdError::subcommand_arity("client", "kill"));
     }
     let me = ctx.conn.handle.id;
     let clients = ctx.shared.clients.all();

@@ -248,6 +248,15 @@ impl CmdError {
         CmdError::msg(SYNTAX)
     }
 
+    /// Wrong number of arguments for the subcommand `sub` (as sent) of the
+    /// container command `cmd` (lower case): `'cmd|sub'` in the text.
+    pub(crate) fn subcommand_arity(cmd: &str, sub: impl AsRef<[u8]>) -> CmdError {
+        CmdError::Arity(format!(
+            "{cmd}|{}",
+            String::from_utf8_lossy(sub.as_ref()).to_ascii_lowercase()
+        ))
+    }
+
     /// `sub` is not a subcommand of `cmd` (upper case).
     pub(crate) fn unknown_subcommand(cmd: &'static str, sub: &[u8]) -> CmdError {
         CmdError::UnknownSubcommand {

@@ -253,9 +253,7 @@ pub(crate) fn object(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         return Err(CmdError::unknown_subcommand("OBJECT", sub));
     };
     if args.len() != 3 {
-        return Err(CmdError::msg(format!(
-            "ERR wrong number of arguments for 'object|{name}' command"
-        )));
+        return Err(CmdError::subcommand_arity("object", name));
     }
     let (key, db, now) = (&args[2], ctx.db(), ctx.now);
     let (policy, max) = (ctx.store().policy().0, ctx.store().maxmemory_bytes());

@@ -174,9 +174,7 @@ pub(crate) fn latency(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         if ok {
             Ok(())
         } else {
-            Err(CmdError::msg(format!(
-                "ERR wrong number of arguments for 'latency|{name}' command"
-            )))
+            Err(CmdError::subcommand_arity("latency", name))
         }
     };
     let lat = &ctx.shared.latency;

@@ -49,9 +49,7 @@ pub(crate) fn memory(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     };
     let argc = args.len() as i32;
     if (arity >= 0 && argc != arity) || (arity < 0 && argc < -arity) {
-        return Err(CmdError::msg(format!(
-            "ERR wrong number of arguments for 'memory|{name}' command"
-        )));
+        return Err(CmdError::subcommand_arity("memory", name));
     }
     match name {
         "usage" => usage(ctx, args),

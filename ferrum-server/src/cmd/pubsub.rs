@@ -152,12 +152,7 @@ fn publish_impl(ctx: &mut Ctx<'_>, args: &[Bytes], kind: Kind) -> CmdResult {
 pub(crate) fn pubsub(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let sub = &args[1];
     let ps = &ctx.shared.pubsub;
-    let arity_error = || {
-        CmdError::msg(format!(
-            "ERR wrong number of arguments for 'pubsub|{}' command",
-            String::from_utf8_lossy(sub).to_ascii_lowercase()
-        ))
-    };
+    let arity_error = || CmdError::subcommand_arity("pubsub", sub);
     let shard = is(sub, "shardchannels") || is(sub, "shardnumsub");
     let kind = if shard { Kind::Shard } else { Kind::Channel };
     if is(sub, "channels") || is(sub, "shardchannels") {

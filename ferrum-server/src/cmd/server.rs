@@ -95,9 +95,7 @@ pub(crate) fn config(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         if ok {
             Ok(())
         } else {
-            Err(CmdError::msg(format!(
-                "ERR wrong number of arguments for 'config|{name}' command"
-            )))
+            Err(CmdError::subcommand_arity("config", name))
         }
     };
     if is(sub, "get") {

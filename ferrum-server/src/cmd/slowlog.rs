@@ -117,10 +117,7 @@ pub(crate) fn slowlog(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         if ok {
             Ok(())
         } else {
-            Err(CmdError::Arity(format!(
-                "slowlog|{}",
-                String::from_utf8_lossy(sub).to_ascii_lowercase()
-            )))
+            Err(CmdError::subcommand_arity("slowlog", sub))
         }
     };
     if is(sub, "get") {

@@ -392,11 +392,7 @@ const XINFO_HELP: &[&str] = &[
 /// No consumer groups exist yet, so GROUPS is always empty.
 pub(crate) fn xinfo(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let sub = &args[1];
-    let arity = |name: &str| {
-        CmdError::msg(format!(
-            "ERR wrong number of arguments for 'xinfo|{name}' command"
-        ))
-    };
+    let arity = |name: &str| CmdError::subcommand_arity("xinfo", name);
     if is(sub, "help") {
         if args.len() != 2 {
             return Err(arity("help"));

@@ -93,9 +93,7 @@ pub(crate) fn xgroup(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         _ => return Err(CmdError::unknown_subcommand("XGROUP", sub)),
     };
     if args.len() < min || args.len() > max {
-        return Err(CmdError::msg(format!(
-            "ERR wrong number of arguments for 'xgroup|{name}' command"
-        )));
+        return Err(CmdError::subcommand_arity("xgroup", name));
     }
     if name == "help" {
         return super::help_reply(XGROUP_HELP);
