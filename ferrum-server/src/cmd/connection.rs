@@ -5,7 +5,14 @@ use std::sync::atomic::Ordering;
 use bytes::Bytes;
 use ferrum_proto::{Frame, Protocol};
 
-use super::error::{AUTH_NOT_SET, WRONGPASS};
+use super::error::{
+    hello_option, kill_no_such_user, setinfo_chars, unknown_client_type, unrecognized_option,
+    AUTH_NOT_SET, CACHING_NOT_TRACKING, CACHING_NO_NOT_OPTOUT, CACHING_YES_NOT_OPTIN,
+    CLIENT_ID_POSITIVE, CLIENT_NAME_CHARS, HELLO_NOAUTH, INVALID_CLIENT_ID, MONITOR_DENY_BLOCKING,
+    NOPROTO, NO_SUCH_CLIENT, PAUSE_MODE, PROTOCOL_NOT_INTEGER, TIMEOUT_NEGATIVE,
+    TIMEOUT_NOT_INTEGER, TRACKING_NO_REDIRECT_TARGET, TRACKING_ONE_REDIRECT, UNBLOCK_REASON,
+    WRONGPASS,
+};
 use super::parse::{db_arg, int_arg, is, parse_i64};
 use super::{CmdError, CmdResult, Ctx};
 
@@ -75,12 +82,8 @@ pub(crate) fn hello(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         protocol = match parse_i64(v) {
             Some(2) => Protocol::Resp2,
             Some(3) => Protocol::Resp3,
-            Some(_) => return Err(CmdError::msg("NOPROTO unsupported protocol version")),
-            None => {
-                return Err(CmdError::msg(
-                    "ERR Protocol version is not an integer or out of range",
-                ))
-            }
+            Some(_) => return Err(CmdError::msg(NOPROTO)),
+            None => return Err(CmdError::msg(PROTOCOL_NOT_INTEGER)),
         };
     }
     let mut name = None;
@@ -96,16 +99,11 @@ pub(crate) fn hello(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             validate_name(n)?;
             name = Some(n.clone());
         } else {
-            return Err(CmdError::msg(format!(
-                "ERR Syntax error in HELLO option '{}'",
-                String::from_utf8_lossy(opt)
-            )));
+            return Err(CmdError::msg(hello_option(opt)));
         }
     }
     if !ctx.conn.authenticated && ctx.shared.requires_auth() {
-        return Err(CmdError::msg(
-            "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time",
-        ));
+        return Err(CmdError::msg(HELLO_NOAUTH));
     }
     if let Some(n) = name {
         *ctx.conn
@@ -138,9 +136,7 @@ pub(crate) fn select(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 fn validate_name(name: &[u8]) -> Result<(), CmdError> {
     if name.iter().any(|&c| !(b'!'..=b'~').contains(&c)) {
-        return Err(CmdError::msg(
-            "ERR Client names cannot contain spaces, newlines or special characters.",
-        ));
+        return Err(CmdError::msg(CLIENT_NAME_CHARS));
     }
     Ok(())
 }
@@ -193,16 +189,10 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         } else if is(&args[2], "lib-ver") {
             &handle.lib_ver
         } else {
-            return Err(CmdError::msg(format!(
-                "ERR Unrecognized option '{}'",
-                String::from_utf8_lossy(&args[2])
-            )));
+            return Err(CmdError::msg(unrecognized_option(&args[2])));
         };
         if args[3].iter().any(|&c| !(b'!'..=b'~').contains(&c)) {
-            return Err(CmdError::msg(format!(
-                "ERR {} cannot contain spaces, newlines or special characters.",
-                String::from_utf8_lossy(&args[2]).to_ascii_lowercase()
-            )));
+            return Err(CmdError::msg(setinfo_chars(&args[2])));
         }
         *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(args[3].clone());
         Ok(Frame::ok())
@@ -251,16 +241,16 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         if !(3..=4).contains(&args.len()) {
             return Err(CmdError::subcommand_arity("client", "pause"));
         }
-        let ms = super::parse::parse_i64(&args[2])
-            .ok_or_else(|| CmdError::msg("ERR timeout is not an integer or out of range"))?;
+        let ms =
+            super::parse::parse_i64(&args[2]).ok_or_else(|| CmdError::msg(TIMEOUT_NOT_INTEGER))?;
         if ms < 0 {
-            return Err(CmdError::msg("ERR timeout is negative"));
+            return Err(CmdError::msg(TIMEOUT_NEGATIVE));
         }
         let all = match args.get(3) {
             None => true,
             Some(m) if is(m, "all") => true,
             Some(m) if is(m, "write") => false,
-            Some(_) => return Err(CmdError::msg("ERR CLIENT PAUSE mode must be WRITE or ALL")),
+            Some(_) => return Err(CmdError::msg(PAUSE_MODE)),
         };
         let until = tokio::time::Instant::now() + std::time::Duration::from_millis(ms as u64);
         ctx.shared.pause.pause(until, all);
@@ -313,7 +303,7 @@ fn client_list_filter(args: &[Bytes]) -> Result<Option<Vec<u64>>, CmdError> {
                 parse_i64(i)
                     .filter(|&n| n > 0)
                     .map(|n| n as u64)
-                    .ok_or_else(|| CmdError::msg("ERR Invalid client ID"))
+                    .ok_or_else(|| CmdError::msg(INVALID_CLIENT_ID))
             })
             .collect::<Result<_, _>>()
             .map(Some),
@@ -345,7 +335,7 @@ fn client_kill(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
                 }
                 Ok(Frame::ok())
             }
-            None => Err(CmdError::msg("ERR No such client")),
+            None => Err(CmdError::msg(NO_SUCH_CLIENT)),
         };
     }
     if args.is_empty() || args.len() % 2 != 0 {
@@ -358,7 +348,7 @@ fn client_kill(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         if is(k, "id") {
             let id = parse_i64(&v)
                 .filter(|&n| n > 0)
-                .ok_or_else(|| CmdError::msg("ERR client-id should be greater than 0"))?;
+                .ok_or_else(|| CmdError::msg(CLIENT_ID_POSITIVE))?;
             filters.push(Box::new(move |c| c.id == id as u64));
         } else if is(k, "addr") {
             filters.push(Box::new(move |c| c.addr.to_string().as_bytes() == &v[..]));
@@ -366,10 +356,7 @@ fn client_kill(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             filters.push(Box::new(move |c| c.laddr.to_string().as_bytes() == &v[..]));
         } else if is(k, "user") {
             let Some(user) = ctx.shared.acl.get(&v) else {
-                return Err(CmdError::msg(format!(
-                    "ERR No such user '{}'",
-                    String::from_utf8_lossy(&v)
-                )));
+                return Err(CmdError::msg(kill_no_such_user(&v)));
             };
             filters.push(Box::new(move |c| std::sync::Arc::ptr_eq(&c.user(), &user)));
         } else if is(k, "maxage") {
@@ -392,10 +379,7 @@ fn client_kill(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
                 || is(&v, "replica")
                 || is(&v, "slave"))
             {
-                return Err(CmdError::msg(format!(
-                    "ERR Unknown client type '{}'",
-                    String::from_utf8_lossy(&v)
-                )));
+                return Err(CmdError::msg(unknown_client_type(&v)));
             }
             let (normal, pubsub) = (is(&v, "normal"), is(&v, "pubsub"));
             filters.push(Box::new(move |c| {
@@ -428,11 +412,7 @@ fn client_unblock(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         [id] => (id, false),
         [id, how] if is(how, "timeout") => (id, false),
         [id, how] if is(how, "error") => (id, true),
-        [_, _] => {
-            return Err(CmdError::msg(
-                "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR",
-            ))
-        }
+        [_, _] => return Err(CmdError::msg(UNBLOCK_REASON)),
         _ => return Err(CmdError::syntax()),
     };
     let id = int_arg(id)?;
@@ -451,9 +431,7 @@ fn client_tracking(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         if is(a, "redirect") && more {
             i += 1;
             if mode.redirect != 0 {
-                return Err(CmdError::msg(
-                    "ERR A client can only redirect to a single other client",
-                ));
+                return Err(CmdError::msg(TRACKING_ONE_REDIRECT));
             }
             let id = int_arg(&args[i])?;
             let found = u64::try_from(id)
@@ -461,11 +439,7 @@ fn client_tracking(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
                 .and_then(|id| ctx.shared.clients.get(id));
             match found {
                 Some(c) => mode.redirect = c.id,
-                None => {
-                    return Err(CmdError::msg(
-                        "ERR The client ID you want redirect to does not exist",
-                    ))
-                }
+                None => return Err(CmdError::msg(TRACKING_NO_REDIRECT_TARGET)),
             }
         } else if is(a, "bcast") {
             mode.bcast = true;
@@ -502,19 +476,15 @@ fn client_tracking(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 /// `CLIENT CACHING yes|no`: OPTIN / OPTOUT for the next command.
 fn client_caching(ctx: &mut Ctx<'_>, arg: &Bytes) -> CmdResult {
     let Some(mode) = ctx.shared.tracking.mode(ctx.conn.handle.id) else {
-        return Err(CmdError::msg("ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled"));
+        return Err(CmdError::msg(CACHING_NOT_TRACKING));
     };
     if is(arg, "yes") {
         if !mode.optin {
-            return Err(CmdError::msg(
-                "ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.",
-            ));
+            return Err(CmdError::msg(CACHING_YES_NOT_OPTIN));
         }
     } else if is(arg, "no") {
         if !mode.optout {
-            return Err(CmdError::msg(
-                "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.",
-            ));
+            return Err(CmdError::msg(CACHING_NO_NOT_OPTOUT));
         }
     } else {
         return Err(CmdError::syntax());
@@ -556,9 +526,7 @@ fn tracking_info(ctx: &Ctx<'_>) -> Frame {
 pub(crate) fn monitor(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     // Queued in MULTI and run by EXEC, it is refused as in Redis.
     if !ctx.may_block {
-        return Err(CmdError::msg(
-            "ERR MONITOR isn't allowed for DENY BLOCKING client",
-        ));
+        return Err(CmdError::msg(MONITOR_DENY_BLOCKING));
     }
     let handle = ctx.conn.handle.clone();
     let inbox = ctx.conn.subs.subscriber(&handle);

@@ -105,6 +105,9 @@ pub(crate) const XADD_SMALL: &str =
 pub(crate) const TIMEOUT_NOT_FLOAT: &str = "ERR timeout is not a float or out of range";
 /// `-ERR timeout is negative`
 pub(crate) const TIMEOUT_NEGATIVE: &str = "ERR timeout is negative";
+/// `-ERR timeout is not an integer or out of range` (`CLIENT PAUSE`, `XREAD
+/// BLOCK`).
+pub(crate) const TIMEOUT_NOT_INTEGER: &str = "ERR timeout is not an integer or out of range";
 /// `-ERR timeout is out of range`
 pub(crate) const TIMEOUT_RANGE: &str = "ERR timeout is out of range";
 /// `-UNBLOCKED ...`: the reply to a client unblocked by `CLIENT UNBLOCK id ERROR`.
@@ -500,4 +503,76 @@ pub(crate) mod acl {
     /// `ECHILD`.
     pub(crate) const FIRST_ARG_OF_SUBCOMMAND: &str =
         "Allowing first-arg of a subcommand is not supported";
+}
+
+// ---- connections (HELLO, CLIENT, MONITOR) ----
+
+/// `HELLO` of a protocol other than 2 or 3.
+pub(crate) const NOPROTO: &str = "NOPROTO unsupported protocol version";
+/// `HELLO` of a protocol version that is no integer.
+pub(crate) const PROTOCOL_NOT_INTEGER: &str =
+    "ERR Protocol version is not an integer or out of range";
+/// `HELLO` without `AUTH` from a client not yet authenticated.
+pub(crate) const HELLO_NOAUTH: &str = "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time";
+/// `CLIENT SETNAME`/`HELLO SETNAME` of a name with spaces or control bytes.
+pub(crate) const CLIENT_NAME_CHARS: &str =
+    "ERR Client names cannot contain spaces, newlines or special characters.";
+/// `CLIENT PAUSE ms` with a mode other than `WRITE` or `ALL`.
+pub(crate) const PAUSE_MODE: &str = "ERR CLIENT PAUSE mode must be WRITE or ALL";
+/// `CLIENT LIST ID ...` with an id that is not a positive integer.
+pub(crate) const INVALID_CLIENT_ID: &str = "ERR Invalid client ID";
+/// `CLIENT KILL addr` of an address no client has.
+pub(crate) const NO_SUCH_CLIENT: &str = "ERR No such client";
+/// `CLIENT KILL ID n` with `n` not a positive integer.
+pub(crate) const CLIENT_ID_POSITIVE: &str = "ERR client-id should be greater than 0";
+/// `CLIENT UNBLOCK id reason` with another reason.
+pub(crate) const UNBLOCK_REASON: &str = "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR";
+/// `CLIENT TRACKING on REDIRECT a REDIRECT b`.
+pub(crate) const TRACKING_ONE_REDIRECT: &str =
+    "ERR A client can only redirect to a single other client";
+/// `CLIENT TRACKING on REDIRECT id` of a client that does not exist.
+pub(crate) const TRACKING_NO_REDIRECT_TARGET: &str =
+    "ERR The client ID you want redirect to does not exist";
+/// `CLIENT CACHING` without tracking in `OPTIN` or `OPTOUT` mode.
+pub(crate) const CACHING_NOT_TRACKING: &str = "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled";
+/// `CLIENT CACHING yes` without `OPTIN`.
+pub(crate) const CACHING_YES_NOT_OPTIN: &str =
+    "ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.";
+/// `CLIENT CACHING no` without `OPTOUT`.
+pub(crate) const CACHING_NO_NOT_OPTOUT: &str =
+    "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.";
+/// `MONITOR` queued in `MULTI` (or from a script).
+pub(crate) const MONITOR_DENY_BLOCKING: &str = "ERR MONITOR isn't allowed for DENY BLOCKING client";
+
+/// `HELLO` with an option it does not know.
+pub(crate) fn hello_option(opt: &[u8]) -> String {
+    format!(
+        "ERR Syntax error in HELLO option '{}'",
+        String::from_utf8_lossy(opt)
+    )
+}
+/// `CLIENT SETINFO` of an attribute other than `lib-name`/`lib-ver`.
+pub(crate) fn unrecognized_option(attr: &[u8]) -> String {
+    format!(
+        "ERR Unrecognized option '{}'",
+        String::from_utf8_lossy(attr)
+    )
+}
+/// `CLIENT SETINFO attr value` with spaces or control bytes in `value`.
+pub(crate) fn setinfo_chars(attr: &[u8]) -> String {
+    format!(
+        "ERR {} cannot contain spaces, newlines or special characters.",
+        String::from_utf8_lossy(attr).to_ascii_lowercase()
+    )
+}
+/// `CLIENT KILL USER name` of a user that does not exist.
+pub(crate) fn kill_no_such_user(name: &[u8]) -> String {
+    format!("ERR No such user '{}'", String::from_utf8_lossy(name))
+}
+/// `CLIENT KILL TYPE t` (or `CLIENT LIST TYPE t`) of an unknown type.
+pub(crate) fn unknown_client_type(kind: &[u8]) -> String {
+    format!(
+        "ERR Unknown client type '{}'",
+        String::from_utf8_lossy(kind)
+    )
 }
