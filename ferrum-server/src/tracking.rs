@@ -38,6 +38,10 @@ use std::sync::Mutex;
 
 use bytes::Bytes;
 
+use crate::cmd::error::{
+    prefix_overlap, TRACKING_BCAST_SWITCH, TRACKING_OPTIN_AND_OPTOUT, TRACKING_OPTIN_OPTOUT_BCAST,
+    TRACKING_OPT_SWITCH, TRACKING_PREFIX_NEEDS_BCAST,
+};
 use crate::pubsub::TrackingMsg;
 use crate::shared::Shared;
 
@@ -118,41 +122,33 @@ impl Tracking {
     pub(crate) fn enable(&self, id: u64, new: Mode) -> Result<(), Refusal> {
         let mut inner = self.lock();
         if !new.bcast && !new.prefixes.is_empty() {
-            return Err("ERR PREFIX option requires BCAST mode to be enabled".into());
+            return Err(TRACKING_PREFIX_NEEDS_BCAST.to_owned());
         }
         let old = inner.clients.get(&id).cloned();
         if let Some(old) = &old {
             if old.bcast != new.bcast {
-                return Err("ERR You can't switch BCAST mode on/off before disabling tracking for this client, and then re-enabling it with a different mode.".into());
+                return Err(TRACKING_BCAST_SWITCH.to_owned());
             }
         }
         if new.bcast && (new.optin || new.optout) {
-            return Err("ERR OPTIN and OPTOUT are not compatible with BCAST".into());
+            return Err(TRACKING_OPTIN_OPTOUT_BCAST.to_owned());
         }
         if new.optin && new.optout {
-            return Err("ERR You can't specify both OPTIN mode and OPTOUT mode".into());
+            return Err(TRACKING_OPTIN_AND_OPTOUT.to_owned());
         }
         if let Some(old) = &old {
             if (new.optin && old.optout) || (new.optout && old.optin) {
-                return Err("ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and then re-enabling it with a different mode.".into());
+                return Err(TRACKING_OPT_SWITCH.to_owned());
             }
         }
         let existing: &[Bytes] = old.as_ref().map_or(&[], |o| &o.prefixes);
         if new.bcast {
             for (i, p) in new.prefixes.iter().enumerate() {
                 if let Some(e) = existing.iter().find(|e| overlaps(e, p)) {
-                    return Err(format!(
-                        "ERR Prefix '{}' overlaps with an existing prefix '{}'. Prefixes for a single client must not overlap.",
-                        String::from_utf8_lossy(p),
-                        String::from_utf8_lossy(e)
-                    ));
+                    return Err(prefix_overlap(p, e, false));
                 }
                 if let Some(q) = new.prefixes[i + 1..].iter().find(|q| overlaps(p, q)) {
-                    return Err(format!(
-                        "ERR Prefix '{}' overlaps with another provided prefix '{}'. Prefixes for a single client must not overlap.",
-                        String::from_utf8_lossy(p),
-                        String::from_utf8_lossy(q)
-                    ));
+                    return Err(prefix_overlap(p, q, true));
                 }
             }
         }

@@ -576,3 +576,34 @@ pub(crate) fn unknown_client_type(kind: &[u8]) -> String {
         String::from_utf8_lossy(kind)
     )
 }
+
+// ---- client-side caching (CLIENT TRACKING) ----
+
+/// `CLIENT TRACKING on PREFIX p` without `BCAST`.
+pub(crate) const TRACKING_PREFIX_NEEDS_BCAST: &str =
+    "ERR PREFIX option requires BCAST mode to be enabled";
+/// `CLIENT TRACKING on` that turns `BCAST` on or off while tracking.
+pub(crate) const TRACKING_BCAST_SWITCH: &str = "ERR You can't switch BCAST mode on/off before disabling tracking for this client, and then re-enabling it with a different mode.";
+/// `CLIENT TRACKING on BCAST` with `OPTIN` or `OPTOUT`.
+pub(crate) const TRACKING_OPTIN_OPTOUT_BCAST: &str =
+    "ERR OPTIN and OPTOUT are not compatible with BCAST";
+/// `CLIENT TRACKING on OPTIN OPTOUT`.
+pub(crate) const TRACKING_OPTIN_AND_OPTOUT: &str =
+    "ERR You can't specify both OPTIN mode and OPTOUT mode";
+/// `CLIENT TRACKING on` that switches between `OPTIN` and `OPTOUT` while tracking.
+pub(crate) const TRACKING_OPT_SWITCH: &str = "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and then re-enabling it with a different mode.";
+
+/// `CLIENT TRACKING on BCAST PREFIX p` where `p` overlaps `other`: one of
+/// the same command's prefixes if `provided`, else one already tracked.
+pub(crate) fn prefix_overlap(p: &[u8], other: &[u8], provided: bool) -> String {
+    let whose = if provided {
+        "another provided"
+    } else {
+        "an existing"
+    };
+    format!(
+        "ERR Prefix '{}' overlaps with {whose} prefix '{}'. Prefixes for a single client must not overlap.",
+        String::from_utf8_lossy(p),
+        String::from_utf8_lossy(other)
+    )
+}
