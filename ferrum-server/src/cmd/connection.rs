@@ -9,9 +9,8 @@ use super::error::{
     hello_option, kill_no_such_user, setinfo_chars, unknown_client_type, unrecognized_option,
     AUTH_NOT_SET, CACHING_NOT_TRACKING, CACHING_NO_NOT_OPTOUT, CACHING_YES_NOT_OPTIN,
     CLIENT_ID_POSITIVE, CLIENT_NAME_CHARS, HELLO_NOAUTH, INVALID_CLIENT_ID, MONITOR_DENY_BLOCKING,
-    NOPROTO, NO_SUCH_CLIENT, PAUSE_MODE, PROTOCOL_NOT_INTEGER, TIMEOUT_NEGATIVE,
-    TIMEOUT_NOT_INTEGER, TRACKING_NO_REDIRECT_TARGET, TRACKING_ONE_REDIRECT, UNBLOCK_REASON,
-    WRONGPASS,
+    NOPROTO, NO_SUCH_CLIENT, PAUSE_MODE, PROTOCOL_NOT_INTEGER, TRACKING_NO_REDIRECT_TARGET,
+    TRACKING_ONE_REDIRECT, UNBLOCK_REASON, WRONGPASS,
 };
 use super::parse::{db_arg, int_arg, is, parse_i64};
 use super::{CmdError, CmdResult, Ctx};
@@ -241,18 +240,14 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         if !(3..=4).contains(&args.len()) {
             return Err(CmdError::subcommand_arity("client", "pause"));
         }
-        let ms =
-            super::parse::parse_i64(&args[2]).ok_or_else(|| CmdError::msg(TIMEOUT_NOT_INTEGER))?;
-        if ms < 0 {
-            return Err(CmdError::msg(TIMEOUT_NEGATIVE));
-        }
+        let ms = super::parse::timeout_ms(&args[2])?;
         let all = match args.get(3) {
             None => true,
             Some(m) if is(m, "all") => true,
             Some(m) if is(m, "write") => false,
             Some(_) => return Err(CmdError::msg(PAUSE_MODE)),
         };
-        let until = tokio::time::Instant::now() + std::time::Duration::from_millis(ms as u64);
+        let until = tokio::time::Instant::now() + std::time::Duration::from_millis(ms);
         ctx.shared.pause.pause(until, all);
         crate::pause::hold_expiry(ctx.shared);
         Ok(Frame::ok())

@@ -607,3 +607,87 @@ pub(crate) fn prefix_overlap(p: &[u8], other: &[u8], provided: bool) -> String {
         String::from_utf8_lossy(other)
     )
 }
+
+// ---- streams (XADD, XREAD, XSETID, XINFO, XGROUP, XCLAIM) ----
+
+/// `XADD`/`XTRIM ... MAXLEN n` with `n` negative.
+pub(crate) const XADD_MAXLEN_NEGATIVE: &str = "ERR The MAXLEN argument must be >= 0.";
+/// `XADD`/`XTRIM ... LIMIT n` with `n` negative.
+pub(crate) const XADD_LIMIT_NEGATIVE: &str = "ERR The LIMIT argument must be >= 0.";
+/// `XADD`/`XTRIM ... LIMIT` on an exact (`=`) trim.
+pub(crate) const XADD_LIMIT_NOT_APPROX: &str =
+    "ERR syntax error, LIMIT cannot be used without the special ~ option";
+/// An exclusive range end (`(id`) with nothing past it (`XRANGE`, `XPENDING`).
+pub(crate) const STREAM_INTERVAL_START: &str = "ERR invalid start ID for the interval";
+/// `XREAD ... STREAMS key >`.
+pub(crate) const XREAD_GT_ID: &str = "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.";
+/// `XSETID ... ENTRIESADDED n` with `n` negative.
+pub(crate) const XSETID_ADDED_NEGATIVE: &str = "ERR entries_added must be positive";
+/// `XSETID key id MAXDELETEDID m` with `id < m`.
+pub(crate) const XSETID_BELOW_MAX_DELETED: &str =
+    "ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id";
+/// `XSETID` below the stream's last entry.
+pub(crate) const XSETID_BELOW_TOP: &str =
+    "ERR The ID specified in XSETID is smaller than the target stream top item";
+/// `XSETID ... ENTRIESADDED n` with `n` below the stream's length.
+pub(crate) const XSETID_ADDED_BELOW_LENGTH: &str =
+    "ERR The entries_added specified in XSETID is smaller than the target stream length";
+/// `XINFO STREAM key` with an option other than `FULL [COUNT n]`.
+pub(crate) const XINFO_STREAM_SYNTAX: &str =
+    "ERR unknown subcommand or wrong number of arguments for 'stream'. Try XINFO HELP.";
+/// `XREAD`/`XREADGROUP ... STREAMS` with more keys than IDs or the reverse.
+pub(crate) const XREAD_UNBALANCED: &str =
+    "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.";
+
+/// `XGROUP CREATE|SETID ... ENTRIESREAD n` with `n < -1`.
+pub(crate) const XGROUP_ENTRIESREAD: &str = "ERR value for ENTRIESREAD must be positive or -1";
+/// `XGROUP CREATE` of a group the stream has.
+pub(crate) const BUSYGROUP: &str = "BUSYGROUP Consumer Group name already exists";
+/// A blocked `XREADGROUP` whose stream was deleted.
+pub(crate) const XREADGROUP_KEY_GONE: &str = "UNBLOCKED the stream key no longer exists";
+/// A blocked `XREADGROUP` whose group was destroyed.
+pub(crate) const XREADGROUP_GROUP_GONE: &str =
+    "NOGROUP the consumer group this client was blocked on no longer exists";
+/// `XREADGROUP` without `GROUP group consumer`.
+pub(crate) const XREADGROUP_NO_GROUP: &str = "ERR Missing GROUP option for XREADGROUP";
+/// `XREADGROUP ... STREAMS key $`.
+pub(crate) const XREADGROUP_DOLLAR: &str = "ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.";
+/// `XAUTOCLAIM ... COUNT n` with `n` not in 1..=i64::MAX/10.
+pub(crate) const XCLAIM_COUNT: &str = "ERR COUNT must be > 0";
+
+/// `XGROUP` (but `CREATE ... MKSTREAM`) of a key that does not exist.
+pub(crate) const XGROUP_NEEDS_KEY: &str = "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically.";
+
+/// A stream `key` without the consumer group `group` (`XINFO CONSUMERS`,
+/// `XGROUP CREATECONSUMER`...).
+pub(crate) fn nogroup_for_key(key: &[u8], group: &[u8]) -> String {
+    format!(
+        "NOGROUP No such consumer group '{}' for key name '{}'",
+        String::from_utf8_lossy(group),
+        String::from_utf8_lossy(key)
+    )
+}
+/// No stream `key` or no group `group` in it (`XPENDING`, `XCLAIM`,
+/// `XACK`...), with `XREADGROUP`'s `context` after it (else empty).
+pub(crate) fn nogroup_no_key(key: &[u8], group: &[u8], context: &str) -> String {
+    format!(
+        "NOGROUP No such key '{}' or consumer group '{}'{context}",
+        String::from_utf8_lossy(key),
+        String::from_utf8_lossy(group)
+    )
+}
+/// `XCLAIM`/`XAUTOCLAIM` with a `min-idle-time` that is no integer.
+pub(crate) fn invalid_min_idle(cmd: &str) -> String {
+    format!("ERR Invalid min-idle-time argument for {cmd}")
+}
+/// `XCLAIM ... IDLE|TIME|RETRYCOUNT n` with `n` no integer.
+pub(crate) fn invalid_xclaim_option(what: &str) -> String {
+    format!("ERR Invalid {what} option argument for XCLAIM")
+}
+/// `XCLAIM` with an option it does not know.
+pub(crate) fn unknown_xclaim_option(opt: &[u8]) -> String {
+    format!(
+        "ERR Unrecognized XCLAIM option '{}'",
+        String::from_utf8_lossy(opt)
+    )
+}

@@ -3,7 +3,7 @@
 
 use bytes::Bytes;
 
-use super::error::{NOT_FLOAT, NOT_INTEGER};
+use super::error::{NOT_FLOAT, NOT_INTEGER, TIMEOUT_NEGATIVE, TIMEOUT_NOT_INTEGER};
 use super::CmdError;
 
 /// Parses a base-10 `i64` the way Redis's `string2ll` does: optional `-`,
@@ -39,6 +39,13 @@ pub(crate) fn int_in_range(
         return Err(fail(super::error::out_of_range(min, max)));
     }
     Ok(n)
+}
+
+/// A millisecond timeout (`CLIENT PAUSE`, `XREAD BLOCK`): an integer, not
+/// negative, with Redis's two texts for the two failures.
+pub(crate) fn timeout_ms(b: &[u8]) -> Result<u64, CmdError> {
+    let ms = parse_i64(b).ok_or_else(|| CmdError::msg(TIMEOUT_NOT_INTEGER))?;
+    u64::try_from(ms).map_err(|_| CmdError::msg(TIMEOUT_NEGATIVE))
 }
 
 /// A database index argument (`SELECT`, `MOVE`, `COPY ... DB`): an `int`

@@ -8,8 +8,13 @@ use ferrum_proto::Frame;
 use ferrum_store::types::{AddError, EncodingLimits, Group, IdSpec, Stream, StreamId, Trim};
 
 use super::coll::{read, write};
-use super::error::{STREAM_ID, XADD_EXHAUSTED, XADD_SMALL, XADD_ZERO};
-use super::parse::{int_arg, is, parse_i64};
+use super::error::{
+    nogroup_for_key, NO_SUCH_KEY, STREAM_ID, STREAM_INTERVAL_START, XADD_EXHAUSTED,
+    XADD_LIMIT_NEGATIVE, XADD_LIMIT_NOT_APPROX, XADD_MAXLEN_NEGATIVE, XADD_SMALL, XADD_ZERO,
+    XINFO_STREAM_SYNTAX, XREAD_GT_ID, XREAD_UNBALANCED, XSETID_ADDED_BELOW_LENGTH,
+    XSETID_ADDED_NEGATIVE, XSETID_BELOW_MAX_DELETED, XSETID_BELOW_TOP,
+};
+use super::parse::{int_arg, is, parse_i64, timeout_ms};
 use super::{CmdError, CmdResult, Ctx};
 
 /// A parsed `MAXLEN|MINID [=|~] threshold [LIMIT count]` clause.
@@ -43,7 +48,7 @@ fn parse_trim(args: &[Bytes], i: &mut usize) -> Result<Option<TrimArgs>, CmdErro
     let how = if maxlen {
         match parse_i64(t) {
             Some(n) if n >= 0 => Trim::MaxLen(n as usize),
-            Some(_) => return Err(CmdError::msg("ERR The MAXLEN argument must be >= 0.")),
+            Some(_) => return Err(CmdError::msg(XADD_MAXLEN_NEGATIVE)),
             None => return Err(CmdError::msg(super::error::NOT_INTEGER)),
         }
     } else {
@@ -54,12 +59,10 @@ fn parse_trim(args: &[Bytes], i: &mut usize) -> Result<Option<TrimArgs>, CmdErro
     if args.get(*i).is_some_and(|a| is(a, "limit")) {
         let n = int_arg(args.get(*i + 1).ok_or_else(CmdError::syntax)?)?;
         if n < 0 {
-            return Err(CmdError::msg("ERR The LIMIT argument must be >= 0."));
+            return Err(CmdError::msg(XADD_LIMIT_NEGATIVE));
         }
         if !approx {
-            return Err(CmdError::msg(
-                "ERR syntax error, LIMIT cannot be used without the special ~ option",
-            ));
+            return Err(CmdError::msg(XADD_LIMIT_NOT_APPROX));
         }
         limit = n as usize;
         *i += 2;
@@ -142,14 +145,14 @@ pub(crate) fn xlen(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 /// A range end: `-`, `+`, `ms[-seq]` or exclusive `(ms[-seq]`. `low` says
 /// whether it is the low end (a bare `ms` then means `ms-0`, else `ms-max`).
-fn range_end(b: &[u8], low: bool) -> Result<StreamId, CmdError> {
+pub(super) fn range_end(b: &[u8], low: bool) -> Result<StreamId, CmdError> {
     match b {
         b"-" => Ok(StreamId::MIN),
         b"+" => Ok(StreamId::MAX),
         [b'(', rest @ ..] => {
             let id = id_arg(rest, if low { 0 } else { u64::MAX })?;
             let moved = if low { id.next() } else { id.prev() };
-            moved.ok_or_else(|| CmdError::msg("ERR invalid start ID for the interval"))
+            moved.ok_or_else(|| CmdError::msg(STREAM_INTERVAL_START))
         }
         _ => id_arg(b, if low { 0 } else { u64::MAX }),
     }
@@ -276,12 +279,7 @@ pub(crate) fn xread(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     while i < args.len() {
         let more = i + 1 < args.len();
         if is(&args[i], "block") && more {
-            let ms = parse_i64(&args[i + 1])
-                .ok_or_else(|| CmdError::msg("ERR timeout is not an integer or out of range"))?;
-            if ms < 0 {
-                return Err(CmdError::msg("ERR timeout is negative"));
-            }
-            block = Some(ms as u64);
+            block = Some(timeout_ms(&args[i + 1])?);
             i += 2;
         } else if is(&args[i], "count") && more {
             let n = int_arg(&args[i + 1])?;
@@ -301,9 +299,7 @@ pub(crate) fn xread(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         if &id[..] == b"$" {
             after.push(last.unwrap_or(StreamId::MIN));
         } else if &id[..] == b">" {
-            return Err(CmdError::msg(
-                "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.",
-            ));
+            return Err(CmdError::msg(XREAD_GT_ID));
         } else {
             after.push(id_arg(id, 0)?);
         }
@@ -334,15 +330,13 @@ pub(crate) fn xsetid(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         if is(&args[i], "entriesadded") && more {
             let n = int_arg(&args[i + 1])?;
             if n < 0 {
-                return Err(CmdError::msg("ERR entries_added must be positive"));
+                return Err(CmdError::msg(XSETID_ADDED_NEGATIVE));
             }
             added = Some(n as u64);
         } else if is(&args[i], "maxdeletedid") && more {
             let m = id_arg(&args[i + 1], 0)?;
             if id < m {
-                return Err(CmdError::msg(
-                    "ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id",
-                ));
+                return Err(CmdError::msg(XSETID_BELOW_MAX_DELETED));
             }
             max_del = Some(m);
         } else {
@@ -353,14 +347,10 @@ pub(crate) fn xsetid(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let done = write(ctx, &args[1], false, |s: &mut Stream| {
         if let Some(top) = s.last_entry_id() {
             if id < top {
-                return Err(CmdError::msg(
-                    "ERR The ID specified in XSETID is smaller than the target stream top item",
-                ));
+                return Err(CmdError::msg(XSETID_BELOW_TOP));
             }
             if added.is_some_and(|n| (s.len() as u64) > n) {
-                return Err(CmdError::msg(
-                    "ERR The entries_added specified in XSETID is smaller than the target stream length",
-                ));
+                return Err(CmdError::msg(XSETID_ADDED_BELOW_LENGTH));
             }
         }
         s.set_ids(id, added, max_del.filter(|m| *m != StreamId::MIN));
@@ -372,7 +362,7 @@ pub(crate) fn xsetid(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             ctx.dirty = Some(1);
             Ok(Frame::ok())
         }
-        None => Err(CmdError::msg("ERR no such key")),
+        None => Err(CmdError::msg(NO_SUCH_KEY)),
     }
 }
 
@@ -436,15 +426,11 @@ pub(crate) fn xinfo(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
                     })
                     .collect(),
             )),
-            None => Err(CmdError::msg(format!(
-                "NOGROUP No such consumer group '{}' for key name '{}'",
-                String::from_utf8_lossy(&args[3]),
-                String::from_utf8_lossy(key)
-            ))),
+            None => Err(CmdError::msg(nogroup_for_key(key, &args[3]))),
         },
         _ => stream_info(s, &args[3..]),
     })?;
-    info.unwrap_or_else(|| Err(CmdError::msg("ERR no such key")))
+    info.unwrap_or_else(|| Err(CmdError::msg(NO_SUCH_KEY)))
 }
 
 /// One group in `XINFO GROUPS`: its stored read counter (nil when
@@ -538,18 +524,15 @@ fn full_group(s: &Stream, name: &Bytes, g: &Group, count: usize) -> Frame {
 
 /// `XINFO STREAM`'s reply, plain or FULL.
 fn stream_info(s: &Stream, opts: &[Bytes]) -> CmdResult {
-    let full =
-        match opts {
-            [] => None,
-            [f] if is(f, "full") => Some(10),
-            [f, c, n] if is(f, "full") && is(c, "count") => {
-                let n = int_arg(n)?;
-                Some(if n <= 0 { usize::MAX } else { n as usize })
-            }
-            _ => return Err(CmdError::msg(
-                "ERR unknown subcommand or wrong number of arguments for 'stream'. Try XINFO HELP.",
-            )),
-        };
+    let full = match opts {
+        [] => None,
+        [f] if is(f, "full") => Some(10),
+        [f, c, n] if is(f, "full") && is(c, "count") => {
+            let n = int_arg(n)?;
+            Some(if n <= 0 { usize::MAX } else { n as usize })
+        }
+        _ => return Err(CmdError::msg(XINFO_STREAM_SYNTAX)),
+    };
     let kv = |k: &str, v: Frame| (Frame::bulk(k.to_owned()), v);
     // Redis keeps entries in listpack nodes in a radix tree; FerrumKV's
     // tree differs, so these two are the counts of the nodes Redis's layout
@@ -604,9 +587,7 @@ pub(super) fn stream_list(
     };
     let rest = &args[first..];
     if rest.len() % 2 != 0 {
-        return Err(CmdError::msg(
-            "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.",
-        ));
+        return Err(CmdError::msg(XREAD_UNBALANCED));
     }
     Ok(rest.split_at(rest.len() / 2))
 }

@@ -10,8 +10,13 @@ use ferrum_proto::Frame;
 use ferrum_store::types::{Claim, Group, GroupEntry, Stream, StreamId};
 
 use super::coll::{read, write};
-use super::error::STREAM_ID;
-use super::parse::{int_arg, is, parse_i64};
+use super::error::{
+    invalid_min_idle, invalid_xclaim_option, nogroup_for_key, nogroup_no_key,
+    unknown_xclaim_option, BUSYGROUP, STREAM_ID, XCLAIM_COUNT, XGROUP_ENTRIESREAD,
+    XGROUP_NEEDS_KEY, XREADGROUP_DOLLAR, XREADGROUP_GROUP_GONE, XREADGROUP_KEY_GONE,
+    XREADGROUP_NO_GROUP,
+};
+use super::parse::{int_arg, is, parse_i64, timeout_ms};
 use super::{CmdError, CmdResult, Ctx};
 
 fn id_arg(b: &[u8]) -> Result<StreamId, CmdError> {
@@ -22,19 +27,9 @@ fn id_frame(id: StreamId) -> Frame {
     Frame::Bulk(Bytes::from(id.to_string()))
 }
 
-fn text(b: &[u8]) -> std::borrow::Cow<'_, str> {
-    String::from_utf8_lossy(b)
-}
-
 fn no_group(key: &[u8], group: &[u8]) -> CmdError {
-    CmdError::msg(format!(
-        "NOGROUP No such consumer group '{}' for key name '{}'",
-        text(group),
-        text(key)
-    ))
+    CmdError::msg(nogroup_for_key(key, group))
 }
-
-const NEEDS_KEY: &str = "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically.";
 
 const XGROUP_HELP: &[&str] = &[
     "XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -67,9 +62,7 @@ fn group_opts(opts: &[Bytes], create: bool) -> Result<(bool, Option<u64>), CmdEr
         } else if is(&opts[i], "entriesread") && i + 1 < opts.len() {
             let n = int_arg(&opts[i + 1])?;
             if n < -1 {
-                return Err(CmdError::msg(
-                    "ERR value for ENTRIESREAD must be positive or -1",
-                ));
+                return Err(CmdError::msg(XGROUP_ENTRIESREAD));
             }
             read = (n >= 0).then_some(n as u64);
             i += 2;
@@ -123,9 +116,7 @@ pub(crate) fn xgroup(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         match name {
             "create" => {
                 if groups.contains_key(&group[..]) {
-                    return Err(CmdError::msg(
-                        "BUSYGROUP Consumer Group name already exists",
-                    ));
+                    return Err(CmdError::msg(BUSYGROUP));
                 }
                 let g = Group {
                     last_id: id,
@@ -170,7 +161,7 @@ pub(crate) fn xgroup(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             }
         }
     })?;
-    let reply = reply.ok_or_else(|| CmdError::msg(NEEDS_KEY))??;
+    let reply = reply.ok_or_else(|| CmdError::msg(XGROUP_NEEDS_KEY))??;
     ctx.dirty = Some(1);
     if name == "destroy" {
         // Readers blocked on the group answer NOGROUP.
@@ -212,15 +203,13 @@ pub(crate) fn read_new(
     noack: bool,
 ) -> Result<Option<Frame>, CmdError> {
     let now = ctx.now.0;
-    let gone = || CmdError::msg("UNBLOCKED the stream key no longer exists");
+    let gone = || CmdError::msg(XREADGROUP_KEY_GONE);
     let got = write(ctx, key, false, |s: &mut Stream| {
         s.read_group(group, consumer, None, count, noack, now)
     })
     .map_err(|_| gone())?
     .ok_or_else(gone)?
-    .ok_or_else(|| {
-        CmdError::msg("NOGROUP the consumer group this client was blocked on no longer exists")
-    })?;
+    .ok_or_else(|| CmdError::msg(XREADGROUP_GROUP_GONE))?;
     Ok((!got.is_empty()).then(|| group_frame(key, got)))
 }
 
@@ -232,12 +221,7 @@ pub(crate) fn xreadgroup(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     while i < args.len() {
         let more = args.len() - i - 1;
         if is(&args[i], "block") && more >= 1 {
-            let ms = parse_i64(&args[i + 1])
-                .ok_or_else(|| CmdError::msg("ERR timeout is not an integer or out of range"))?;
-            if ms < 0 {
-                return Err(CmdError::msg("ERR timeout is negative"));
-            }
-            block = Some(ms as u64);
+            block = Some(timeout_ms(&args[i + 1])?);
             i += 2;
         } else if is(&args[i], "count") && more >= 1 {
             let n = int_arg(&args[i + 1])?;
@@ -258,20 +242,20 @@ pub(crate) fn xreadgroup(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     }
     let (keys, ids) = super::stream::stream_list(args, streams)?;
     let Some((gname, cname)) = group else {
-        return Err(CmdError::msg("ERR Missing GROUP option for XREADGROUP"));
+        return Err(CmdError::msg(XREADGROUP_NO_GROUP));
     };
     let mut after = Vec::with_capacity(ids.len());
     for (key, id) in keys.iter().zip(ids) {
         let has = read(ctx, key, |s: &Stream| s.groups().contains_key(&gname[..]))?;
         if has != Some(true) {
-            return Err(CmdError::msg(format!(
-                "NOGROUP No such key '{}' or consumer group '{}' in XREADGROUP with GROUP option",
-                text(key),
-                text(&gname)
+            return Err(CmdError::msg(nogroup_no_key(
+                key,
+                &gname,
+                " in XREADGROUP with GROUP option",
             )));
         }
         if &id[..] == b"$" {
-            return Err(CmdError::msg("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set."));
+            return Err(CmdError::msg(XREADGROUP_DOLLAR));
         }
         after.push(if &id[..] == b">" {
             None
@@ -324,22 +308,6 @@ pub(crate) fn xack(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     Ok(Frame::Integer(n as i64))
 }
 
-/// A range end for XPENDING: `-`, `+`, `(id` or an ID.
-fn pending_end(b: &[u8], low: bool) -> Result<StreamId, CmdError> {
-    match b {
-        b"-" => Ok(StreamId::MIN),
-        b"+" => Ok(StreamId::MAX),
-        [b'(', rest @ ..] => {
-            let id = StreamId::parse(rest, if low { 0 } else { u64::MAX })
-                .ok_or_else(|| CmdError::msg(STREAM_ID))?;
-            let moved = if low { id.next() } else { id.prev() };
-            moved.ok_or_else(|| CmdError::msg("ERR invalid start ID for the interval"))
-        }
-        _ => StreamId::parse(b, if low { 0 } else { u64::MAX })
-            .ok_or_else(|| CmdError::msg(STREAM_ID)),
-    }
-}
-
 /// `XPENDING key group [[IDLE min-idle-time] start end count [consumer]]`
 pub(crate) fn xpending(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let (key, gname) = (&args[1], &args[2]);
@@ -358,7 +326,10 @@ pub(crate) fn xpending(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let extended = match rest.len() {
         0 => None,
         3 | 4 => {
-            let (start, end) = (pending_end(&rest[0], true)?, pending_end(&rest[1], false)?);
+            let (start, end) = (
+                super::stream::range_end(&rest[0], true)?,
+                super::stream::range_end(&rest[1], false)?,
+            );
             let count = int_arg(&rest[2])?.max(0) as usize;
             Some((start, end, count, rest.get(3).cloned()))
         }
@@ -422,21 +393,11 @@ pub(crate) fn xpending(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         })
     })?
     .flatten();
-    out.ok_or_else(|| {
-        CmdError::msg(format!(
-            "NOGROUP No such key '{}' or consumer group '{}'",
-            text(key),
-            text(gname)
-        ))
-    })
+    out.ok_or_else(|| no_key_or_group(key, gname))
 }
 
 fn no_key_or_group(key: &[u8], group: &[u8]) -> CmdError {
-    CmdError::msg(format!(
-        "NOGROUP No such key '{}' or consumer group '{}'",
-        text(key),
-        text(group)
-    ))
+    CmdError::msg(nogroup_no_key(key, group, ""))
 }
 
 /// Whether `key` holds a stream with group `group` (`WRONGTYPE` for
@@ -446,8 +407,7 @@ fn has_group(ctx: &Ctx<'_>, key: &[u8], group: &[u8]) -> Result<bool, CmdError> 
 }
 
 fn min_idle(arg: &[u8], cmd: &str) -> Result<u64, CmdError> {
-    let n = parse_i64(arg)
-        .ok_or_else(|| CmdError::msg(format!("ERR Invalid min-idle-time argument for {cmd}")))?;
+    let n = parse_i64(arg).ok_or_else(|| CmdError::msg(invalid_min_idle(cmd)))?;
     Ok(n.max(0) as u64)
 }
 
@@ -498,8 +458,7 @@ pub(crate) fn xclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         j += 1;
     }
     let opt_int = |a: &Bytes, what: &str| {
-        parse_i64(a)
-            .ok_or_else(|| CmdError::msg(format!("ERR Invalid {what} option argument for XCLAIM")))
+        parse_i64(a).ok_or_else(|| CmdError::msg(invalid_xclaim_option(what)))
     };
     let mut time = None;
     while j < args.len() {
@@ -524,10 +483,7 @@ pub(crate) fn xclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             j += 1;
             o.last_id = Some(id_arg(&args[j])?);
         } else {
-            return Err(CmdError::msg(format!(
-                "ERR Unrecognized XCLAIM option '{}'",
-                text(a)
-            )));
+            return Err(CmdError::msg(unknown_xclaim_option(a)));
         }
         j += 1;
     }
@@ -552,15 +508,14 @@ pub(crate) fn xclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 pub(crate) fn xautoclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let (key, group, consumer) = (&args[1], &args[2], &args[3]);
     let min = min_idle(&args[4], "XAUTOCLAIM")?;
-    let start = pending_end(&args[5], true)?;
+    let start = super::stream::range_end(&args[5], true)?;
     let (mut count, mut justid) = (100usize, false);
     let mut j = 6;
     while j < args.len() {
         if is(&args[j], "count") && j + 1 < args.len() {
-            let n =
-                parse_i64(&args[j + 1]).ok_or_else(|| CmdError::msg("ERR COUNT must be > 0"))?;
+            let n = parse_i64(&args[j + 1]).ok_or_else(|| CmdError::msg(XCLAIM_COUNT))?;
             if !(1..=i64::MAX / 10).contains(&n) {
-                return Err(CmdError::msg("ERR COUNT must be > 0"));
+                return Err(CmdError::msg(XCLAIM_COUNT));
             }
             count = n as usize;
             j += 2;
