@@ -190,20 +190,40 @@ pub(crate) fn subcommand_syntax(cmd: &str, sub: &[u8]) -> String {
 
 /// `-ERR max number of clients reached`, to a connection over `maxclients`.
 pub(crate) const MAX_CLIENTS: &str = "ERR max number of clients reached";
+
+// ---- CONFIG SET ----
+
+/// `CONFIG SET` of a parameter that does not exist.
+pub(crate) fn config_set_unknown(name: &str) -> String {
+    format!("ERR Unknown option or number of arguments for CONFIG SET - '{name}'")
+}
+/// `CONFIG SET` refused for `reason` (Redis's shape for every failure of
+/// one parameter: a bad value, an immutable or repeated parameter, a
+/// failed apply).
+pub(crate) fn config_set_failed(name: &str, reason: &str) -> String {
+    format!("ERR CONFIG SET failed (possibly related to argument '{name}') - {reason}")
+}
+/// Why `CONFIG SET` of a parameter read only at startup fails.
+pub(crate) const CONFIG_IMMUTABLE: &str = "can't set immutable config";
+/// Why `CONFIG SET` naming one parameter twice fails.
+pub(crate) const CONFIG_DUPLICATE: &str = "duplicate parameter";
 /// `CONFIG SET` of a `tls-*` parameter whose new TLS configuration does
 /// not load (Redis's `applyTlsCfg`; the log says why).
 pub(crate) fn tls_reload_failed(name: &str) -> String {
-    format!("ERR CONFIG SET failed (possibly related to argument '{name}') - Unable to update TLS configuration. Check server logs.")
+    config_set_failed(
+        name,
+        "Unable to update TLS configuration. Check server logs.",
+    )
 }
-
 /// `CONFIG SET` of `port`/`tls-port` when the new port cannot be bound
 /// (Redis's `updatePort`; the log says why).
 pub(crate) fn listen_failed(name: &str) -> String {
-    format!("ERR CONFIG SET failed (possibly related to argument '{name}') - Unable to listen on this port. Check server logs.")
+    config_set_failed(name, "Unable to listen on this port. Check server logs.")
 }
 /// `CONFIG SET bind` when an address cannot be bound (Redis's `applyBind`).
-pub(crate) const BIND_FAILED: &str =
-    "ERR CONFIG SET failed (possibly related to argument 'bind') - Failed to bind to specified addresses.";
+pub(crate) fn bind_failed() -> String {
+    config_set_failed("bind", "Failed to bind to specified addresses.")
+}
 
 /// Why a command produced an error reply. The connection goes on after any
 /// of these; only protocol errors close it.

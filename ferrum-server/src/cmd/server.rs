@@ -223,7 +223,7 @@ fn rebind(
     let failed = |name: &str, e: std::io::Error| {
         tracing::warn!("CONFIG SET {name}: could not listen: {e}");
         CmdError::msg(if bind_changed {
-            super::error::BIND_FAILED.to_owned()
+            super::error::bind_failed()
         } else {
             super::error::listen_failed(name)
         })

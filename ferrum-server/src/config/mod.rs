@@ -30,6 +30,9 @@ use ferrum_store::types::EncodingLimits;
 mod syntax;
 mod tls;
 
+use crate::cmd::error::{
+    config_set_failed, config_set_unknown, CONFIG_DUPLICATE, CONFIG_IMMUTABLE,
+};
 use syntax::{parse_int, parse_memory, split_args, split_overrides, trim};
 use tls::{optional_path, parse_protocols, render_path};
 pub use tls::{TlsConfig, TlsProtocol, TLS_AUTH_CLIENTS};
@@ -352,25 +355,25 @@ pub enum ConfigError {
         reason: String,
     },
     /// `CONFIG SET` of an unknown parameter.
-    #[error("ERR Unknown option or number of arguments for CONFIG SET - '{name}'")]
+    #[error("{}", config_set_unknown(name))]
     SetUnknown {
         /// The name as the client sent it.
         name: String,
     },
     /// `CONFIG SET` of a parameter that only takes effect at startup.
-    #[error("ERR CONFIG SET failed (possibly related to argument '{name}') - can't set immutable config")]
+    #[error("{}", config_set_failed(name, CONFIG_IMMUTABLE))]
     SetImmutable {
         /// The name as the client sent it.
         name: String,
     },
     /// `CONFIG SET` named the same parameter twice.
-    #[error("ERR CONFIG SET failed (possibly related to argument '{name}') - duplicate parameter")]
+    #[error("{}", config_set_failed(name, CONFIG_DUPLICATE))]
     SetDuplicate {
         /// The name as the client sent it.
         name: String,
     },
     /// `CONFIG SET` with a value the parameter does not accept.
-    #[error("ERR CONFIG SET failed (possibly related to argument '{name}') - {reason}")]
+    #[error("{}", config_set_failed(name, reason))]
     SetInvalid {
         /// The parameter's canonical name.
         name: &'static str,
