@@ -92,6 +92,8 @@ pub(crate) const NUMKEYS_POSITIVE: &str = "ERR numkeys should be greater than 0"
 pub(crate) const NUMKEYS_TOO_MANY: &str = "ERR Number of keys can't be greater than number of args";
 /// `-ERR count should be greater than 0` (`LMPOP`/`ZMPOP`'s count)
 pub(crate) const COUNT_POSITIVE: &str = "ERR count should be greater than 0";
+/// `-ERR COUNT must be > 0` (`GEOSEARCH ... COUNT`, `XAUTOCLAIM ... COUNT`).
+pub(crate) const COUNT_ABOVE_ZERO: &str = "ERR COUNT must be > 0";
 /// `-ERR LIMIT can't be negative`
 pub(crate) const LIMIT_NEGATIVE: &str = "ERR LIMIT can't be negative";
 /// `-ERR weight value is not a float`
@@ -672,8 +674,6 @@ pub(crate) const XREADGROUP_GROUP_GONE: &str =
 pub(crate) const XREADGROUP_NO_GROUP: &str = "ERR Missing GROUP option for XREADGROUP";
 /// `XREADGROUP ... STREAMS key $`.
 pub(crate) const XREADGROUP_DOLLAR: &str = "ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.";
-/// `XAUTOCLAIM ... COUNT n` with `n` not in 1..=i64::MAX/10.
-pub(crate) const XCLAIM_COUNT: &str = "ERR COUNT must be > 0";
 
 /// `XGROUP` (but `CREATE ... MKSTREAM`) of a key that does not exist.
 pub(crate) const XGROUP_NEEDS_KEY: &str = "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically.";
@@ -710,4 +710,29 @@ pub(crate) fn unknown_xclaim_option(opt: &[u8]) -> String {
         "ERR Unrecognized XCLAIM option '{}'",
         String::from_utf8_lossy(opt)
     )
+}
+
+// ---- geo (GEOADD, GEOSEARCH, GEORADIUS) ----
+
+/// `GEORADIUS`/`GEOSEARCH ... BYRADIUS` with a negative radius.
+pub(crate) const GEO_RADIUS_NEGATIVE: &str = "ERR radius cannot be negative";
+/// `GEORADIUSBYMEMBER`/`GEOSEARCH ... FROMMEMBER` of a member not in the set.
+pub(crate) const GEO_MEMBER_DECODE: &str = "ERR could not decode requested zset member";
+/// `GEOSEARCH ... BYBOX` with a negative side.
+pub(crate) const GEO_BOX_NEGATIVE: &str = "ERR height or width cannot be negative";
+/// `GEOSEARCH ... ANY` without `COUNT`.
+pub(crate) const GEO_ANY_NEEDS_COUNT: &str = "ERR the ANY argument requires COUNT argument";
+
+/// `GEOSEARCH ... BYRADIUS|BYBOX` with a `what` (radius, width, height)
+/// that is no float.
+pub(crate) fn geo_need_numeric(what: &str) -> String {
+    format!("ERR need numeric {what}")
+}
+/// `GEOSEARCHSTORE`, or `GEORADIUS ... STORE`, with `WITH*` options.
+pub(crate) fn geo_store_with(what: &str) -> String {
+    format!("ERR {what} is not compatible with WITHDIST, WITHHASH and WITHCOORD options")
+}
+/// `GEOSEARCH` (command `name`) with none or both of the `options`.
+pub(crate) fn geo_exactly_one(options: &str, name: &str) -> String {
+    format!("ERR exactly one of {options} can be specified for {name}")
 }

@@ -15,7 +15,10 @@ use ferrum_proto::Frame;
 use ferrum_store::types::ZSet;
 
 use super::coll::{read, read_in, store_in};
-use super::error::{GEO_BAD_PAIR, GEO_UNIT};
+use super::error::{
+    geo_exactly_one, geo_need_numeric, geo_store_with, COUNT_ABOVE_ZERO, GEO_ANY_NEEDS_COUNT,
+    GEO_BAD_PAIR, GEO_BOX_NEGATIVE, GEO_MEMBER_DECODE, GEO_RADIUS_NEGATIVE, GEO_UNIT,
+};
 use super::parse::{float_arg, int_arg, is};
 use super::{zset, CmdError, CmdResult, Ctx};
 
@@ -502,7 +505,7 @@ struct Query {
 }
 
 fn need_float(arg: &[u8], what: &str) -> Result<f64, CmdError> {
-    super::parse::parse_f64(arg).ok_or_else(|| CmdError::msg(format!("ERR need numeric {what}")))
+    super::parse::parse_f64(arg).ok_or_else(|| CmdError::msg(geo_need_numeric(what)))
 }
 
 fn lon_lat(args: &[Bytes]) -> Result<(f64, f64), CmdError> {
@@ -516,7 +519,7 @@ fn lon_lat(args: &[Bytes]) -> Result<(f64, f64), CmdError> {
 fn radius_unit(args: &[Bytes]) -> Result<(f64, f64), CmdError> {
     let r = need_float(&args[0], "radius")?;
     if r < 0.0 {
-        return Err(CmdError::msg("ERR radius cannot be negative"));
+        return Err(CmdError::msg(GEO_RADIUS_NEGATIVE));
     }
     Ok((r, unit_factor(&args[1])?))
 }
@@ -524,7 +527,7 @@ fn radius_unit(args: &[Bytes]) -> Result<(f64, f64), CmdError> {
 fn member_pos(z: &ZSet, member: &[u8]) -> Result<(f64, f64), CmdError> {
     z.score(member)
         .map(|s| decode(s as u64))
-        .ok_or_else(|| CmdError::msg("ERR could not decode requested zset member"))
+        .ok_or_else(|| CmdError::msg(GEO_MEMBER_DECODE))
 }
 
 /// Parses a search command's arguments the way Redis's
@@ -589,7 +592,7 @@ fn parse(z: Option<&ZSet>, args: &[Bytes], kind: Kind) -> Result<Query, CmdError
         } else if is(a, "count") && left >= 1 {
             let n = int_arg(&rest[i + 1])?;
             if n <= 0 {
-                return Err(CmdError::msg("ERR COUNT must be > 0"));
+                return Err(CmdError::msg(COUNT_ABOVE_ZERO));
             }
             q.count = n as usize;
             i += 1;
@@ -618,7 +621,7 @@ fn parse(z: Option<&ZSet>, args: &[Bytes], kind: Kind) -> Result<Query, CmdError
             let width = need_float(&rest[i + 1], "width")?;
             let height = need_float(&rest[i + 2], "height")?;
             if width < 0.0 || height < 0.0 {
-                return Err(CmdError::msg("ERR height or width cannot be negative"));
+                return Err(CmdError::msg(GEO_BOX_NEGATIVE));
             }
             conv = unit_factor(&rest[i + 3])?;
             area = Some(Area::Box { width, height });
@@ -635,25 +638,20 @@ fn parse(z: Option<&ZSet>, args: &[Bytes], kind: Kind) -> Result<Query, CmdError
         } else {
             "STORE option in GEORADIUS"
         };
-        return Err(CmdError::msg(format!(
-            "ERR {what} is not compatible with WITHDIST, WITHHASH and WITHCOORD options"
-        )));
+        return Err(CmdError::msg(geo_store_with(what)));
     }
     let name = String::from_utf8_lossy(&args[0]);
     if search && !(from_member || from_loc) {
-        return Err(CmdError::msg(format!(
-            "ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for {name}"
+        return Err(CmdError::msg(geo_exactly_one(
+            "FROMMEMBER or FROMLONLAT",
+            &name,
         )));
     }
     if search && !(by_radius || by_box) {
-        return Err(CmdError::msg(format!(
-            "ERR exactly one of BYRADIUS and BYBOX can be specified for {name}"
-        )));
+        return Err(CmdError::msg(geo_exactly_one("BYRADIUS and BYBOX", &name)));
     }
     if q.any && q.count == 0 {
-        return Err(CmdError::msg(
-            "ERR the ANY argument requires COUNT argument",
-        ));
+        return Err(CmdError::msg(GEO_ANY_NEEDS_COUNT));
     }
     if q.count != 0 && q.sort.is_none() && !q.any {
         q.sort = Some(true);

@@ -12,7 +12,7 @@ use ferrum_store::types::{Claim, Group, GroupEntry, Stream, StreamId};
 use super::coll::{read, write};
 use super::error::{
     invalid_min_idle, invalid_xclaim_option, nogroup_for_key, nogroup_no_key,
-    unknown_xclaim_option, BUSYGROUP, STREAM_ID, XCLAIM_COUNT, XGROUP_ENTRIESREAD,
+    unknown_xclaim_option, BUSYGROUP, COUNT_ABOVE_ZERO, STREAM_ID, XGROUP_ENTRIESREAD,
     XGROUP_NEEDS_KEY, XREADGROUP_DOLLAR, XREADGROUP_GROUP_GONE, XREADGROUP_KEY_GONE,
     XREADGROUP_NO_GROUP,
 };
@@ -513,9 +513,9 @@ pub(crate) fn xautoclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let mut j = 6;
     while j < args.len() {
         if is(&args[j], "count") && j + 1 < args.len() {
-            let n = parse_i64(&args[j + 1]).ok_or_else(|| CmdError::msg(XCLAIM_COUNT))?;
+            let n = parse_i64(&args[j + 1]).ok_or_else(|| CmdError::msg(COUNT_ABOVE_ZERO))?;
             if !(1..=i64::MAX / 10).contains(&n) {
-                return Err(CmdError::msg(XCLAIM_COUNT));
+                return Err(CmdError::msg(COUNT_ABOVE_ZERO));
             }
             count = n as usize;
             j += 2;
