@@ -17,6 +17,10 @@ use ferrum_proto::Frame;
 use ferrum_store::types::{End, Hash, List, Set, ZSet};
 use ferrum_store::{Access, Millis, Value, ValueRef};
 
+use super::error::{
+    BUSYKEY, DUMP_BAD_DATA, DUMP_BAD_PAYLOAD, DUMP_STREAM, RESTORE_FREQ, RESTORE_IDLETIME,
+    RESTORE_TTL,
+};
 use super::parse::{is, parse_i64};
 use super::{CmdError, CmdResult, Ctx};
 
@@ -37,10 +41,6 @@ const T_LIST_QUICKLIST: u8 = 14;
 const T_HASH_LISTPACK: u8 = 16;
 const T_ZSET_LISTPACK: u8 = 17;
 const T_LIST_QUICKLIST_2: u8 = 18;
-
-const BAD_PAYLOAD: &str = "ERR DUMP payload version or checksum are wrong";
-const BAD_DATA: &str = "ERR Bad data format";
-const BUSYKEY: &str = "BUSYKEY Target key name already exists.";
 
 /// Redis's CRC-64 (Jones polynomial, reflected, no final xor).
 fn crc64(data: &[u8]) -> u64 {
@@ -585,8 +585,7 @@ pub(crate) fn dump(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let Some(e) = ks.shard(key).lookup(db, key, now, Access::Read) else {
         return Ok(Frame::Null);
     };
-    let payload = serialize(e.value())
-        .ok_or_else(|| CmdError::msg("ERR DUMP of stream values is not supported"))?;
+    let payload = serialize(e.value()).ok_or_else(|| CmdError::msg(DUMP_STREAM))?;
     Ok(Frame::Bulk(Bytes::from(payload)))
 }
 
@@ -606,7 +605,7 @@ pub(crate) fn restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             let v =
                 parse_i64(&args[j + 1]).ok_or_else(|| CmdError::msg(super::error::NOT_INTEGER))?;
             if v < 0 {
-                return Err(CmdError::msg("ERR Invalid IDLETIME value, must be >= 0"));
+                return Err(CmdError::msg(RESTORE_IDLETIME));
             }
             idle = Some(v);
             j += 1;
@@ -614,9 +613,7 @@ pub(crate) fn restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             let v =
                 parse_i64(&args[j + 1]).ok_or_else(|| CmdError::msg(super::error::NOT_INTEGER))?;
             if !(0..=255).contains(&v) {
-                return Err(CmdError::msg(
-                    "ERR Invalid FREQ value, must be >= 0 and <= 255",
-                ));
+                return Err(CmdError::msg(RESTORE_FREQ));
             }
             freq = Some(v);
             j += 1;
@@ -627,7 +624,7 @@ pub(crate) fn restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     }
     let ttl = parse_i64(&args[2]).ok_or_else(|| CmdError::msg(super::error::NOT_INTEGER))?;
     if ttl < 0 {
-        return Err(CmdError::msg("ERR Invalid TTL value, must be >= 0"));
+        return Err(CmdError::msg(RESTORE_TTL));
     }
     let (key, db, now) = (&args[1], ctx.db(), ctx.now);
     let mut ks = ctx.store().lock_key(key);
@@ -636,8 +633,8 @@ pub(crate) fn restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if exists && !replace {
         return Err(CmdError::msg(BUSYKEY));
     }
-    let body = verify(&args[3]).ok_or_else(|| CmdError::msg(BAD_PAYLOAD))?;
-    let value = deserialize(body).ok_or_else(|| CmdError::msg(BAD_DATA))?;
+    let body = verify(&args[3]).ok_or_else(|| CmdError::msg(DUMP_BAD_PAYLOAD))?;
+    let value = deserialize(body).ok_or_else(|| CmdError::msg(DUMP_BAD_DATA))?;
     let expires = match ttl {
         0 => None,
         t if absttl => Some(Millis(t as u64)),

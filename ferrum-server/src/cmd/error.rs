@@ -736,3 +736,31 @@ pub(crate) fn geo_store_with(what: &str) -> String {
 pub(crate) fn geo_exactly_one(options: &str, name: &str) -> String {
     format!("ERR exactly one of {options} can be specified for {name}")
 }
+
+// ---- DUMP, RESTORE ----
+
+/// `RESTORE` of a payload whose version or CRC-64 is not ours.
+pub(crate) const DUMP_BAD_PAYLOAD: &str = "ERR DUMP payload version or checksum are wrong";
+/// `RESTORE` of a payload that verifies but does not decode.
+pub(crate) const DUMP_BAD_DATA: &str = "ERR Bad data format";
+/// `RESTORE` (without `REPLACE`) onto a key that exists.
+pub(crate) const BUSYKEY: &str = "BUSYKEY Target key name already exists.";
+
+/// `DUMP` of a stream: FerrumKV does not serialize streams.
+pub(crate) const DUMP_STREAM: &str = "ERR DUMP of stream values is not supported";
+/// `RESTORE ... IDLETIME n` with `n` negative.
+pub(crate) const RESTORE_IDLETIME: &str = "ERR Invalid IDLETIME value, must be >= 0";
+/// `RESTORE ... FREQ n` with `n` outside 0..=255.
+pub(crate) const RESTORE_FREQ: &str = "ERR Invalid FREQ value, must be >= 0 and <= 255";
+/// `RESTORE key ttl` with `ttl` negative.
+pub(crate) const RESTORE_TTL: &str = "ERR Invalid TTL value, must be >= 0";
+
+// ---- SORT, HyperLogLog ----
+
+/// `SORT` (without `ALPHA`) of an element or `BY` weight that is no float.
+pub(crate) const SORT_NOT_DOUBLE: &str = "ERR One or more scores can't be converted into double";
+
+/// A HyperLogLog string whose registers do not decode.
+pub(crate) const INVALID_HLL: &str = "INVALIDOBJ Corrupted HLL object detected";
+/// `PFADD`/`PFCOUNT`/`PFMERGE` of a string that is no HyperLogLog.
+pub(crate) const NOT_HLL: &str = "WRONGTYPE Key is not a valid HyperLogLog string value.";

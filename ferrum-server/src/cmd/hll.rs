@@ -23,6 +23,7 @@ use bytes::Bytes;
 use ferrum_proto::Frame;
 
 use super::bitops::{put_str, read_str};
+use super::error::{INVALID_HLL, NOT_HLL};
 use super::{CmdError, CmdResult, Ctx};
 
 /// log2 of the register count.
@@ -40,9 +41,6 @@ const ZERO_MAX_LEN: usize = 64;
 const XZERO_MAX_LEN: usize = 16384;
 /// Redis's `HLL_ALPHA_INF`: 0.5 / ln 2.
 const ALPHA_INF: f64 = 0.721_347_520_444_481_7;
-
-const INVALID_HLL: &str = "INVALIDOBJ Corrupted HLL object detected";
-const NOT_HLL: &str = "WRONGTYPE Key is not a valid HyperLogLog string value.";
 
 /// Redis's MurmurHash64A over little-endian 8-byte words.
 pub(crate) fn murmur64a(data: &[u8], seed: u64) -> u64 {

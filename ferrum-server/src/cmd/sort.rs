@@ -18,12 +18,9 @@ use ferrum_store::types::{Hash, List, Set, ZSet};
 use ferrum_store::{Access, Locked, Millis, Typed, ValueRef};
 
 use super::coll::store_in;
-use super::error::NOT_INTEGER;
+use super::error::{NOT_INTEGER, SORT_NOT_DOUBLE};
 use super::parse::{is, parse_i64};
 use super::{CmdError, CmdResult, Ctx};
-
-/// `ERR One or more scores can't be converted into double`
-const NOT_DOUBLE: &str = "ERR One or more scores can't be converted into double";
 
 /// The parsed options of one call.
 #[derive(Default)]
@@ -239,8 +236,8 @@ fn sort_items(
         } else {
             match (&o.by, &by) {
                 (Some(_), None) => 0.0,
-                (Some(_), Some(v)) => weight(v).ok_or_else(|| CmdError::msg(NOT_DOUBLE))?,
-                (None, _) => weight(&elem).ok_or_else(|| CmdError::msg(NOT_DOUBLE))?,
+                (Some(_), Some(v)) => weight(v).ok_or_else(|| CmdError::msg(SORT_NOT_DOUBLE))?,
+                (None, _) => weight(&elem).ok_or_else(|| CmdError::msg(SORT_NOT_DOUBLE))?,
             }
         };
         keyed.push((elem, by, score));
