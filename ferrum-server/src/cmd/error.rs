@@ -21,8 +21,13 @@ pub(crate) const NOT_INTEGER: &str = "ERR value is not an integer or out of rang
 pub(crate) const NOT_FLOAT: &str = "ERR value is not a valid float";
 /// `HINCRBYFLOAT` with an infinite or NaN increment (Redis 7.0's t_hash.c).
 pub(crate) const NAN_OR_INFINITY: &str = "ERR value is NaN or Infinity";
-/// `-ERR invalid expire time in '...' command` (formatted per command).
+/// `-ERR no such key` (`RENAME`, `XSETID`, `XINFO`...).
 pub(crate) const NO_SUCH_KEY: &str = "ERR no such key";
+/// `-ERR invalid expire time in 'cmd' command` (`SET EX 0`, `EXPIRE` past
+/// the end of time...).
+pub(crate) fn invalid_expire_time(cmd: &str) -> String {
+    format!("ERR invalid expire time in '{cmd}' command")
+}
 /// `-ERR DB index is out of range`
 pub(crate) const DB_RANGE: &str = "ERR DB index is out of range";
 /// `SWAPDB` with a first index that is no `int`.
@@ -44,8 +49,6 @@ pub(crate) const OOM: &str = "OOM command not allowed when used memory > 'maxmem
 pub(crate) const MUST_BE_POSITIVE: &str = "ERR value is out of range, must be positive";
 /// `-ERR value is out of range` (a random count with values or scores).
 pub(crate) const OUT_OF_RANGE: &str = "ERR value is out of range";
-/// `-ERR value is out of range, value must between MIN and MAX` (Redis's
-/// `getRangeLongFromObjectOrReply`, its grammar included).
 /// `SAVE`, `BGSAVE`, `BGREWRITEAOF`: FerrumKV has no persistence.
 pub(crate) fn no_persistence(command: &[u8]) -> String {
     format!(
@@ -53,7 +56,8 @@ pub(crate) fn no_persistence(command: &[u8]) -> String {
         String::from_utf8_lossy(command).to_ascii_uppercase()
     )
 }
-
+/// `-ERR value is out of range, value must between MIN and MAX` (Redis's
+/// `getRangeLongFromObjectOrReply`, its grammar included).
 pub(crate) fn out_of_range(min: i64, max: i64) -> String {
     format!("ERR value is out of range, value must between {min} and {max}")
 }
@@ -764,3 +768,34 @@ pub(crate) const SORT_NOT_DOUBLE: &str = "ERR One or more scores can't be conver
 pub(crate) const INVALID_HLL: &str = "INVALIDOBJ Corrupted HLL object detected";
 /// `PFADD`/`PFCOUNT`/`PFMERGE` of a string that is no HyperLogLog.
 pub(crate) const NOT_HLL: &str = "WRONGTYPE Key is not a valid HyperLogLog string value.";
+
+// ---- keys and strings (EXPIRE, SET, INCR, ZRANGE, OBJECT) ----
+
+/// `EXPIRE key n opt` with an option other than `NX|XX|GT|LT`.
+pub(crate) fn expire_unsupported_option(opt: &[u8]) -> String {
+    format!("ERR Unsupported option {}", String::from_utf8_lossy(opt))
+}
+
+/// `EXPIRE key n NX` with `XX`, `GT` or `LT`.
+pub(crate) const EXPIRE_NX_AND_OTHER: &str =
+    "ERR NX and XX, GT or LT options at the same time are not compatible";
+/// `EXPIRE key n GT LT`.
+pub(crate) const EXPIRE_GT_AND_LT: &str =
+    "ERR GT and LT options at the same time are not compatible";
+
+/// `DECRBY key i64::MIN`: the negated decrement does not fit.
+pub(crate) const DECREMENT_OVERFLOW: &str = "ERR decrement would overflow";
+/// `SETRANGE key offset` with `offset` negative.
+pub(crate) const OFFSET_RANGE: &str = "ERR offset is out of range";
+
+/// `ZRANGE ... BYLEX WITHSCORES`.
+pub(crate) const ZRANGE_BYLEX_WITHSCORES: &str =
+    "ERR syntax error, WITHSCORES not supported in combination with BYLEX";
+/// `ZRANGE ... LIMIT` by rank.
+pub(crate) const ZRANGE_LIMIT_BY_RANK: &str =
+    "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX";
+
+/// `OBJECT IDLETIME` under an LFU `maxmemory-policy`.
+pub(crate) const OBJECT_IDLETIME_LFU: &str = "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
+/// `OBJECT FREQ` under a policy that is not LFU.
+pub(crate) const OBJECT_FREQ_NOT_LFU: &str = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";

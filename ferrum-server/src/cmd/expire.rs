@@ -5,6 +5,9 @@ use bytes::Bytes;
 use ferrum_proto::Frame;
 use ferrum_store::{Access, Millis};
 
+use super::error::{
+    expire_unsupported_option, invalid_expire_time, EXPIRE_GT_AND_LT, EXPIRE_NX_AND_OTHER,
+};
 use super::parse::{int_arg, is};
 use super::{CmdError, CmdResult, Ctx};
 
@@ -44,10 +47,7 @@ impl Condition {
             } else if is(a, "lt") {
                 Condition::Lt
             } else {
-                return Err(CmdError::msg(format!(
-                    "ERR Unsupported option {}",
-                    String::from_utf8_lossy(a)
-                )));
+                return Err(CmdError::msg(expire_unsupported_option(a)));
             };
             cond = match (cond, next) {
                 (Condition::Always, n) => n,
@@ -58,15 +58,9 @@ impl Condition {
                 (Condition::Xx | Condition::XxLt, Condition::Lt)
                 | (Condition::Lt | Condition::XxLt, Condition::Xx) => Condition::XxLt,
                 (Condition::Nx, _) | (_, Condition::Nx) => {
-                    return Err(CmdError::msg(
-                        "ERR NX and XX, GT or LT options at the same time are not compatible",
-                    ))
+                    return Err(CmdError::msg(EXPIRE_NX_AND_OTHER))
                 }
-                _ => {
-                    return Err(CmdError::msg(
-                        "ERR GT and LT options at the same time are not compatible",
-                    ))
-                }
+                _ => return Err(CmdError::msg(EXPIRE_GT_AND_LT)),
             };
         }
         Ok(cond)
@@ -92,12 +86,7 @@ impl Condition {
 fn expire_generic(ctx: &mut Ctx<'_>, args: &[Bytes], form: Form) -> CmdResult {
     let n = int_arg(&args[2])?;
     let cond = Condition::parse(&args[3..])?;
-    let invalid = || {
-        CmdError::msg(format!(
-            "ERR invalid expire time in '{}' command",
-            form.name
-        ))
-    };
+    let invalid = || CmdError::msg(invalid_expire_time(form.name));
     let ms = if form.millis {
         Some(n)
     } else {

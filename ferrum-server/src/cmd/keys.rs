@@ -6,7 +6,7 @@ use ferrum_proto::Frame;
 use ferrum_store::glob::glob_match;
 use ferrum_store::{Access, ValueKind};
 
-use super::error::NO_SUCH_KEY;
+use super::error::{NO_SUCH_KEY, OBJECT_FREQ_NOT_LFU, OBJECT_IDLETIME_LFU};
 use super::parse::{db_arg, is, parse_i64};
 use super::{CmdError, CmdResult, Ctx};
 
@@ -280,7 +280,7 @@ pub(crate) fn object(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let lfu = policy.as_str().contains("lfu");
     if is(sub, "idletime") {
         if lfu {
-            return Err(CmdError::msg("ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."));
+            return Err(CmdError::msg(OBJECT_IDLETIME_LFU));
         }
         // Both readings in whole seconds, as Redis's LRU clock ticks.
         let idle = (now.0 / 1000).saturating_sub(e.last_access().0 / 1000);
@@ -288,6 +288,6 @@ pub(crate) fn object(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     }
     match shard.lfu_counter(db, key, now) {
         Some(c) if lfu => Ok(Frame::Integer(i64::from(c))),
-        _ => Err(CmdError::msg("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")),
+        _ => Err(CmdError::msg(OBJECT_FREQ_NOT_LFU)),
     }
 }

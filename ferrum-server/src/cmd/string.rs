@@ -4,7 +4,7 @@ use bytes::Bytes;
 use ferrum_proto::Frame;
 use ferrum_store::{Access, Millis, Shard, StoreError, Value};
 
-use super::error::SYNTAX;
+use super::error::{invalid_expire_time, DECREMENT_OVERFLOW, OFFSET_RANGE, SYNTAX};
 use super::parse::{f64_bytes, float_arg, i64_bytes, int_arg, is, parse_f64, parse_i64};
 use super::{CmdError, CmdResult, Ctx};
 
@@ -25,7 +25,7 @@ impl ExpireArg {
     /// negative and overflowing values with the command's name in the text.
     pub(crate) fn parse(unit: &[u8], n: &[u8], cmd: &str) -> Result<ExpireArg, CmdError> {
         let n = int_arg(n)?;
-        let invalid = || CmdError::msg(format!("ERR invalid expire time in '{cmd}' command"));
+        let invalid = || CmdError::msg(invalid_expire_time(cmd));
         if n <= 0 {
             return Err(invalid());
         }
@@ -50,9 +50,7 @@ impl ExpireArg {
             ExpireArg::In(d) => (now.0 as i64)
                 .checked_add(d.0 as i64)
                 .map(|t| Millis(t as u64))
-                .ok_or_else(|| {
-                    CmdError::msg(format!("ERR invalid expire time in '{cmd}' command"))
-                }),
+                .ok_or_else(|| CmdError::msg(invalid_expire_time(cmd))),
             ExpireArg::At(t) => Ok(t),
         }
     }
@@ -386,7 +384,7 @@ pub(crate) fn decrby(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let delta = int_arg(&args[2])?;
     let delta = delta
         .checked_neg()
-        .ok_or_else(|| CmdError::msg("ERR decrement would overflow"))?;
+        .ok_or_else(|| CmdError::msg(DECREMENT_OVERFLOW))?;
     incr_by(ctx, &args[1], delta)
 }
 
@@ -453,7 +451,7 @@ pub(crate) fn getrange(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 pub(crate) fn setrange(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let offset = int_arg(&args[2])?;
     if offset < 0 {
-        return Err(CmdError::msg("ERR offset is out of range"));
+        return Err(CmdError::msg(OFFSET_RANGE));
     }
     let offset = offset as usize;
     let patch = &args[3];

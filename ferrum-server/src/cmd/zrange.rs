@@ -10,7 +10,7 @@ use ferrum_proto::Frame;
 use ferrum_store::types::{LexBound, ScoreBound, ZSet};
 
 use super::coll::{read, read_in, resp3, store_in, write_count};
-use super::error::{MIN_MAX_FLOAT, MIN_MAX_LEX};
+use super::error::{MIN_MAX_FLOAT, MIN_MAX_LEX, ZRANGE_BYLEX_WITHSCORES, ZRANGE_LIMIT_BY_RANK};
 use super::parse::{int_arg, is, parse_f64};
 use super::zset::scored_reply;
 use super::{CmdError, CmdResult, Ctx};
@@ -143,14 +143,10 @@ fn parse_range(
         i += 1;
     }
     if with_scores && by == b'l' {
-        return Err(CmdError::msg(
-            "ERR syntax error, WITHSCORES not supported in combination with BYLEX",
-        ));
+        return Err(CmdError::msg(ZRANGE_BYLEX_WITHSCORES));
     }
     if limit.is_some() && by == b'r' {
-        return Err(CmdError::msg(
-            "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX",
-        ));
+        return Err(CmdError::msg(ZRANGE_LIMIT_BY_RANK));
     }
     // With REV, BYSCORE and BYLEX take the high bound first.
     let (lo, hi) = if rev && by != b'r' {
