@@ -42,6 +42,11 @@ pub(crate) const WRONGPASS: &str = "WRONGPASS invalid username-password pair or 
 pub(crate) const AUTH_NOT_SET: &str = "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?";
 /// `-EXECABORT ...`
 pub(crate) const EXECABORT: &str = "EXECABORT Transaction discarded because of previous errors.";
+/// `-EXECABORT Transaction discarded because of: ...`: an `EXEC` refused
+/// as a whole, with the error its commands would have met.
+pub(crate) fn execabort_because(reason: impl std::fmt::Display) -> String {
+    format!("EXECABORT Transaction discarded because of: {reason}")
+}
 /// `-OOM ...`
 pub(crate) const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
 
@@ -799,3 +804,24 @@ pub(crate) const ZRANGE_LIMIT_BY_RANK: &str =
 pub(crate) const OBJECT_IDLETIME_LFU: &str = "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
 /// `OBJECT FREQ` under a policy that is not LFU.
 pub(crate) const OBJECT_FREQ_NOT_LFU: &str = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
+
+// ---- transactions and dispatch (MULTI, EXEC, subscribed mode) ----
+
+/// A RESP2 client in subscribed mode sending a command other than the
+/// (un)subscribe family, `PING`, `QUIT` or `RESET`.
+pub(crate) fn not_in_subscribed_context(name: &str) -> String {
+    format!("ERR Can't execute '{name}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
+}
+/// A `no-multi` command (`WATCH`'s kin) inside `MULTI`.
+pub(crate) const NOT_IN_MULTI: &str = "ERR Command not allowed inside a transaction";
+
+/// `MULTI` inside `MULTI`.
+pub(crate) const MULTI_NESTED: &str = "ERR MULTI calls can not be nested";
+/// `DISCARD` outside `MULTI`.
+pub(crate) const DISCARD_WITHOUT_MULTI: &str = "ERR DISCARD without MULTI";
+/// `WATCH` inside `MULTI`.
+pub(crate) const WATCH_IN_MULTI: &str = "ERR WATCH inside MULTI is not allowed";
+/// `EXEC` outside `MULTI`.
+pub(crate) const EXEC_WITHOUT_MULTI: &str = "ERR EXEC without MULTI";
+/// A queued command that no longer exists when `EXEC` runs it.
+pub(crate) const EXEC_UNKNOWN_COMMAND: &str = "ERR unknown command";

@@ -427,10 +427,7 @@ fn prepare(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Result<Prepared, CmdError> {
     }
     acl::permit(ctx, spec, args, acl::context_of(ctx)).map_err(|r| acl::noperm(&r))?;
     if ctx.conn.subs.restricts(ctx.conn.protocol) && !spec.has(flag::SUBSCRIBED_OK) {
-        return Err(CmdError::msg(format!(
-            "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
-            spec.name
-        )));
+        return Err(CmdError::msg(error::not_in_subscribed_context(spec.name)));
     }
     if spec.has(flag::WRITE) && ctx.shared.refuses_writes() {
         return Err(CmdError::msg(error::NOREPLICAS));
@@ -443,17 +440,13 @@ fn prepare(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Result<Prepared, CmdError> {
                 if spec.name == "exec" {
                     ctx.conn.multi = None;
                     ctx.conn.watched.clear();
-                    return Err(CmdError::msg(format!(
-                        "EXECABORT Transaction discarded because of: {busy}"
-                    )));
+                    return Err(CmdError::msg(error::execabort_because(busy)));
                 }
                 return Err(CmdError::msg(busy));
             }
         }
         if spec.has(flag::NO_MULTI) {
-            return Err(CmdError::msg(
-                "ERR Command not allowed inside a transaction",
-            ));
+            return Err(CmdError::msg(error::NOT_IN_MULTI));
         }
         if !spec.has(flag::NO_QUEUE) {
             // Redis refuses a command that may grow memory when over

@@ -9,12 +9,15 @@
 use bytes::Bytes;
 use ferrum_proto::Frame;
 
-use super::error::EXECABORT;
+use super::error::{
+    execabort_because, DISCARD_WITHOUT_MULTI, EXECABORT, EXEC_UNKNOWN_COMMAND, EXEC_WITHOUT_MULTI,
+    MULTI_NESTED, NOREPLICAS, WATCH_IN_MULTI,
+};
 use super::{lookup, run, CmdError, CmdResult, Ctx};
 
 pub(crate) fn multi(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     if ctx.conn.multi.is_some() {
-        return Err(CmdError::msg("ERR MULTI calls can not be nested"));
+        return Err(CmdError::msg(MULTI_NESTED));
     }
     ctx.conn.multi = Some(Vec::new());
     ctx.conn.multi_failed = false;
@@ -23,7 +26,7 @@ pub(crate) fn multi(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
 
 pub(crate) fn discard(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     if ctx.conn.multi.take().is_none() {
-        return Err(CmdError::msg("ERR DISCARD without MULTI"));
+        return Err(CmdError::msg(DISCARD_WITHOUT_MULTI));
     }
     ctx.conn.multi_failed = false;
     ctx.conn.watched.clear();
@@ -38,7 +41,7 @@ fn version_now(ctx: &Ctx<'_>, db: usize, key: &Bytes) -> Option<u64> {
 
 pub(crate) fn watch(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if ctx.conn.multi.is_some() {
-        return Err(CmdError::msg("ERR WATCH inside MULTI is not allowed"));
+        return Err(CmdError::msg(WATCH_IN_MULTI));
     }
     let db = ctx.db();
     for key in &args[1..] {
@@ -55,7 +58,7 @@ pub(crate) fn unwatch(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
 
 pub(crate) fn exec(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     let Some(queue) = ctx.conn.multi.take() else {
-        return Err(CmdError::msg("ERR EXEC without MULTI"));
+        return Err(CmdError::msg(EXEC_WITHOUT_MULTI));
     };
     let watched = std::mem::take(&mut ctx.conn.watched);
     if std::mem::take(&mut ctx.conn.multi_failed) {
@@ -68,10 +71,7 @@ pub(crate) fn exec(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
         .any(|a| lookup(&a[0]).is_some_and(|s| s.has(super::flag::DENYOOM)));
     if grows {
         if let Err(e) = ctx.store().reserve_for_write(ctx.now) {
-            return Err(CmdError::msg(format!(
-                "EXECABORT Transaction discarded because of: {}",
-                CmdError::from(e)
-            )));
+            return Err(CmdError::msg(execabort_because(CmdError::from(e))));
         }
     }
     // `min-replicas-to-write` set after the writes were queued.
@@ -81,10 +81,7 @@ pub(crate) fn exec(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
             .any(|a| lookup(&a[0]).is_some_and(|s| s.has(super::flag::WRITE)))
     };
     if ctx.shared.refuses_writes() && writes() {
-        return Err(CmdError::msg(format!(
-            "EXECABORT Transaction discarded because of: {}",
-            super::error::NOREPLICAS
-        )));
+        return Err(CmdError::msg(execabort_because(NOREPLICAS)));
     }
     let shared = ctx.shared;
     let _gate = shared.tx_gate.write().unwrap_or_else(|p| p.into_inner());
@@ -107,7 +104,7 @@ pub(crate) fn exec(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
         let reply = match permitted {
             Some((spec, Ok(()))) => run(ctx, spec, &args),
             Some((_, Err(refusal))) => super::acl::noperm_in_exec(&refusal).into_frame(),
-            None => CmdError::msg("ERR unknown command").into_frame(),
+            None => CmdError::msg(EXEC_UNKNOWN_COMMAND).into_frame(),
         };
         replies.push(reply);
         // `SUBSCRIBE a b` inside MULTI: each confirmation is an element.
