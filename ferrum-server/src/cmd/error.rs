@@ -663,9 +663,6 @@ pub(crate) const XSETID_BELOW_TOP: &str =
 /// `XSETID ... ENTRIESADDED n` with `n` below the stream's length.
 pub(crate) const XSETID_ADDED_BELOW_LENGTH: &str =
     "ERR The entries_added specified in XSETID is smaller than the target stream length";
-/// `XINFO STREAM key` with an option other than `FULL [COUNT n]`.
-pub(crate) const XINFO_STREAM_SYNTAX: &str =
-    "ERR unknown subcommand or wrong number of arguments for 'stream'. Try XINFO HELP.";
 /// `XREAD`/`XREADGROUP ... STREAMS` with more keys than IDs or the reverse.
 pub(crate) const XREAD_UNBALANCED: &str =
     "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.";
@@ -825,3 +822,38 @@ pub(crate) const WATCH_IN_MULTI: &str = "ERR WATCH inside MULTI is not allowed";
 pub(crate) const EXEC_WITHOUT_MULTI: &str = "ERR EXEC without MULTI";
 /// A queued command that no longer exists when `EXEC` runs it.
 pub(crate) const EXEC_UNKNOWN_COMMAND: &str = "ERR unknown command";
+
+// ---- server (CONFIG, DEBUG, LATENCY, SCRIPT, FUNCTION) ----
+
+/// `CONFIG REWRITE` of a server started without a configuration file.
+pub(crate) const CONFIG_NO_FILE: &str = "ERR The server is running without a config file";
+/// `DEBUG` while `enable-debug-command` is `no`.
+pub(crate) const DEBUG_NOT_ALLOWED: &str = "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.";
+
+/// `LATENCY GRAPH event` of an event with no samples.
+pub(crate) fn latency_no_samples(event: &[u8]) -> String {
+    format!(
+        "ERR No samples available for event '{}'",
+        String::from_utf8_lossy(event)
+    )
+}
+
+/// `SCRIPT FLUSH` with a mode other than `SYNC`/`ASYNC` (Redis's "support").
+pub(crate) const SCRIPT_FLUSH_MODE: &str = "ERR SCRIPT FLUSH only support SYNC|ASYNC option";
+
+/// `FUNCTION LIST LIBRARYNAME` without the pattern.
+pub(crate) const FUNCTION_LIST_NO_NAME: &str = "ERR library name argument was not given";
+/// `FUNCTION RESTORE payload policy` with another policy.
+pub(crate) const FUNCTION_RESTORE_POLICY: &str =
+    "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.";
+/// `FUNCTION FLUSH` with a mode other than `SYNC`/`ASYNC`.
+pub(crate) const FUNCTION_FLUSH_MODE: &str = "ERR FUNCTION FLUSH only supports SYNC|ASYNC option";
+
+/// `FUNCTION LOAD opt code` with an `opt` other than `REPLACE`.
+pub(crate) fn function_unknown_option(opt: &[u8]) -> String {
+    format!("ERR Unknown option given: {}", String::from_utf8_lossy(opt))
+}
+/// `FUNCTION LIST` with an argument other than `WITHCODE`/`LIBRARYNAME`.
+pub(crate) fn function_unknown_argument(arg: &[u8]) -> String {
+    format!("ERR Unknown argument {}", String::from_utf8_lossy(arg))
+}

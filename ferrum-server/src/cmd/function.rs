@@ -6,7 +6,11 @@ use ferrum_proto::Frame;
 use ferrum_store::glob::glob_match;
 
 use super::dump::{function_codes, function_payload};
-use super::error::{BAD_FUNCTION_PAYLOAD, BAD_NUMKEYS, NO_FUNCTION, NO_LIBRARY};
+use super::error::{
+    function_unknown_argument, function_unknown_option, subcommand_syntax, BAD_FUNCTION_PAYLOAD,
+    BAD_NUMKEYS, FUNCTION_FLUSH_MODE, FUNCTION_LIST_NO_NAME, FUNCTION_RESTORE_POLICY, NO_FUNCTION,
+    NO_LIBRARY,
+};
 use super::parse::{is, parse_i64};
 use super::script::{invoke, split_keys};
 use super::{help_reply, CmdError, CmdResult, Ctx};
@@ -75,9 +79,9 @@ pub(crate) fn function(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         .iter()
         .any(|n| is(sub, n)) =>
         {
-            Err(CmdError::msg(format!(
-                "ERR unknown subcommand or wrong number of arguments for '{}'. Try FUNCTION HELP.",
-                String::from_utf8_lossy(sub).to_ascii_lowercase()
+            Err(CmdError::msg(subcommand_syntax(
+                "FUNCTION",
+                &sub.to_ascii_lowercase(),
             )))
         }
         _ => Err(CmdError::unknown_subcommand("FUNCTION", sub)),
@@ -89,12 +93,7 @@ fn load(ctx: &mut Ctx<'_>, rest: &[Bytes]) -> CmdResult {
     let (replace, code) = match rest {
         [code] => (false, code),
         [opt, code] if is(opt, "replace") => (true, code),
-        [opt, ..] => {
-            return Err(CmdError::msg(format!(
-                "ERR Unknown option given: {}",
-                String::from_utf8_lossy(opt)
-            )))
-        }
+        [opt, ..] => return Err(CmdError::msg(function_unknown_option(opt))),
         [] => return Err(CmdError::Arity("function|load".to_owned())),
     };
     crate::script::reserve_for_write(ctx)?;
@@ -139,13 +138,10 @@ fn list(ctx: &mut Ctx<'_>, rest: &[Bytes]) -> CmdResult {
             i += 1;
             let p = rest
                 .get(i)
-                .ok_or_else(|| CmdError::msg("ERR library name argument was not given"))?;
+                .ok_or_else(|| CmdError::msg(FUNCTION_LIST_NO_NAME))?;
             pattern = Some(p.clone());
         } else {
-            return Err(CmdError::msg(format!(
-                "ERR Unknown argument {}",
-                String::from_utf8_lossy(arg)
-            )));
+            return Err(CmdError::msg(function_unknown_argument(arg)));
         }
         i += 1;
     }
@@ -204,16 +200,13 @@ fn dump(ctx: &mut Ctx<'_>) -> CmdResult {
 /// libraries or none.
 fn restore(ctx: &mut Ctx<'_>, rest: &[Bytes]) -> CmdResult {
     let policy = rest.get(1);
-    let (flush, replace) =
-        match policy {
-            None => (false, false),
-            Some(p) if is(p, "append") => (false, false),
-            Some(p) if is(p, "replace") => (false, true),
-            Some(p) if is(p, "flush") => (true, false),
-            Some(_) => return Err(CmdError::msg(
-                "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.",
-            )),
-        };
+    let (flush, replace) = match policy {
+        None => (false, false),
+        Some(p) if is(p, "append") => (false, false),
+        Some(p) if is(p, "replace") => (false, true),
+        Some(p) if is(p, "flush") => (true, false),
+        Some(_) => return Err(CmdError::msg(FUNCTION_RESTORE_POLICY)),
+    };
     let codes = function_codes(&rest[0]).ok_or_else(|| CmdError::msg(BAD_FUNCTION_PAYLOAD))?;
     crate::script::reserve_for_write(ctx)?;
     let shared = ctx.shared;
@@ -238,9 +231,7 @@ fn restore(ctx: &mut Ctx<'_>, rest: &[Bytes]) -> CmdResult {
 fn flush(ctx: &mut Ctx<'_>, rest: &[Bytes]) -> CmdResult {
     if let Some(mode) = rest.first() {
         if !is(mode, "sync") && !is(mode, "async") {
-            return Err(CmdError::msg(
-                "ERR FUNCTION FLUSH only supports SYNC|ASYNC option",
-            ));
+            return Err(CmdError::msg(FUNCTION_FLUSH_MODE));
         }
     }
     let shared = ctx.shared;

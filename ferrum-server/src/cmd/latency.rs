@@ -21,6 +21,7 @@ use std::sync::Mutex;
 use bytes::Bytes;
 use ferrum_proto::Frame;
 
+use super::error::latency_no_samples;
 use super::parse::is;
 use super::{flag, CmdError, CmdResult, Ctx, COMMANDS};
 
@@ -238,10 +239,7 @@ pub(crate) fn latency(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             .iter()
             .find(|(name, _)| name.as_bytes() == &args[2][..])
         else {
-            return Err(CmdError::msg(format!(
-                "ERR No samples available for event '{}'",
-                String::from_utf8_lossy(&args[2])
-            )));
+            return Err(CmdError::msg(latency_no_samples(&args[2])));
         };
         let mut out = format!(
             "{name} - high {} ms, low {} ms (all time high {} ms)\n",

@@ -6,7 +6,10 @@
 use bytes::Bytes;
 use ferrum_proto::Frame;
 
-use super::error::{NOSCRIPT, NOT_INTEGER, NUMKEYS_NEGATIVE, NUMKEYS_TOO_MANY, RO_WITH_WRITE_FLAG};
+use super::error::{
+    NOSCRIPT, NOT_INTEGER, NUMKEYS_NEGATIVE, NUMKEYS_TOO_MANY, RO_WITH_WRITE_FLAG,
+    SCRIPT_FLUSH_MODE,
+};
 use super::parse::{is, parse_i64};
 use super::{help_reply, CmdError, CmdResult, Ctx};
 use crate::script::{Engine, Invocation, Kind, ScriptFlags};
@@ -133,9 +136,7 @@ pub(crate) fn script(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     }
     if is(sub, "flush") && args.len() <= 3 {
         if args.len() == 3 && !is(&args[2], "sync") && !is(&args[2], "async") {
-            return Err(CmdError::msg(
-                "ERR SCRIPT FLUSH only support SYNC|ASYNC option",
-            ));
+            return Err(CmdError::msg(SCRIPT_FLUSH_MODE));
         }
         let mut engine = shared.scripting.engine();
         engine.flush_scripts();

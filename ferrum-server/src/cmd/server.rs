@@ -8,7 +8,7 @@ use ferrum_proto::Frame;
 use ferrum_store::glob::glob_match;
 use ferrum_store::{PolicyConfig, PolicyKind};
 
-use super::error::{SWAPDB_FIRST, SWAPDB_SECOND};
+use super::error::{CONFIG_NO_FILE, DEBUG_NOT_ALLOWED, SWAPDB_FIRST, SWAPDB_SECOND};
 use super::parse::{int_arg, int_in_range, is};
 use super::{category, flag, getkeys, lookup, CmdError, CmdResult, CommandSpec, Ctx, COMMANDS};
 
@@ -119,9 +119,7 @@ pub(crate) fn config(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         ctx.shared.lazyfree.reset();
         Ok(Frame::ok())
     } else if is(sub, "rewrite") {
-        Err(CmdError::msg(
-            "ERR The server is running without a config file",
-        ))
+        Err(CmdError::msg(CONFIG_NO_FILE))
     } else if is(sub, "help") {
         super::help_reply(&[
             "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -496,7 +494,7 @@ pub(crate) fn command(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 /// cross TTLs without sleeping. Refused unless `enable-debug-command` is set.
 pub(crate) fn debug(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if !ctx.shared.debug_enabled.load(Ordering::Relaxed) {
-        return Err(CmdError::msg("ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server."));
+        return Err(CmdError::msg(DEBUG_NOT_ALLOWED));
     }
     let sub = &args[1];
     if is(sub, "advance-clock") && args.len() == 3 {

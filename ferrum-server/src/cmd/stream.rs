@@ -9,10 +9,10 @@ use ferrum_store::types::{AddError, EncodingLimits, Group, IdSpec, Stream, Strea
 
 use super::coll::{read, write};
 use super::error::{
-    nogroup_for_key, NO_SUCH_KEY, STREAM_ID, STREAM_INTERVAL_START, XADD_EXHAUSTED,
-    XADD_LIMIT_NEGATIVE, XADD_LIMIT_NOT_APPROX, XADD_MAXLEN_NEGATIVE, XADD_SMALL, XADD_ZERO,
-    XINFO_STREAM_SYNTAX, XREAD_GT_ID, XREAD_UNBALANCED, XSETID_ADDED_BELOW_LENGTH,
-    XSETID_ADDED_NEGATIVE, XSETID_BELOW_MAX_DELETED, XSETID_BELOW_TOP,
+    nogroup_for_key, subcommand_syntax, NO_SUCH_KEY, STREAM_ID, STREAM_INTERVAL_START,
+    XADD_EXHAUSTED, XADD_LIMIT_NEGATIVE, XADD_LIMIT_NOT_APPROX, XADD_MAXLEN_NEGATIVE, XADD_SMALL,
+    XADD_ZERO, XREAD_GT_ID, XREAD_UNBALANCED, XSETID_ADDED_BELOW_LENGTH, XSETID_ADDED_NEGATIVE,
+    XSETID_BELOW_MAX_DELETED, XSETID_BELOW_TOP,
 };
 use super::parse::{int_arg, is, parse_i64, timeout_ms};
 use super::{CmdError, CmdResult, Ctx};
@@ -531,7 +531,7 @@ fn stream_info(s: &Stream, opts: &[Bytes]) -> CmdResult {
             let n = int_arg(n)?;
             Some(if n <= 0 { usize::MAX } else { n as usize })
         }
-        _ => return Err(CmdError::msg(XINFO_STREAM_SYNTAX)),
+        _ => return Err(CmdError::msg(subcommand_syntax("XINFO", b"stream"))),
     };
     let kv = |k: &str, v: Frame| (Frame::bulk(k.to_owned()), v);
     // Redis keeps entries in listpack nodes in a radix tree; FerrumKV's
