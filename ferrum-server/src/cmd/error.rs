@@ -328,6 +328,12 @@ fn store_text(e: &StoreError) -> &'static str {
     }
 }
 
+/// An `ERR` error around a text from elsewhere: a Lua error's message,
+/// the ACL file's load errors.
+pub(crate) fn err_text(text: impl std::fmt::Display) -> String {
+    format!("ERR {text}")
+}
+
 /// The result every command handler returns.
 pub(crate) type CmdResult = Result<Frame, CmdError>;
 
@@ -503,7 +509,7 @@ pub(crate) mod acl {
     }
     /// `ACL LOAD` refused the file.
     pub(crate) fn load_failed(errors: &str) -> String {
-        format!("ERR {errors}")
+        super::err_text(errors)
     }
     /// `ACL DRYRUN` or `ACL GETUSER`-like lookups of a missing user.
     pub(crate) fn no_such_user(name: &[u8]) -> String {
@@ -856,4 +862,45 @@ pub(crate) fn function_unknown_option(opt: &[u8]) -> String {
 /// `FUNCTION LIST` with an argument other than `WITHCODE`/`LIBRARYNAME`.
 pub(crate) fn function_unknown_argument(arg: &[u8]) -> String {
     format!("ERR Unknown argument {}", String::from_utf8_lossy(arg))
+}
+
+/// A script reply nested deeper than Lua's stack (1000 levels).
+pub(crate) const LUA_STACK_LIMIT: &str = "ERR reached lua stack limit";
+
+/// A library whose code does not start with `#!`.
+pub(crate) const MISSING_LIBRARY_METADATA: &str = "ERR Missing library metadata";
+
+/// What a script that does not compile fails with (`EVAL`), before Lua's
+/// message.
+pub(crate) const COMPILE_SCRIPT: &str = "Error compiling script (new function)";
+/// What a library that does not compile fails with (`FUNCTION LOAD`).
+pub(crate) const COMPILE_FUNCTION: &str = "Error compiling function";
+/// A library whose code fails while it registers its functions.
+pub(crate) fn registering_failed(why: &str) -> String {
+    format!("ERR Error registering functions: {why}")
+}
+/// `redis.call` of `XREAD`/`XREADGROUP ... BLOCK` (command `name`).
+pub(crate) fn block_from_script(name: &str) -> String {
+    format!("ERR {name} command is not allowed with BLOCK option from scripts")
+}
+/// `FUNCTION LOAD` (without `REPLACE`) of a library that exists; Redis
+/// quotes the name there, but not in `FUNCTION RESTORE`.
+pub(crate) fn library_exists(name: &str, quoted: bool) -> String {
+    if quoted {
+        format!("ERR Library '{name}' already exists")
+    } else {
+        format!("ERR Library {name} already exists")
+    }
+}
+/// A library registering a function another library has.
+pub(crate) fn function_exists(name: &str) -> String {
+    format!("ERR Function {name} already exists")
+}
+/// A library shebang naming an engine other than `lua`.
+pub(crate) fn engine_not_found(engine: &str) -> String {
+    format!("ERR Engine '{engine}' not found")
+}
+/// A library shebang with metadata other than `name=`.
+pub(crate) fn invalid_metadata(part: &str) -> String {
+    format!("ERR Invalid metadata value given: {part}")
 }

@@ -10,8 +10,8 @@ use mlua::{Lua, Table, Value};
 use super::convert::{format_number, frame_to_lua};
 use super::{Running, COUNTED};
 use crate::cmd::error::{
-    ACL_CHECK_UNKNOWN, BAD_ARGUMENT, NOREPLICAS, NOT_ALLOWED, NO_ARGUMENTS, UNKNOWN_COMMAND,
-    WRITE_FROM_READ_ONLY, WRONG_ARITY,
+    block_from_script, ACL_CHECK_UNKNOWN, BAD_ARGUMENT, NOREPLICAS, NOT_ALLOWED, NO_ARGUMENTS,
+    UNKNOWN_COMMAND, WRITE_FROM_READ_ONLY, WRONG_ARITY,
 };
 use crate::cmd::{self, flag, CommandSpec, Ctx};
 
@@ -137,10 +137,7 @@ fn admit(
         return Err(NOT_ALLOWED.to_owned());
     }
     if stream_read && blocks(argv) {
-        return Err(format!(
-            "ERR {} command is not allowed with BLOCK option from scripts",
-            spec.name
-        ));
+        return Err(block_from_script(spec.name));
     }
     cmd::acl::permit(ctx, spec, argv, crate::acl::Context::Lua)
         .map_err(|r| cmd::acl::script_refusal_text(&r).to_owned())?;

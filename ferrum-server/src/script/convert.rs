@@ -12,12 +12,11 @@ use bytes::Bytes;
 use ferrum_proto::{Frame, Protocol};
 use mlua::{Lua, Table, Value};
 
+use crate::cmd::error::{err_text, LUA_STACK_LIMIT};
+
 /// How deep a script's reply may nest before it is cut with an error, as
 /// Redis cuts it when the Lua stack runs out.
 const MAX_DEPTH: usize = 1000;
-
-/// `-ERR reached lua stack limit`, in place of what nests too deep.
-const STACK_LIMIT: &str = "ERR reached lua stack limit";
 
 /// A command's reply as the Lua value a script sees, under the script's
 /// RESP version (`redis.setresp`). Error replies are converted too (to
@@ -106,10 +105,10 @@ fn to_frame(value: &Value, resp3: bool, depth: usize) -> Frame {
         Value::Boolean(true) => Frame::Integer(1),
         Value::Table(t) if depth >= MAX_DEPTH => {
             let _ = t;
-            Frame::error(STACK_LIMIT)
+            Frame::error(LUA_STACK_LIMIT)
         }
         Value::Table(t) => table_to_frame(t, resp3, depth),
-        Value::Error(e) => Frame::Error(one_line(&format!("ERR {}", error_message(e)))),
+        Value::Error(e) => Frame::Error(one_line(&err_text(error_message(e)))),
         _ => Frame::Null,
     }
 }

@@ -13,7 +13,10 @@ use super::convert::{error_message, lua_to_frame};
 use super::library::{Libraries, Registration};
 use super::untail::without_tail_calls;
 use super::{libs, sha1_hex, Kind, Running, ScriptFlags, COUNTED};
-use crate::cmd::error::{BAD_ENGINE_SHEBANG, BAD_FLAG_SHEBANG, BAD_OPTION_SHEBANG};
+use crate::cmd::error::{
+    err_text, registering_failed, BAD_ENGINE_SHEBANG, BAD_FLAG_SHEBANG, BAD_OPTION_SHEBANG,
+    COMPILE_FUNCTION, COMPILE_SCRIPT,
+};
 use crate::cmd::{CmdError, Ctx};
 
 /// The chunk name of `EVAL` scripts, which error positions show
@@ -141,10 +144,10 @@ impl Engine {
         let (flags, code) = script_shebang(body)?;
         let func = self
             .compile(&code, SCRIPT_CHUNK)
-            .map_err(|e| compile_error("Error compiling script (new function)", &e))?;
+            .map_err(|e| compile_error(COMPILE_SCRIPT, &e))?;
         self.compiled
             .raw_set(sha.as_str(), func)
-            .map_err(|e| compile_error("Error compiling script (new function)", &e))?;
+            .map_err(|e| compile_error(COMPILE_SCRIPT, &e))?;
         self.script_bytes += body.len() + sha.len();
         self.scripts.insert(sha.clone(), flags);
         Ok(sha)
@@ -247,7 +250,7 @@ impl Engine {
     pub(crate) fn register(&self, code: &[u8]) -> Result<(Vec<Registration>, Table), CmdError> {
         let func = self
             .compile(&uncommented_shebang(code), LIBRARY_CHUNK)
-            .map_err(|e| compile_error("Error compiling function", &e))?;
+            .map_err(|e| compile_error(COMPILE_FUNCTION, &e))?;
         let load: Function = self.private.get("load").map_err(internal)?;
         self.running.set_load_deadline(Some(LOAD_TIMEOUT_MS));
         let result = load.call::<(bool, Value)>(func);
@@ -257,9 +260,8 @@ impl Engine {
                 let functions = Registration::all(&list).map_err(internal)?;
                 Ok((functions, list))
             }
-            (_, err) => Err(CmdError::msg(format!(
-                "ERR Error registering functions: {}",
-                error_text(&err).trim_start_matches("ERR ")
+            (_, e) => Err(CmdError::msg(registering_failed(
+                error_text(&e).trim_start_matches("ERR "),
             ))),
         }
     }
@@ -302,7 +304,7 @@ impl Engine {
         }
         match outcome {
             Ok(frame) => frame,
-            Err(e) => Frame::Error(Bytes::from(format!("ERR {}", error_message(&e)))),
+            Err(e) => Frame::Error(Bytes::from(err_text(error_message(&e)))),
         }
     }
 
@@ -381,7 +383,7 @@ fn error_handler(lua: &Lua, err: Value) -> mlua::Result<Table> {
         Value::Table(t) => t,
         other => {
             let t = lua.create_table()?;
-            t.raw_set("err", format!("ERR {}", error_text(&other)))?;
+            t.raw_set("err", err_text(error_text(&other)))?;
             t
         }
     };
@@ -440,11 +442,11 @@ fn compile_error(what: &str, e: &mlua::Error) -> CmdError {
         mlua::Error::SyntaxError { message, .. } => message.clone(),
         other => error_message(other),
     };
-    CmdError::msg(format!("ERR {what}: {msg}"))
+    CmdError::msg(err_text(format_args!("{what}: {msg}")))
 }
 
 fn internal(e: mlua::Error) -> CmdError {
-    CmdError::msg(format!("ERR {}", error_message(&e)))
+    CmdError::msg(err_text(error_message(&e)))
 }
 
 /// An `EVAL` script's flags from its `#!lua flags=...` line, and the code

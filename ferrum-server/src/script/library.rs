@@ -8,7 +8,8 @@ use mlua::{Function, Table};
 
 use super::ScriptFlags;
 use crate::cmd::error::{
-    BAD_LIBRARY_NAME, DUPLICATE_NAME, FUNCTION_TWICE, NO_FUNCTIONS, NO_LIBRARY_NAME,
+    engine_not_found, function_exists, invalid_metadata, library_exists, BAD_LIBRARY_NAME,
+    DUPLICATE_NAME, FUNCTION_TWICE, MISSING_LIBRARY_METADATA, NO_FUNCTIONS, NO_LIBRARY_NAME,
 };
 use crate::cmd::CmdError;
 
@@ -126,19 +127,12 @@ impl Libraries {
         quoted_error: bool,
     ) -> Result<(), CmdError> {
         if self.libraries.contains_key(&name) && !replace {
-            return Err(CmdError::msg(if quoted_error {
-                format!("ERR Library '{name}' already exists")
-            } else {
-                format!("ERR Library {name} already exists")
-            }));
+            return Err(CmdError::msg(library_exists(&name, quoted_error)));
         }
         for f in &library.functions {
             let key = f.name.to_ascii_lowercase();
             if self.functions.get(&key).is_some_and(|owner| *owner != name) {
-                return Err(CmdError::msg(format!(
-                    "ERR Function {} already exists",
-                    f.name
-                )));
+                return Err(CmdError::msg(function_exists(&f.name)));
             }
         }
         self.delete(&name);
@@ -192,7 +186,7 @@ impl Libraries {
 /// a missing, repeated or badly formed name.
 pub(crate) fn library_name(code: &[u8]) -> Result<String, CmdError> {
     if !code.starts_with(b"#!") {
-        return Err(CmdError::msg("ERR Missing library metadata"));
+        return Err(CmdError::msg(MISSING_LIBRARY_METADATA));
     }
     let end = code.iter().position(|&b| b == b'\n').unwrap_or(code.len());
     let line = String::from_utf8_lossy(&code[2..end]).into_owned();
@@ -203,14 +197,12 @@ pub(crate) fn library_name(code: &[u8]) -> Result<String, CmdError> {
         parts.next().unwrap_or("")
     };
     if !engine.eq_ignore_ascii_case("lua") {
-        return Err(CmdError::msg(format!("ERR Engine '{engine}' not found")));
+        return Err(CmdError::msg(engine_not_found(engine)));
     }
     let mut name = None;
     for part in parts {
         let Some(value) = part.strip_prefix("name=") else {
-            return Err(CmdError::msg(format!(
-                "ERR Invalid metadata value given: {part}"
-            )));
+            return Err(CmdError::msg(invalid_metadata(part)));
         };
         if name.is_some() {
             return Err(CmdError::msg(DUPLICATE_NAME));
