@@ -93,8 +93,10 @@ pub(crate) const ZADD_GT_LT_NX: &str =
 pub(crate) const ZADD_INCR_PAIR: &str = "ERR INCR option supports a single increment-element pair";
 /// `-ERR resulting score is not a number (NaN)`
 pub(crate) const SCORE_NAN: &str = "ERR resulting score is not a number (NaN)";
-/// `-ERR at least 1 input key is needed for '...' command` (formatted).
-pub(crate) const NUMKEYS_ZERO: &str = "ERR at least 1 input key is needed for";
+/// `-ERR at least 1 input key is needed for 'cmd' command` (`ZUNION`...).
+pub(crate) fn numkeys_zero(cmd: &str) -> String {
+    format!("ERR at least 1 input key is needed for '{cmd}' command")
+}
 /// `-ERR numkeys should be greater than 0`
 pub(crate) const NUMKEYS_POSITIVE: &str = "ERR numkeys should be greater than 0";
 /// `-ERR Number of keys can't be greater than number of args`
@@ -158,8 +160,11 @@ pub(crate) const LCS_LEN_AND_IDX: &str =
 /// `-ERR Insufficient memory, ...` (LCS of strings too long to compare).
 pub(crate) const LCS_TOO_BIG: &str =
     "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len";
-/// `-ERR invalid longitude,latitude pair ` (GEOADD; the pair follows).
-pub(crate) const GEO_BAD_PAIR: &str = "ERR invalid longitude,latitude pair ";
+/// `-ERR invalid longitude,latitude pair lon,lat` (GEOADD, GEOSEARCH ...
+/// FROMLONLAT), the pair with six decimals.
+pub(crate) fn geo_bad_pair(lon: f64, lat: f64) -> String {
+    format!("ERR invalid longitude,latitude pair {lon:.6},{lat:.6}")
+}
 /// `-ERR unsupported unit provided. please use M, KM, FT, MI`
 pub(crate) const GEO_UNIT: &str = "ERR unsupported unit provided. please use M, KM, FT, MI";
 

@@ -16,8 +16,8 @@ use ferrum_store::types::ZSet;
 
 use super::coll::{read, read_in, store_in};
 use super::error::{
-    geo_exactly_one, geo_need_numeric, geo_store_with, COUNT_ABOVE_ZERO, GEO_ANY_NEEDS_COUNT,
-    GEO_BAD_PAIR, GEO_BOX_NEGATIVE, GEO_MEMBER_DECODE, GEO_RADIUS_NEGATIVE, GEO_UNIT,
+    geo_bad_pair, geo_exactly_one, geo_need_numeric, geo_store_with, COUNT_ABOVE_ZERO,
+    GEO_ANY_NEEDS_COUNT, GEO_BOX_NEGATIVE, GEO_MEMBER_DECODE, GEO_RADIUS_NEGATIVE, GEO_UNIT,
 };
 use super::parse::{float_arg, int_arg, is};
 use super::{zset, CmdError, CmdResult, Ctx};
@@ -135,10 +135,7 @@ pub(crate) fn geoadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let mut zargs: Vec<Bytes> = args[..i].to_vec();
     zargs[0] = Bytes::from_static(b"zadd");
     for t in triples.chunks_exact(3) {
-        let (lon, lat) = (float_arg(&t[0])?, float_arg(&t[1])?);
-        if !(LON_MIN..=LON_MAX).contains(&lon) || !(LAT_MIN..=LAT_MAX).contains(&lat) {
-            return Err(CmdError::msg(format!("{GEO_BAD_PAIR}{lon:.6},{lat:.6}")));
-        }
+        let (lon, lat) = lon_lat(&t[..2])?;
         let score = encode(lon, lat, (LAT_MIN, LAT_MAX));
         zargs.push(Bytes::from(score.to_string()));
         zargs.push(t[2].clone());
@@ -511,7 +508,7 @@ fn need_float(arg: &[u8], what: &str) -> Result<f64, CmdError> {
 fn lon_lat(args: &[Bytes]) -> Result<(f64, f64), CmdError> {
     let (lon, lat) = (float_arg(&args[0])?, float_arg(&args[1])?);
     if !(LON_MIN..=LON_MAX).contains(&lon) || !(LAT_MIN..=LAT_MAX).contains(&lat) {
-        return Err(CmdError::msg(format!("{GEO_BAD_PAIR}{lon:.6},{lat:.6}")));
+        return Err(CmdError::msg(geo_bad_pair(lon, lat)));
     }
     Ok((lon, lat))
 }

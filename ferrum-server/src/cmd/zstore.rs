@@ -12,7 +12,7 @@ use ferrum_store::{Access, StoreError, Typed};
 use super::coll::resp3;
 use super::coll::store_in;
 use super::error::LIMIT_NEGATIVE;
-use super::error::{NUMKEYS_ZERO, WEIGHT_FLOAT};
+use super::error::{numkeys_zero, WEIGHT_FLOAT};
 use super::parse::{int_arg, is, parse_f64, parse_i64};
 use super::zset::scored_reply;
 use super::{CmdError, CmdResult, Ctx};
@@ -86,7 +86,7 @@ fn zkeys<'a>(
 ) -> Result<(&'a [Bytes], &'a [Bytes]), CmdError> {
     let n = int_arg(&args[at])?;
     if n <= 0 {
-        return Err(CmdError::msg(format!("{NUMKEYS_ZERO} '{name}' command")));
+        return Err(CmdError::msg(numkeys_zero(name)));
     }
     let rest = &args[at + 1..];
     if n as u64 > rest.len() as u64 {
