@@ -909,3 +909,39 @@ pub(crate) fn engine_not_found(engine: &str) -> String {
 pub(crate) fn invalid_metadata(part: &str) -> String {
     format!("ERR Invalid metadata value given: {part}")
 }
+
+// ---- Lua libraries (cjson, cmsgpack, bit): errors a script raises ----
+
+/// `cjson.encode` of NaN or an infinity (unless `encode_invalid_numbers`).
+pub(crate) const JSON_NAN_OR_INF: &str = "Cannot serialise number: must not be NaN or Inf";
+/// `cjson.encode` of an array more than half holes past index 10.
+pub(crate) const JSON_SPARSE_ARRAY: &str = "Cannot serialise table: excessively sparse array";
+/// `cjson.encode` of a table with a key that is no number or string.
+pub(crate) const JSON_BAD_KEY: &str =
+    "Cannot serialise table: table key must be a number or string";
+
+/// `bit.*` of an argument that is no number.
+pub(crate) const BIT_NUMBER_EXPECTED: &str = "bad argument (number expected)";
+/// `bit.band()`-like folds with no argument.
+pub(crate) const BIT_NO_VALUE: &str = "bad argument #1 (number expected, got no value)";
+
+/// `cjson.encode` of tables nested past `encode_max_depth`.
+pub(crate) fn json_excessive_nesting(depth: usize) -> String {
+    format!("Cannot serialise, excessive nesting ({depth})")
+}
+/// `cjson.encode` of a function, userdata or thread (Lua's `type_name`).
+pub(crate) fn json_unsupported_type(type_name: &str) -> String {
+    format!("Cannot serialise {type_name}: type not supported")
+}
+/// `cjson.decode` of text with no `what` at 1-based character `at`.
+pub(crate) fn json_unexpected(what: &str, at: usize) -> String {
+    format!("Expected {what} but found invalid token at character {at}")
+}
+/// `cjson.decode` of arrays or objects nested past `decode_max_depth`.
+pub(crate) fn json_too_deep(depth: usize, at: usize) -> String {
+    format!("Found too many nested data structures ({depth}) at character {at}")
+}
+/// `cmsgpack.unpack_limit`/`unpack_one` with an offset past the input.
+pub(crate) fn msgpack_bad_offset(offset: i64, len: usize) -> String {
+    format!("Start offset {offset} greater than input length {len}.")
+}

@@ -10,6 +10,10 @@ use std::sync::Arc;
 use mlua::{LightUserData, Lua, Table, Value};
 
 use super::convert::format_g;
+use crate::cmd::error::{
+    json_excessive_nesting, json_too_deep, json_unexpected, json_unsupported_type, JSON_BAD_KEY,
+    JSON_NAN_OR_INF, JSON_SPARSE_ARRAY,
+};
 
 /// The settings a script may change; they last for the VM's life, as in
 /// Redis.
@@ -98,23 +102,18 @@ fn encode(v: &Value, s: &Settings, depth: usize, out: &mut Vec<u8>) -> Result<()
         Value::Integer(n) => out.extend_from_slice(format_g(*n as f64, 14).as_bytes()),
         Value::Number(x) => {
             if !x.is_finite() && !s.encode_invalid_numbers.load(Ordering::Relaxed) {
-                return Err("Cannot serialise number: must not be NaN or Inf".to_owned());
+                return Err(JSON_NAN_OR_INF.to_owned());
             }
             out.extend_from_slice(format_g(*x, 14).as_bytes());
         }
         Value::String(st) => string(&st.as_bytes(), out),
         Value::Table(t) => {
             if depth > s.encode_max_depth.load(Ordering::Relaxed) {
-                return Err(format!("Cannot serialise, excessive nesting ({depth})"));
+                return Err(json_excessive_nesting(depth));
             }
             table_json(t, s, depth, out)?;
         }
-        other => {
-            return Err(format!(
-                "Cannot serialise {}: type not supported",
-                other.type_name()
-            ))
-        }
+        other => return Err(json_unsupported_type(other.type_name())),
     }
     Ok(())
 }
@@ -134,7 +133,7 @@ fn array_len(t: &Table) -> Result<Option<usize>, String> {
     }
     // Lua CJSON's default: refuse arrays more than half holes past 10.
     if max > 10 && max > count * 2 {
-        return Err("Cannot serialise table: excessively sparse array".to_owned());
+        return Err(JSON_SPARSE_ARRAY.to_owned());
     }
     Ok((count > 0).then_some(max))
 }
@@ -162,11 +161,7 @@ fn table_json(t: &Table, s: &Settings, depth: usize, out: &mut Vec<u8>) -> Resul
             Value::String(key) => string(&key.as_bytes(), out),
             Value::Integer(i) => string(format_g(*i as f64, 14).as_bytes(), out),
             Value::Number(x) => string(format_g(*x, 14).as_bytes(), out),
-            _ => {
-                return Err(
-                    "Cannot serialise table: table key must be a number or string".to_owned(),
-                )
-            }
+            _ => return Err(JSON_BAD_KEY.to_owned()),
         }
         out.push(b':');
         encode(&v, s, depth + 1, out)?;
@@ -219,20 +214,16 @@ impl Parser<'_> {
     }
 
     fn unexpected(&self, what: &str) -> String {
-        format!(
-            "Expected {what} but found invalid token at character {}",
-            self.pos + 1
-        )
+        json_unexpected(what, self.pos + 1)
     }
 
     fn value(&mut self, depth: usize) -> Result<Value, String> {
         self.skip_ws();
         let lua_err = |e: mlua::Error| e.to_string();
         match self.s.get(self.pos) {
-            Some(b'{') | Some(b'[') if depth > self.max_depth => Err(format!(
-                "Found too many nested data structures ({depth}) at character {}",
-                self.pos + 1
-            )),
+            Some(b'{') | Some(b'[') if depth > self.max_depth => {
+                Err(json_too_deep(depth, self.pos + 1))
+            }
             Some(b'{') => self.object(depth),
             Some(b'[') => self.array(depth),
             Some(b'"') => {
@@ -313,12 +304,7 @@ impl Parser<'_> {
     }
 
     fn unicode(&mut self, out: &mut Vec<u8>) -> Result<(), String> {
-        let bad = |p: &Self| {
-            format!(
-                "Expected escape sequence but found invalid token at character {}",
-                p.pos + 1
-            )
-        };
+        let bad = |p: &Self| json_unexpected("escape sequence", p.pos + 1);
         let hi = self.hex4().ok_or_else(|| bad(self))?;
         let code = if (0xd800..0xdc00).contains(&hi) && self.s[self.pos..].starts_with(b"\\u") {
             self.pos += 2;

@@ -14,8 +14,8 @@
 use mlua::{Lua, MultiValue, Table, Value, Variadic};
 
 use crate::cmd::error::{
-    MSGPACK_BAD_FORMAT, MSGPACK_MISSING_BYTES, MSGPACK_NEEDS_INPUT, MSGPACK_NESTING,
-    MSGPACK_TOO_MANY_RESULTS,
+    msgpack_bad_offset, MSGPACK_BAD_FORMAT, MSGPACK_MISSING_BYTES, MSGPACK_NEEDS_INPUT,
+    MSGPACK_NESTING, MSGPACK_TOO_MANY_RESULTS,
 };
 
 /// Tables nested deeper than this are packed as nil.
@@ -79,12 +79,7 @@ fn unpack_counted(lua: &Lua, s: &[u8], limit: usize, offset: i64) -> mlua::Resul
     let offset = usize::try_from(offset)
         .ok()
         .filter(|&o| o <= s.len())
-        .ok_or_else(|| {
-            mlua::Error::runtime(format!(
-                "Start offset {offset} greater than input length {}.",
-                s.len()
-            ))
-        })?;
+        .ok_or_else(|| mlua::Error::runtime(msgpack_bad_offset(offset, s.len())))?;
     let (end, values) = unpack(lua, s, offset, limit)?;
     let next = if end >= s.len() { -1 } else { end as i64 };
     Ok(std::iter::once(Value::Integer(next))

@@ -3,6 +3,8 @@
 
 use mlua::{Lua, Table, Value, Variadic};
 
+use crate::cmd::error::{BIT_NO_VALUE, BIT_NUMBER_EXPECTED};
+
 /// The library tables, by global name.
 pub(crate) fn tables(lua: &Lua) -> mlua::Result<Table> {
     let libs = lua.create_table()?;
@@ -22,8 +24,8 @@ fn tobit(v: &Value) -> mlua::Result<i32> {
             .to_str()
             .ok()
             .and_then(|s| s.trim().parse::<f64>().ok())
-            .ok_or_else(|| mlua::Error::runtime("bad argument (number expected)"))?,
-        _ => return Err(mlua::Error::runtime("bad argument (number expected)")),
+            .ok_or_else(|| mlua::Error::runtime(BIT_NUMBER_EXPECTED))?,
+        _ => return Err(mlua::Error::runtime(BIT_NUMBER_EXPECTED)),
     };
     // LuaBitOp adds 2^52+2^51 and takes the low word: round to nearest,
     // then wrap modulo 2^32.
@@ -33,9 +35,9 @@ fn tobit(v: &Value) -> mlua::Result<i32> {
 fn fold(lua: &Lua, f: fn(i32, i32) -> i32) -> mlua::Result<mlua::Function> {
     lua.create_function(move |_, args: Variadic<Value>| {
         let mut it = args.iter();
-        let first = it.next().ok_or_else(|| {
-            mlua::Error::runtime("bad argument #1 (number expected, got no value)")
-        })?;
+        let first = it
+            .next()
+            .ok_or_else(|| mlua::Error::runtime(BIT_NO_VALUE))?;
         let mut acc = tobit(first)?;
         for v in it {
             acc = f(acc, tobit(v)?);
