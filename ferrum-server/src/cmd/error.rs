@@ -417,12 +417,18 @@ pub(crate) const DUPLICATE_NAME: &str =
     "ERR Invalid metadata value, name argument was given multiple times";
 /// One library registering one name twice.
 pub(crate) const FUNCTION_TWICE: &str = "ERR Function already exists in the library";
-/// `#!other-engine` on an `EVAL` script.
-pub(crate) const BAD_ENGINE_SHEBANG: &str = "ERR Unexpected engine in script shebang";
+/// `#!engine` other than `lua` on an `EVAL` script.
+pub(crate) fn bad_engine_shebang(engine: &str) -> String {
+    format!("ERR Unexpected engine in script shebang: {engine}")
+}
 /// `#!lua option=...` with an option other than `flags`.
-pub(crate) const BAD_OPTION_SHEBANG: &str = "ERR Unknown lua shebang option";
+pub(crate) fn bad_option_shebang(option: &str) -> String {
+    format!("ERR Unknown lua shebang option: {option}")
+}
 /// `#!lua flags=...` with a flag Redis does not know.
-pub(crate) const BAD_FLAG_SHEBANG: &str = "ERR Unexpected flag in script shebang";
+pub(crate) fn bad_flag_shebang(flag: &str) -> String {
+    format!("ERR Unexpected flag in script shebang: {flag}")
+}
 
 /// Access-control texts: refusals (`NOPERM`), `ACL` command errors, and the
 /// reasons `ACL SETUSER` gives for a bad rule, each as Redis 7.0 words it.

@@ -14,7 +14,7 @@ use super::library::{Libraries, Registration};
 use super::untail::without_tail_calls;
 use super::{libs, sha1_hex, Kind, Running, ScriptFlags, COUNTED};
 use crate::cmd::error::{
-    err_text, registering_failed, BAD_ENGINE_SHEBANG, BAD_FLAG_SHEBANG, BAD_OPTION_SHEBANG,
+    bad_engine_shebang, bad_flag_shebang, bad_option_shebang, err_text, registering_failed,
     COMPILE_FUNCTION, COMPILE_SCRIPT,
 };
 use crate::cmd::{CmdError, Ctx};
@@ -461,7 +461,7 @@ fn script_shebang(body: &[u8]) -> Result<(ScriptFlags, Vec<u8>), CmdError> {
     let mut parts = line.split(' ').filter(|p| !p.is_empty());
     let engine = parts.next().unwrap_or("");
     if engine != "lua" {
-        return Err(CmdError::msg(format!("{BAD_ENGINE_SHEBANG}: {engine}")));
+        return Err(CmdError::msg(bad_engine_shebang(engine)));
     }
     let mut flags = ScriptFlags {
         declared: true,
@@ -469,11 +469,11 @@ fn script_shebang(body: &[u8]) -> Result<(ScriptFlags, Vec<u8>), CmdError> {
     };
     for part in parts {
         let Some(list) = part.strip_prefix("flags=") else {
-            return Err(CmdError::msg(format!("{BAD_OPTION_SHEBANG}: {part}")));
+            return Err(CmdError::msg(bad_option_shebang(part)));
         };
         for name in list.split(',').filter(|f| !f.is_empty()) {
             if !flags.set(name) {
-                return Err(CmdError::msg(format!("{BAD_FLAG_SHEBANG}: {name}")));
+                return Err(CmdError::msg(bad_flag_shebang(name)));
             }
         }
     }
