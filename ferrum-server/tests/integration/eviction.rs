@@ -46,9 +46,15 @@ fn write_flood_from_many_clients_stays_under_maxmemory() {
         w.join().unwrap();
     }
     peak = peak.max(num(&mut c, "used_memory"));
-    // The limit plus a few in-flight writes: each command evicts right after it
-    // runs, so at most one write per connection can be outstanding.
-    assert!(peak <= 2 * MB + 8 * 1024, "used_memory peaked at {peak}");
+    // The limit plus what in-flight writes hold: each command evicts right
+    // after it runs, so at most one write per connection is outstanding,
+    // but INFO on the other worker can see it between its growth and its
+    // eviction, and one write may double its shard's index (about 12 KiB at
+    // this size): 16 KiB per writer.
+    assert!(
+        peak <= 2 * MB + 4 * 16 * 1024,
+        "used_memory peaked at {peak}"
+    );
     assert!(num(&mut c, "evicted_keys") > 0);
 }
 
@@ -251,10 +257,17 @@ fn a_clients_memory_counts_in_used_memory_and_evicts_keys() {
     let mut dead = s.raw();
     dead.send(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1000000\r\n");
     dead.send(&vec![b'y'; 600_000]);
-    let f = wait_for(&mut c, |f| field(f, "evicted_keys") > 0);
+    // Once all of it has arrived the connection's figure stops moving, and
+    // the next command evicts for it before it runs. (While it arrives, a
+    // read on the other worker can publish more between an INFO's
+    // eviction and its report.)
+    let f = wait_for(&mut c, |f| {
+        field(f, "evicted_keys") > 0 && field(f, "used_memory_overhead") > 600_000
+    });
     assert!(field(&f, "evicted_keys") > 0, "no eviction: {f:?}");
-    assert!(field(&f, "used_memory_overhead") > 500_000);
-    assert!(field(&f, "used_memory") <= limit + 8 * 1024);
+    assert!(field(&f, "used_memory_overhead") > 600_000, "{f:?}");
+    let f = info(&mut c);
+    assert!(field(&f, "used_memory") <= limit + 8 * 1024, "{f:?}");
     // Once it is gone, its bytes are too.
     drop(dead);
     let f = wait_for(&mut c, |f| {
