@@ -326,9 +326,17 @@ impl LiveDriver {
         Ok(())
     }
 
+    /// The figure `maxmemory` bounds: Redis's `used_memory` (its clients
+    /// included), FerrumKV's `used_memory_dataset` (its `used_memory` adds
+    /// connections' buffers, which evict nothing).
     fn used_memory(&mut self) -> Result<u64, DriverError> {
         let info = self.client.info("memory")?;
-        Ok(field(&info, "used_memory"))
+        let name = if self.server.name == "ferrumkv" {
+            "used_memory_dataset"
+        } else {
+            "used_memory"
+        };
+        Ok(field(&info, name))
     }
 
     /// Finds the `maxmemory` at which the server holds `config.capacity`

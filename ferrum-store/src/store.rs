@@ -55,9 +55,9 @@ pub struct Store {
     router: foldhash::fast::FixedState,
     databases: usize,
     used_bytes: AtomicUsize,
-    /// Bytes the server holds outside the keyspace that count against
-    /// `maxmemory` as well (its connections' buffers): what the server
-    /// publishes through [`Store::add_outside_bytes`].
+    /// Bytes the server holds outside the keyspace (its connections'
+    /// buffers), reported in `used_memory` but not evicted for: what the
+    /// server publishes through [`Store::add_outside_bytes`].
     outside_bytes: AtomicUsize,
     /// Each shard's share of `used_bytes`, published with it, so eviction
     /// can pick the largest shard without taking every lock.
@@ -162,9 +162,10 @@ impl Store {
         }
     }
 
-    /// Bytes that count against `maxmemory` now: the dataset's
-    /// ([`dataset_bytes`](Self::dataset_bytes)) and what the server holds
-    /// outside it ([`outside_bytes`](Self::outside_bytes)).
+    /// Bytes in use now, as `INFO`'s `used_memory`: the dataset's
+    /// ([`dataset_bytes`](Self::dataset_bytes), which `maxmemory` bounds)
+    /// and what the server holds outside it
+    /// ([`outside_bytes`](Self::outside_bytes)).
     pub fn used_memory_bytes(&self) -> usize {
         self.dataset_bytes()
             .wrapping_add(self.outside_bytes.load(Ordering::Relaxed))
@@ -183,7 +184,7 @@ impl Store {
     /// Publishes a change, from `before` to `after` bytes, in what one
     /// holder outside the keyspace (a connection) keeps; each holder
     /// publishes its own figure and takes it back (`after` 0) when it
-    /// goes. The next write evicts for it, as for the dataset's growth.
+    /// goes. It shows in `used_memory`; eviction does not count it.
     pub fn add_outside_bytes(&self, before: usize, after: usize) {
         if before != after {
             self.outside_bytes
@@ -221,9 +222,13 @@ impl Store {
         }
     }
 
+    /// Whether the dataset is over `maxmemory`. Connections' bytes
+    /// ([`outside_bytes`](Self::outside_bytes)) are reported beside it but
+    /// evict nothing: eviction stays exact and deterministic, at the same
+    /// points as in the simulator, whatever the clients' buffers do.
     fn over_limit(&self) -> bool {
         let max = self.maxmemory_bytes();
-        max != 0 && self.used_memory_bytes() as u64 > max
+        max != 0 && self.dataset_bytes() as u64 > max
     }
 
     /// Evicts until used memory is within `maxmemory` or nothing more can be

@@ -46,7 +46,8 @@ pub(crate) struct KeysRow {
     /// The server process's RSS before the fill: its startup baseline.
     #[serde(default)]
     pub(crate) baseline_rss_bytes: u64,
-    /// `used_memory` at the end.
+    /// What `maxmemory` bounds at the end: `used_memory` for Redis,
+    /// `used_memory_dataset` for FerrumKV.
     pub(crate) used_memory: u64,
 }
 
@@ -128,10 +129,15 @@ fn fill(
     }
     let keys = client.call_int(&["DBSIZE"])?.max(0) as u64;
     let info = client.info("memory")?;
-    let used_memory = info
-        .get("used_memory")
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
+    // The figure `maxmemory` bounds: Redis's `used_memory` (its clients
+    // included), FerrumKV's `used_memory_dataset` (its `used_memory` adds
+    // connections' buffers, which evict nothing).
+    let bounded = if name == "ferrumkv" {
+        "used_memory_dataset"
+    } else {
+        "used_memory"
+    };
+    let used_memory = info.get(bounded).and_then(|v| v.parse().ok()).unwrap_or(0);
     thread::sleep(SETTLE);
     Ok(KeysRow {
         server: name.to_owned(),

@@ -263,10 +263,10 @@ fn allkeys_lru_evicts_to_stay_under_maxmemory() {
         let _: () = run(&mut c, &["SET", &format!("k{i}"), &value]).unwrap();
     }
     let f = info_fields(&run::<String>(&mut c, &["INFO"]).unwrap());
-    let used: u64 = f["used_memory"].parse().unwrap();
+    let used: u64 = f["used_memory_dataset"].parse().unwrap();
     assert!(
         used <= 1024 * 1024 + 4096,
-        "used_memory {used} over the limit"
+        "used_memory_dataset {used} over the limit"
     );
     let evicted: u64 = f["evicted_keys"].parse().unwrap();
     let dbsize: u64 = run(&mut c, &["DBSIZE"]).unwrap();
