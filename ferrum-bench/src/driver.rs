@@ -96,6 +96,18 @@ pub struct ServerInfo {
     pub virtual_clock: bool,
 }
 
+/// The `INFO memory` field that `maxmemory` bounds on the server called
+/// `server` (`ServerInfo::name`): Redis's `used_memory` (its clients
+/// included), FerrumKV's `used_memory_dataset` (its `used_memory` adds
+/// connections' buffers, which evict nothing).
+pub fn bounded_memory_field(server: &str) -> &'static str {
+    if server == "ferrumkv" {
+        "used_memory_dataset"
+    } else {
+        "used_memory"
+    }
+}
+
 /// Parameters of a live run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LiveConfig {
@@ -326,17 +338,10 @@ impl LiveDriver {
         Ok(())
     }
 
-    /// The figure `maxmemory` bounds: Redis's `used_memory` (its clients
-    /// included), FerrumKV's `used_memory_dataset` (its `used_memory` adds
-    /// connections' buffers, which evict nothing).
+    /// The figure `maxmemory` bounds ([`bounded_memory_field`]).
     fn used_memory(&mut self) -> Result<u64, DriverError> {
         let info = self.client.info("memory")?;
-        let name = if self.server.name == "ferrumkv" {
-            "used_memory_dataset"
-        } else {
-            "used_memory"
-        };
-        Ok(field(&info, name))
+        Ok(field(&info, bounded_memory_field(&self.server.name)))
     }
 
     /// Finds the `maxmemory` at which the server holds `config.capacity`

@@ -129,15 +129,10 @@ fn fill(
     }
     let keys = client.call_int(&["DBSIZE"])?.max(0) as u64;
     let info = client.info("memory")?;
-    // The figure `maxmemory` bounds: Redis's `used_memory` (its clients
-    // included), FerrumKV's `used_memory_dataset` (its `used_memory` adds
-    // connections' buffers, which evict nothing).
-    let bounded = if name == "ferrumkv" {
-        "used_memory_dataset"
-    } else {
-        "used_memory"
-    };
-    let used_memory = info.get(bounded).and_then(|v| v.parse().ok()).unwrap_or(0);
+    let used_memory = info
+        .get(ferrum_bench::driver::bounded_memory_field(name))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
     thread::sleep(SETTLE);
     Ok(KeysRow {
         server: name.to_owned(),
