@@ -130,6 +130,14 @@ impl Listeners {
             .collect()
     }
 
+    /// The plain port served now (`INFO`'s `tcp_port`), 0 when none is.
+    pub(crate) fn port(&self) -> u16 {
+        lock(&self.sockets)
+            .plain
+            .first()
+            .map_or(0, |s| s.addr.port())
+    }
+
     /// The task tracker that shutdown waits on, for the server's other
     /// long-running tasks.
     pub(crate) fn tasks(&self) -> &TaskTracker {
@@ -183,12 +191,6 @@ impl Listeners {
                 self.spawn_loop(family, &socket);
             }
             sockets.of(family).push(socket);
-        }
-        if family == Family::Plain {
-            if let Some(shared) = self.shared.upgrade() {
-                let port = sockets.plain.first().map_or(0, |s| s.addr.port());
-                shared.port.store(port, Ordering::Relaxed);
-            }
         }
         result
     }

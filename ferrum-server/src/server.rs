@@ -3,7 +3,7 @@
 //! expiry cycle and the metrics endpoint, and shuts down cleanly on request.
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicU16, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -88,7 +88,6 @@ impl Server {
             acl,
             lacks_good_replicas: AtomicBool::new(config.lacks_good_replicas()),
             debug_enabled: AtomicBool::new(config.enable_debug_command),
-            port: AtomicU16::new(port),
             config: RwLock::new(config),
             clients: ClientRegistry::default(),
             clock: Clock::new(),

@@ -43,8 +43,6 @@ pub(crate) struct Shared {
     pub(crate) lacks_good_replicas: std::sync::atomic::AtomicBool,
     /// `enable-debug-command`: whether `DEBUG` is allowed.
     pub(crate) debug_enabled: std::sync::atomic::AtomicBool,
-    /// The port actually bound (for `INFO server`).
-    pub(crate) port: std::sync::atomic::AtomicU16,
     /// Clients blocked in BLPOP and friends, by key.
     pub(crate) blocking: Arc<Blocking>,
     /// Pub/Sub channels and patterns.

@@ -78,7 +78,7 @@ fn server(ctx: &Ctx<'_>, out: &mut String) {
         std::env::consts::OS,
         std::env::consts::ARCH,
         std::process::id(),
-        ctx.shared.port.load(Ordering::Relaxed),
+        ctx.shared.listeners.port(),
         ctx.shared.clock.now_micros(),
         uptime,
         uptime / 86_400,

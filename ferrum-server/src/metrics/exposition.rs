@@ -93,7 +93,7 @@ impl Snapshot {
             net_input_bytes: stats.net_input_bytes.load(Relaxed),
             net_output_bytes: stats.net_output_bytes.load(Relaxed),
             uptime_secs: shared.clock.uptime_secs(),
-            tcp_port: shared.port.load(Relaxed),
+            tcp_port: shared.listeners.port(),
             ahe: shared.store.controller_state(),
         }
     }
