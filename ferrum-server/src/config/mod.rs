@@ -106,7 +106,7 @@ pub struct Config {
     /// `databases`: how many numbered databases `SELECT` can reach.
     pub databases: u32,
     /// `worker-threads` (FerrumKV only): the runtime's worker threads; 0
-    /// means one per CPU.
+    /// means three quarters of the CPUs, at least one.
     pub worker_threads: u32,
     /// `maxmemory`; 0 means no limit.
     pub maxmemory_bytes: u64,
@@ -1895,7 +1895,7 @@ mod tests {
     }
 
     #[test]
-    fn worker_threads_default_to_one_per_cpu_and_take_a_count() {
+    fn worker_threads_default_to_auto_and_take_a_count() {
         assert_eq!(Config::default().worker_threads, 0);
         let c = parse(&["--worker-threads", "1"]).expect("valid");
         assert_eq!(c.worker_threads, 1);
