@@ -45,6 +45,9 @@ pub enum Signal {
     GhostHit(Side),
     /// The policy evicted an entry on `Side`'s advice.
     Evicted(Side),
+    /// The ghost history remembers that eviction (it keeps a sample of
+    /// them): ghost hits are rated per remembered eviction.
+    Remembered(Side),
 }
 
 /// A feedback loop that turns observations into a recency share.
@@ -110,6 +113,8 @@ pub(crate) struct Tally {
     pub(crate) ghost_frequency: u64,
     pub(crate) evicted_recency: u64,
     pub(crate) evicted_frequency: u64,
+    pub(crate) remembered_recency: u64,
+    pub(crate) remembered_frequency: u64,
 }
 
 impl Tally {
@@ -119,17 +124,20 @@ impl Tally {
             Signal::GhostHit(Side::Frequency) => self.ghost_frequency += 1,
             Signal::Evicted(Side::Recency) => self.evicted_recency += 1,
             Signal::Evicted(Side::Frequency) => self.evicted_frequency += 1,
+            Signal::Remembered(Side::Recency) => self.remembered_recency += 1,
+            Signal::Remembered(Side::Frequency) => self.remembered_frequency += 1,
             Signal::Hit | Signal::Miss => {}
         }
     }
 
     /// Frequency's regret rate minus recency's: positive when newcomers
     /// the filter turned away come back more often, per decision, than
-    /// established entries dropped for newcomers (grow the window).
+    /// established entries dropped for newcomers (grow the window). Rated
+    /// per remembered eviction, the ghost history's sample.
     fn regret_balance(&self) -> f64 {
         let rate = |ghosts: u64, evictions: u64| ghosts as f64 / evictions.max(1) as f64;
-        rate(self.ghost_frequency, self.evicted_frequency)
-            - rate(self.ghost_recency, self.evicted_recency)
+        rate(self.ghost_frequency, self.remembered_frequency)
+            - rate(self.ghost_recency, self.remembered_recency)
     }
 }
 
@@ -290,8 +298,10 @@ mod tests {
                               // The hit ratio collapses, and the evicted established entries are
                               // what come back: recency is at fault, so the window must shrink.
         for _ in 0..10 {
-            c.observe(Signal::Evicted(Side::Recency), Millis(0));
-            c.observe(Signal::Evicted(Side::Frequency), Millis(0));
+            for side in [Side::Recency, Side::Frequency] {
+                c.observe(Signal::Evicted(side), Millis(0));
+                c.observe(Signal::Remembered(side), Millis(0));
+            }
         }
         for _ in 0..5 {
             c.observe(Signal::GhostHit(Side::Recency), Millis(0));
@@ -309,11 +319,33 @@ mod tests {
         assert_eq!((t.evicted_recency, t.evicted_frequency), (10, 10));
     }
 
-    /// One period's evictions and ghost hits per side.
+    #[test]
+    fn regrets_are_rated_per_remembered_eviction() {
+        let mut t = Tally::default();
+        // 40 evictions a side, a quarter of them remembered (any sample
+        // works the same): 5 of
+        // recency's 10 came back, 1 of frequency's.
+        for side in [Side::Recency, Side::Frequency] {
+            for i in 0..40 {
+                t.add(Signal::Evicted(side));
+                if i % 4 == 0 {
+                    t.add(Signal::Remembered(side));
+                }
+            }
+        }
+        for _ in 0..5 {
+            t.add(Signal::GhostHit(Side::Recency));
+        }
+        t.add(Signal::GhostHit(Side::Frequency));
+        assert!((t.regret_balance() - (0.1 - 0.5)).abs() < 1e-9);
+    }
+
+    /// One period's evictions (all remembered) and ghost hits per side.
     fn regrets(c: &mut HillClimber, recency: (u64, u64), frequency: (u64, u64)) {
         for (side, (evicted, ghosts)) in [(Side::Recency, recency), (Side::Frequency, frequency)] {
             for _ in 0..evicted {
                 c.observe(Signal::Evicted(side), Millis(0));
+                c.observe(Signal::Remembered(side), Millis(0));
             }
             for _ in 0..ghosts {
                 c.observe(Signal::GhostHit(side), Millis(0));
