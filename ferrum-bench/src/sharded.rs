@@ -323,21 +323,24 @@ pub fn compare<R: Route, I: IntoIterator<Item = Request>>(
     })
 }
 
-/// A markdown table, one row per cell: hit ratio in percent with two
-/// decimals and keys held, single node then sharded, the keys of each node
-/// and the difference.
+/// A markdown table, one row per cell: the `maxmemory` of the single node
+/// and of each sharded node, hit ratio in percent with two decimals and
+/// keys held, single node then sharded, the keys of each node and the
+/// difference.
 pub fn to_markdown(cells: &[Comparison]) -> String {
     let mut out = String::from(
-        "| policy | workload | 1 node hit % | 1 node keys | sharded hit % | sharded keys | keys per node | sharded − 1 node pp |\n\
-         | --- | --- | ---: | ---: | ---: | ---: | --- | ---: |\n",
+        "| policy | workload | maxmemory: 1 node / each node | 1 node hit % | 1 node keys | sharded hit % | sharded keys | keys per node | sharded − 1 node pp |\n\
+         | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |\n",
     );
     for c in cells {
         let per_node: Vec<String> = c.sharded.nodes.iter().map(|n| n.keys.to_string()).collect();
         let _ = writeln!(
             out,
-            "| {} | {} | {:.2} | {} | {:.2} | {} | {} | {:+.2} |",
+            "| {} | {} | {} / {} | {:.2} | {} | {:.2} | {} | {} | {:+.2} |",
             c.single.policy,
             c.single.source,
+            c.single.maxmemory_per_node_bytes,
+            c.sharded.maxmemory_per_node_bytes,
             100.0 * c.single.hit_ratio,
             c.single.keys,
             100.0 * c.sharded.hit_ratio,
