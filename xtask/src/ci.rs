@@ -168,13 +168,13 @@ impl Ci {
     /// still missing, stopping the run for a required tool and going on
     /// without an optional one.
     fn prerequisites(&self) -> Result<()> {
-        let missing = |optional: bool| -> Vec<&Prerequisite> {
+        let absent = |optional: bool| -> Vec<&Prerequisite> {
             PREREQUISITES
                 .iter()
                 .filter(|p| p.optional == optional && !on_path(p.program))
                 .collect()
         };
-        let mut required: Vec<&str> = missing(false).iter().map(|p| p.package).collect();
+        let mut required: Vec<&str> = absent(false).iter().map(|p| p.package).collect();
         let python_ok = Command::new("python3")
             .args(["-c", "import ensurepip, venv"])
             .stdout(Stdio::null())
@@ -185,17 +185,21 @@ impl Ci {
             required.push("python3-venv");
         }
         required.dedup();
-        let optional: Vec<&str> = missing(true).iter().map(|p| p.package).collect();
+        let optional: Vec<&str> = absent(true).iter().map(|p| p.package).collect();
         let can_install = !self.no_install && have_apt_as_root();
         if can_install && !(required.is_empty() && optional.is_empty()) {
-            run_step(
+            // Only optional tools missing: nothing here may stop the run
+            // (no network, or a release without the package).
+            let updated = run_step(
                 "apt-get update",
                 Command::new("apt-get").args(["update", "-qq"]),
-            )?;
+            );
             if !required.is_empty() {
+                updated?;
                 run_step("apt-get install", &mut apt_install(&required))?;
+            } else if let Err(e) = updated {
+                println!("== apt-get update failed: {e:#}");
             }
-            // A package this release lacks must not stop the run.
             if !optional.is_empty() {
                 if let Err(e) = run_step("apt-get install (optional)", &mut apt_install(&optional))
                 {
@@ -203,13 +207,13 @@ impl Ci {
                 }
             }
         }
-        for p in missing(true) {
+        for p in absent(true) {
             println!(
                 "== {} (Debian package {}) is missing: {} will be skipped",
                 p.program, p.package, p.needed_by
             );
         }
-        let missing: Vec<String> = missing(false)
+        let missing: Vec<String> = absent(false)
             .iter()
             .map(|p| {
                 format!(
