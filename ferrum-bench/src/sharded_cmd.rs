@@ -61,8 +61,9 @@ pub(crate) fn sharded(args: ShardedArgs) -> Result<()> {
     if args.capacity == 0 {
         bail!("--capacity must be at least 1");
     }
-    let RouteKind::Proxy = args.route;
-    let proxy = Nutcracker::start(&PoolConfig::new(args.nodes.clone()))?;
+    let proxy = match args.route {
+        RouteKind::Proxy => Nutcracker::start(&PoolConfig::new(args.nodes.clone()))?,
+    };
     eprintln!(
         "nutcracker on {} in front of {} nodes",
         proxy.addr(),

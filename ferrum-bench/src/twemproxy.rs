@@ -95,12 +95,12 @@ pub enum NutcrackerError {
     /// The configuration could not be written or the program not run.
     #[error("cannot start nutcracker: {0}")]
     Io(#[from] std::io::Error),
-    /// It exited or did not listen in time; the log says why.
-    #[error("nutcracker {what}; see {log}")]
+    /// It exited or did not listen in time.
+    #[error("nutcracker {what}; its log:\n{log}")]
     NotListening {
         /// What happened.
         what: String,
-        /// Its log file.
+        /// Its log (the files are removed with the process).
         log: String,
     },
 }
@@ -132,6 +132,12 @@ impl Nutcracker {
         let conf = dir.join("nutcracker.yml");
         std::fs::write(&conf, pool.to_yaml(addr))?;
         let log = dir.join("nutcracker.log");
+        // A configuration it refuses is reported on stderr, before its own
+        // log opens: both go to the one file, appended.
+        let stderr = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log)?;
         let child = Command::new(program())
             .arg("-c")
             .arg(&conf)
@@ -140,7 +146,7 @@ impl Nutcracker {
             .args(["-s", &stats.to_string(), "-a", "127.0.0.1"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()?;
         let mut proxy = Nutcracker { child, addr, dir };
         proxy.wait_listening(&log)?;
@@ -152,16 +158,11 @@ impl Nutcracker {
         self.addr
     }
 
-    /// The directory holding its configuration and log.
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
     fn wait_listening(&mut self, log: &Path) -> Result<(), NutcrackerError> {
         let deadline = Instant::now() + Duration::from_secs(20);
         let failed = |what: String| NutcrackerError::NotListening {
             what,
-            log: log.display().to_string(),
+            log: std::fs::read_to_string(log).unwrap_or_default(),
         };
         loop {
             if let Some(status) = self.child.try_wait()? {
@@ -216,5 +217,20 @@ mod tests {
             yaml.ends_with("    - 127.0.0.1:7001:1 ferrum-1\n    - 127.0.0.1:7002:1 ferrum-2\n"),
             "{yaml}"
         );
+    }
+
+    #[test]
+    fn a_pool_nutcracker_refuses_is_an_error_with_its_reason() {
+        if !available() {
+            eprintln!("skipped: nutcracker is not installed (apt-get install nutcracker)");
+            return;
+        }
+        match Nutcracker::start(&PoolConfig::new(Vec::new())) {
+            Err(NutcrackerError::NotListening { what, log }) => {
+                assert!(what.starts_with("exited at startup"), "{what}");
+                assert!(log.contains("syntax is invalid"), "{log}");
+            }
+            other => panic!("a pool without servers started: {other:?}"),
+        }
     }
 }
