@@ -328,14 +328,7 @@ impl LiveDriver {
     ///
     /// If the server refuses a command, e.g. a policy it does not know.
     pub fn reset(&mut self, policy: PolicyKind, maxmemory_bytes: u64) -> Result<(), DriverError> {
-        let c = &mut self.client;
-        c.call(&["CONFIG", "SET", "maxmemory", "0"])?;
-        c.call(&["CONFIG", "SET", "maxmemory-policy", "noeviction"])?;
-        c.call(&["FLUSHALL"])?;
-        c.call(&["CONFIG", "SET", "maxmemory-policy", policy.as_str()])?;
-        c.call(&["CONFIG", "SET", "maxmemory", &maxmemory_bytes.to_string()])?;
-        c.call(&["CONFIG", "RESETSTAT"])?;
-        Ok(())
+        Ok(reset_server(&mut self.client, policy, maxmemory_bytes)?)
     }
 
     /// The figure `maxmemory` bounds ([`bounded_memory_field`]).
@@ -659,7 +652,29 @@ impl LiveDriver {
     }
 }
 
-fn field(info: &std::collections::HashMap<String, String>, name: &str) -> u64 {
+/// Empties the server `client` talks to and starts a cell: a fresh policy
+/// (switching through `noeviction` rebuilds it with its seed), the given
+/// `maxmemory`, zeroed counters.
+///
+/// # Errors
+///
+/// If the server refuses a command, e.g. a policy it does not know.
+pub fn reset_server(
+    client: &mut Client,
+    policy: PolicyKind,
+    maxmemory_bytes: u64,
+) -> Result<(), ClientError> {
+    client.call(&["CONFIG", "SET", "maxmemory", "0"])?;
+    client.call(&["CONFIG", "SET", "maxmemory-policy", "noeviction"])?;
+    client.call(&["FLUSHALL"])?;
+    client.call(&["CONFIG", "SET", "maxmemory-policy", policy.as_str()])?;
+    client.call(&["CONFIG", "SET", "maxmemory", &maxmemory_bytes.to_string()])?;
+    client.call(&["CONFIG", "RESETSTAT"])?;
+    Ok(())
+}
+
+/// A counter of an `INFO` reply, 0 when absent or not a number.
+pub(crate) fn field(info: &std::collections::HashMap<String, String>, name: &str) -> u64 {
     info.get(name).and_then(|v| v.parse().ok()).unwrap_or(0)
 }
 

@@ -18,7 +18,10 @@
 //! - [`driver`]: the live driver, replaying a workload or trace against a
 //!   running FerrumKV or Redis over RESP (through the small blocking
 //!   [`client`]) and reading the server's own hit ratio; [`live`] puts its
-//!   runs in a table next to the simulator's.
+//!   runs in a table next to the simulator's;
+//! - [`sharded`]: the same replay routed over several nodes (through
+//!   twemproxy, started by [`twemproxy`]), its hit ratio next to one node
+//!   with all of the memory.
 //!
 //! The `ferrum-bench` binary wraps these (`ferrum-bench sim --help`,
 //! `ferrum-bench live --help`).
@@ -41,8 +44,10 @@ pub mod client;
 pub mod driver;
 pub mod live;
 pub mod matrix;
+pub mod sharded;
 pub mod sim;
 pub mod store_sim;
 pub mod svg;
 pub mod trace;
+pub mod twemproxy;
 pub mod workload;

@@ -1,6 +1,7 @@
 //! The `ferrum-bench` command line: run the hit-ratio matrix in the
 //! simulator, export workloads as trace files, replay trace files, and
-//! replay workloads against a live server (`live`, in `live_cmd.rs`).
+//! replay workloads against a live server (`live`, in `live_cmd.rs`) or
+//! through twemproxy to several (`sharded`, in `sharded_cmd.rs`).
 
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Write};
@@ -15,6 +16,7 @@ use ferrum_bench::workload::{self, Pattern, Workload};
 use ferrum_evict::{PolicyConfig, PolicyKind};
 
 mod live_cmd;
+mod sharded_cmd;
 
 /// FerrumKV hit-ratio benchmarks (WORKLOADS.md).
 #[derive(Debug, Parser)]
@@ -36,6 +38,10 @@ enum Command {
     /// Replay patterns or a trace against a live FerrumKV or Redis server
     /// and report the server's own hit ratio.
     Live(live_cmd::LiveArgs),
+    /// Replay patterns through twemproxy to several nodes, each with a
+    /// share of the memory, and report the hit ratio next to one node with
+    /// all of it.
+    Sharded(sharded_cmd::ShardedArgs),
 }
 
 #[derive(Debug, Args)]
@@ -141,6 +147,7 @@ fn main() -> Result<()> {
         Command::ExportTrace(args) => export(args),
         Command::Replay(args) => replay(args),
         Command::Live(args) => live_cmd::live(args),
+        Command::Sharded(args) => sharded_cmd::sharded(args),
     }
 }
 

@@ -20,6 +20,7 @@ use crate::machine::{output, Machine};
 use crate::procs::{have, ServerKind, ServerProcess};
 use crate::redis_benchmark::{self, BenchRow, Scenario};
 use crate::report::{self, LiveCell, Results, RunConfig};
+use crate::sharded::{self, ShardedSpec};
 use crate::{equal_memory, keys, throughput};
 
 /// Flags of `cargo xtask bench`.
@@ -114,6 +115,13 @@ pub(crate) struct Bench {
         default_value = "zipf,shift,mixed,scan,ttl"
     )]
     patterns: Vec<String>,
+    /// Comma-separated policies of the sharded part.
+    #[arg(long, value_delimiter = ',', default_value = "allkeys-lru,allkeys-ahe")]
+    sharded_policies: Vec<String>,
+    /// Comma-separated patterns of the sharded part (patterns without TTLs:
+    /// its nodes keep their own clocks).
+    #[arg(long, value_delimiter = ',', default_value = "zipf,shift,mixed")]
+    sharded_patterns: Vec<String>,
     /// Seed of every workload.
     #[arg(long, default_value_t = 42)]
     seed: u64,
@@ -161,6 +169,10 @@ enum Part {
     EqualMemory,
     /// Keys held at `maxmemory 128mb`, both servers, one at a time.
     KeysAtMaxmemory,
+    /// Three FerrumKV nodes behind twemproxy with a third of the memory
+    /// each, against one node with all of it (needs nutcracker; not in the
+    /// default list).
+    Sharded,
 }
 
 /// Paths a run uses.
@@ -252,6 +264,7 @@ impl Bench {
             spacing_paced: Vec::new(),
             equal_memory: Vec::new(),
             keys_at_maxmemory: Vec::new(),
+            sharded: None,
             throughput_spec: None,
             throughput: Vec::new(),
             throughput_load: Vec::new(),
@@ -426,6 +439,35 @@ impl Bench {
                 "  keys at maxmemory took {:.1} min",
                 started.elapsed().as_secs_f64() / 60.0
             );
+        }
+        if has(Part::Sharded) {
+            if ferrum_bench::twemproxy::available() {
+                let spec = ShardedSpec {
+                    policies: self.sharded_policies.clone(),
+                    patterns: self.sharded_patterns.clone(),
+                    requests,
+                    calibration_requests: if self.quick { 20_000 } else { 30_000 },
+                    seed: self.seed,
+                };
+                step(&format!(
+                    "sharded: 3 FerrumKV nodes behind nutcracker against 1, {requests} requests per cell"
+                ));
+                results.commands.push(spec.command_line());
+                let started = Instant::now();
+                let json = sharded::run(&spec, &paths.bench_bin(), &paths.target, &paths.run_dir)?;
+                eprintln!(
+                    "  sharded took {:.1} min",
+                    started.elapsed().as_secs_f64() / 60.0
+                );
+                if let Some(table) = json["markdown"].as_str() {
+                    println!("{table}");
+                }
+                results.sharded = Some(json);
+            } else {
+                skipped.push(note(
+                    "sharded needs nutcracker (apt-get install nutcracker): skipped",
+                ));
+            }
         }
         if let Some(handle) = spacing {
             step("waiting for the 1 ms spacing check");
@@ -661,6 +703,15 @@ impl Bench {
             fs::create_dir_all(&out)?;
             fs::write(out.join("throughput.md"), report::throughput_md(results))?;
             written.push(self.out.join("throughput.md"));
+        }
+        if let Some(table) = results
+            .sharded
+            .as_ref()
+            .and_then(|j| j["markdown"].as_str())
+        {
+            fs::create_dir_all(&out)?;
+            fs::write(out.join("sharded.md"), report::sharded_md(results, table))?;
+            written.push(self.out.join("sharded.md"));
         }
         if !results.equal_memory.is_empty() || !results.keys_at_maxmemory.is_empty() {
             fs::create_dir_all(&out)?;

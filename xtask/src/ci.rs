@@ -4,6 +4,9 @@
 //! 1. **Prerequisites.** Each tool a test needs is looked for; a missing
 //!    one is installed with `apt-get` when that is possible (Debian, as
 //!    root), and otherwise named with its package and the run stops there.
+//!    Optional tools (`nutcracker`, for the twemproxy tests) are installed
+//!    the same way, but a missing one is only named: its tests skip
+//!    themselves with a message.
 //! 2. `cargo fmt --check`, `cargo clippy -D warnings`, `cargo test
 //!    --workspace`.
 //! 3. redis-py 8 against the debug server (`scripts/compat.sh`).
@@ -44,6 +47,10 @@ struct Prerequisite {
     package: &'static str,
     /// What needs it.
     needed_by: &'static str,
+    /// Whether the suite runs without it: the tests that need it skip
+    /// themselves with a message, so a missing optional tool is reported
+    /// and the run goes on.
+    optional: bool,
 }
 
 const PREREQUISITES: &[Prerequisite] = &[
@@ -51,31 +58,43 @@ const PREREQUISITES: &[Prerequisite] = &[
         program: "promtool",
         package: "prometheus",
         needed_by: "the metrics tests (exposition lint)",
+        optional: false,
     },
     Prerequisite {
         program: "prometheus",
         package: "prometheus",
         needed_by: "the metrics tests (a real scrape)",
+        optional: false,
     },
     Prerequisite {
         program: "tclsh",
         package: "tcl",
         needed_by: "Redis's own test suite",
+        optional: false,
     },
     Prerequisite {
         program: "redis-server",
         package: "redis-server",
         needed_by: "the side-by-side scenario tests of xtask",
+        optional: false,
     },
     Prerequisite {
         program: "openssl",
         package: "openssl",
         needed_by: "the certificates of scripts/compat.sh's TLS run",
+        optional: false,
     },
     Prerequisite {
         program: "redis-benchmark",
         package: "redis-tools",
         needed_by: "the side-by-side scenario tests of xtask",
+        optional: false,
+    },
+    Prerequisite {
+        program: "nutcracker",
+        package: "nutcracker",
+        needed_by: "the twemproxy tests of ferrum-bench (three nodes behind the proxy)",
+        optional: true,
     },
 ];
 
@@ -145,13 +164,17 @@ impl Ci {
         Ok(())
     }
 
-    /// Installs what is missing where apt-get can, or names it and stops.
+    /// Installs what is missing where apt-get can; then names what is
+    /// still missing, stopping the run for a required tool and going on
+    /// without an optional one.
     fn prerequisites(&self) -> Result<()> {
-        let mut packages: Vec<&str> = PREREQUISITES
-            .iter()
-            .filter(|p| !on_path(p.program))
-            .map(|p| p.package)
-            .collect();
+        let absent = |optional: bool| -> Vec<&Prerequisite> {
+            PREREQUISITES
+                .iter()
+                .filter(|p| p.optional == optional && !on_path(p.program))
+                .collect()
+        };
+        let mut required: Vec<&str> = absent(false).iter().map(|p| p.package).collect();
         let python_ok = Command::new("python3")
             .args(["-c", "import ensurepip, venv"])
             .stdout(Stdio::null())
@@ -159,30 +182,39 @@ impl Ci {
             .status()
             .is_ok_and(|s| s.success());
         if !python_ok {
-            packages.push("python3-venv");
+            required.push("python3-venv");
         }
-        packages.dedup();
-        if packages.is_empty() {
-            return Ok(());
-        }
+        required.dedup();
+        let optional: Vec<&str> = absent(true).iter().map(|p| p.package).collect();
         let can_install = !self.no_install && have_apt_as_root();
-        if can_install {
-            println!("== installing {}", packages.join(" "));
-            run_step(
+        if can_install && !(required.is_empty() && optional.is_empty()) {
+            // Only optional tools missing: nothing here may stop the run
+            // (no network, or a release without the package).
+            let updated = run_step(
                 "apt-get update",
                 Command::new("apt-get").args(["update", "-qq"]),
-            )?;
-            run_step(
-                "apt-get install",
-                Command::new("apt-get")
-                    .args(["install", "-y", "-qq", "--no-install-recommends"])
-                    .args(&packages)
-                    .env("DEBIAN_FRONTEND", "noninteractive"),
-            )?;
+            );
+            if !required.is_empty() {
+                updated?;
+                run_step("apt-get install", &mut apt_install(&required))?;
+            } else if let Err(e) = updated {
+                println!("== apt-get update failed: {e:#}");
+            }
+            if !optional.is_empty() {
+                if let Err(e) = run_step("apt-get install (optional)", &mut apt_install(&optional))
+                {
+                    println!("== optional tools not installed: {e:#}");
+                }
+            }
         }
-        let missing: Vec<String> = PREREQUISITES
+        for p in absent(true) {
+            println!(
+                "== {} (Debian package {}) is missing: {} will be skipped",
+                p.program, p.package, p.needed_by
+            );
+        }
+        let missing: Vec<String> = absent(false)
             .iter()
-            .filter(|p| !on_path(p.program))
             .map(|p| {
                 format!(
                     "  {} (Debian package {}), for {}",
@@ -203,6 +235,16 @@ impl Ci {
         }
         Ok(())
     }
+}
+
+/// `apt-get install` of `packages`, quiet and without recommends.
+fn apt_install(packages: &[&str]) -> Command {
+    let mut command = Command::new("apt-get");
+    command
+        .args(["install", "-y", "-qq", "--no-install-recommends"])
+        .args(packages)
+        .env("DEBIAN_FRONTEND", "noninteractive");
+    command
 }
 
 /// Whether `program` is an executable file in a `PATH` directory (not run:

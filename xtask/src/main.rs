@@ -21,6 +21,7 @@ mod machine;
 mod procs;
 mod redis_benchmark;
 mod report;
+mod sharded;
 mod throughput;
 
 use std::path::{Path, PathBuf};

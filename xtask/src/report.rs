@@ -53,6 +53,10 @@ pub(crate) struct Results {
     /// The keys-at-maxmemory table.
     #[serde(default)]
     pub(crate) keys_at_maxmemory: Vec<KeysRow>,
+    /// The sharded part (`ferrum-bench sharded --json`: `cells`, and the
+    /// table as `markdown`), when it ran.
+    #[serde(default)]
+    pub(crate) sharded: Option<Value>,
     /// The throughput part's sizes, when it ran.
     #[serde(default)]
     pub(crate) throughput_spec: Option<ThroughputSpec>,
@@ -380,6 +384,25 @@ fn keys_table(out: &mut String, rows: &[&KeysRow]) {
         );
     }
     out.push('\n');
+}
+
+/// `benches/sharded.md`: the sharded part's `table` (`ferrum-bench
+/// sharded`'s markdown) under the usual header and what it compares.
+pub(crate) fn sharded_md(r: &Results, table: &str) -> String {
+    let mut out = String::new();
+    header(
+        &mut out,
+        "# Sharded: three nodes behind twemproxy against one",
+        r,
+    );
+    let _ = writeln!(
+        out,
+        "One FerrumKV with the `maxmemory` that holds {} entries at steady state (calibrated per cell on the pattern's prefix), against three FerrumKV nodes behind twemproxy (ketama, fnv1a_64), each with a third of that `maxmemory`; {} requests per cell, read-through. Hit % and keys are the nodes' own `keyspace_hits`/`keyspace_misses` and `DBSIZE`, summed.\n",
+        ferrum_bench::workload::CAPACITY,
+        r.config.requests,
+    );
+    out.push_str(table);
+    out
 }
 
 /// `benches/equal-memory.md`: the equal-memory condition per scale, then

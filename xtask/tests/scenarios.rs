@@ -1,8 +1,9 @@
-//! The equal-memory, keys-at-maxmemory and throughput scenarios of `cargo
-//! xtask bench` at a small size, against real servers. The first two are
-//! skipped with a message when redis-server is not installed; the
-//! throughput test requires redis-server and redis-benchmark and fails
-//! without them (the scenario is a comparison with Redis).
+//! The equal-memory, keys-at-maxmemory, throughput and sharded scenarios of
+//! `cargo xtask bench` at a small size, against real servers. The first two
+//! are skipped with a message when redis-server is not installed, the
+//! sharded one when nutcracker is not; the throughput test requires
+//! redis-server and redis-benchmark and fails without them (the scenario is
+//! a comparison with Redis).
 
 use std::fs;
 use std::path::PathBuf;
@@ -262,4 +263,44 @@ fn throughput_interleaves_rounds_and_reports_ratios_and_aa() {
         report.contains("1-minute load average at the start of each round: "),
         "{report}"
     );
+}
+
+#[test]
+fn sharded_compares_three_nodes_behind_nutcracker_with_one() {
+    if !ferrum_bench::twemproxy::available() {
+        eprintln!("skipped: nutcracker is not installed (apt-get install nutcracker)");
+        return;
+    }
+    let (json, report) = bench_report(
+        "sharded",
+        &[
+            "--scenarios",
+            "sharded",
+            "--quick",
+            "--requests",
+            "20000",
+            "--sharded-policies",
+            "allkeys-lru",
+            "--sharded-patterns",
+            "zipf,mixed",
+        ],
+        "sharded.md",
+    );
+    let cells = json["sharded"]["cells"].as_array().expect("sharded cells");
+    assert_eq!(cells.len(), 2, "{json}");
+    for cell in cells {
+        let nodes = cell["sharded"]["nodes"].as_array().expect("nodes");
+        assert_eq!(nodes.len(), 3, "{cell}");
+        for node in nodes {
+            assert!(node["keys"].as_u64().unwrap() > 0, "{cell}");
+            assert!(node["evicted"].as_u64().unwrap() > 0, "{cell}");
+        }
+        for layout in ["single", "sharded"] {
+            assert_eq!(cell[layout]["requests"], 20_000, "{cell}");
+            let ratio = cell[layout]["hit_ratio"].as_f64().unwrap();
+            assert!(ratio > 0.0 && ratio < 1.0, "{cell}");
+        }
+    }
+    assert!(report.contains("| allkeys-lru | zipf |"), "{report}");
+    assert!(report.contains("| allkeys-lru | mixed |"), "{report}");
 }
