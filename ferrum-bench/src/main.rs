@@ -237,8 +237,10 @@ fn export(args: ExportArgs) -> Result<()> {
 }
 
 fn replay(args: ReplayArgs) -> Result<()> {
+    // The replay's slab expires nothing itself (see `sim::run_cell`).
     let config = PolicyConfig {
         seed: args.seed,
+        expired_first: true,
         ..PolicyConfig::default()
     };
     let file =

@@ -351,8 +351,11 @@ pub fn run_scaled_cell(
     scale: u64,
     config: &SimConfig,
 ) -> CellRun {
+    // The slab expires nothing itself: expired entries go only when a
+    // policy evicts them, so those that can evict them first do.
     let policy_config = PolicyConfig {
         seed,
+        expired_first: true,
         ..PolicyConfig::default()
     };
     let policy: Option<AnyPolicy> = kind.build(&policy_config);

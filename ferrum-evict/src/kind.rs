@@ -108,6 +108,7 @@ impl PolicyKind {
             PolicyKind::AllKeysAhe | PolicyKind::VolatileAhe => {
                 AnyPolicy::Ahe(Box::new(Ahe::new(AheConfig {
                     seed: config.seed,
+                    expired_first: config.expired_first,
                     ..AheConfig::default()
                 })))
             }
@@ -162,6 +163,12 @@ pub struct PolicyConfig {
     pub lfu_decay_time_minutes: u32,
     /// Seed for policies that draw random numbers. Default: 0.
     pub seed: u64,
+    /// Whether AHE keeps the keys' expiry deadlines to evict expired
+    /// entries first ([`AheConfig::expired_first`]; LFU always does).
+    /// Default: false, for a store that expires keys itself, as
+    /// FerrumKV's does; a cache that never removes expired entries (the
+    /// simulator's slab) sets it.
+    pub expired_first: bool,
 }
 
 impl Default for PolicyConfig {
@@ -171,6 +178,7 @@ impl Default for PolicyConfig {
             lfu_log_factor: 10,
             lfu_decay_time_minutes: 1,
             seed: 0,
+            expired_first: false,
         }
     }
 }
