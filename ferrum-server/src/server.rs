@@ -106,6 +106,7 @@ impl Server {
             active_expire: AtomicBool::new(true),
             shutdown_request: CancellationToken::new(),
             tls,
+            migrate: crate::migrate::Links::default(),
         });
         Ok(Server { metrics, shared })
     }

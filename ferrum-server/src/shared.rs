@@ -69,6 +69,9 @@ pub(crate) struct Shared {
     pub(crate) scripting: crate::script::Scripting,
     /// The TLS configuration in force, when `tls-port` is set.
     pub(crate) tls: Option<Arc<crate::tls::TlsContext>>,
+    /// `MIGRATE`'s cached connections to target servers (INFO's
+    /// `migrate_cached_sockets` counts them).
+    pub(crate) migrate: crate::migrate::Links,
 }
 
 impl Shared {
@@ -126,8 +129,6 @@ pub(crate) struct ServerStats {
     per_command: Box<[CommandCounters]>,
     /// Per-command latency histograms (`LATENCY HISTOGRAM`).
     pub(crate) histogram: crate::cmd::Histograms,
-    /// `MIGRATE`'s cached connections (`migrate_cached_sockets`).
-    pub(crate) migrate: crate::migrate::Links,
 }
 
 #[derive(Default)]
@@ -171,7 +172,6 @@ impl Default for ServerStats {
                 .map(|_| CommandCounters::default())
                 .collect(),
             histogram: crate::cmd::Histograms::default(),
-            migrate: crate::migrate::Links::default(),
         }
     }
 }

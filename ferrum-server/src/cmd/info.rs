@@ -279,7 +279,7 @@ fn stats(ctx: &Ctx<'_>, out: &mut String) {
         ks.keyspace_misses,
         ctx.shared.pubsub.channels(crate::pubsub::Kind::Channel, None).len(),
         ctx.shared.pubsub.numpat(),
-        s.migrate.len(),
+        ctx.shared.migrate.len(),
         load(&s.error_replies),
         ctx.shared.lazyfree.pending(),
         ctx.shared.lazyfree.freed(),
