@@ -81,6 +81,7 @@ impl Server {
         let normal_obuf = crate::obuf::NormalLimit::default();
         normal_obuf.install(config.client_output_buffer_limit.normal);
         let acl = crate::acl::Acl::from_config(&config).map_err(anyhow::Error::msg)?;
+        let commands = config.renamed_commands.clone();
         let shared = Arc::new_cyclic(|shared| Shared {
             listeners: Listeners::new(shared.clone(), plain, tls_sockets),
             store,
@@ -107,6 +108,7 @@ impl Server {
             shutdown_request: CancellationToken::new(),
             tls,
             migrate: crate::migrate::Links::default(),
+            commands,
         });
         Ok(Server { metrics, shared })
     }

@@ -72,9 +72,17 @@ pub(crate) struct Shared {
     /// `MIGRATE`'s cached connections to target servers (INFO's
     /// `migrate_cached_sockets` counts them).
     pub(crate) migrate: crate::migrate::Links,
+    /// The names clients call commands by (`rename-command`, read at
+    /// startup only, as in Redis).
+    pub(crate) commands: crate::cmd::rename::CommandNames,
 }
 
 impl Shared {
+    /// The command a client's `name` calls, after `rename-command`.
+    pub(crate) fn command(&self, name: &[u8]) -> Option<&'static CommandSpec> {
+        self.commands.resolve(name)
+    }
+
     /// Whether writes get `-NOREPLICAS` (`min-replicas-to-write`).
     pub(crate) fn refuses_writes(&self) -> bool {
         self.lacks_good_replicas.load(Ordering::Relaxed)

@@ -28,6 +28,7 @@ mod process;
 mod protocol;
 mod pubsub;
 mod redis7;
+mod rename;
 mod scripting;
 mod server;
 mod sets;
