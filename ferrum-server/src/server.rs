@@ -82,6 +82,8 @@ impl Server {
         normal_obuf.install(config.client_output_buffer_limit.normal);
         let acl = crate::acl::Acl::from_config(&config).map_err(anyhow::Error::msg)?;
         let commands = config.renamed_commands.clone();
+        let evict_clients =
+            crate::evict_clients::ClientEviction::new(config.maxmemory_clients_bytes());
         let shared = Arc::new_cyclic(|shared| Shared {
             listeners: Listeners::new(shared.clone(), plain, tls_sockets),
             store,
@@ -109,6 +111,7 @@ impl Server {
             tls,
             migrate: crate::migrate::Links::default(),
             commands,
+            evict_clients,
         });
         Ok(Server { metrics, shared })
     }

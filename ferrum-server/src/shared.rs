@@ -72,6 +72,8 @@ pub(crate) struct Shared {
     /// `MIGRATE`'s cached connections to target servers (INFO's
     /// `migrate_cached_sockets` counts them).
     pub(crate) migrate: crate::migrate::Links,
+    /// `maxmemory-clients`: the limit and the eviction count.
+    pub(crate) evict_clients: crate::evict_clients::ClientEviction,
     /// The names clients call commands by (`rename-command`, read at
     /// startup only, as in Redis).
     pub(crate) commands: crate::cmd::rename::CommandNames,

@@ -455,7 +455,7 @@ fn prepare(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Result<Prepared, CmdError> {
             if spec.has(flag::DENYOOM) {
                 ctx.shared.store.reserve_for_write(ctx.now)?;
             }
-            ctx.conn.multi.get_or_insert_default().push(args.to_vec());
+            ctx.conn.queue(args);
             return Ok(Prepared::Reply(Frame::simple("QUEUED")));
         }
     }

@@ -404,6 +404,21 @@ pub enum ConfigError {
     },
 }
 
+impl Config {
+    /// `maxmemory-clients` in bytes: the value, or its percentage of
+    /// `maxmemory` (so `10%` of no `maxmemory` is 0, off, as in Redis).
+    pub fn maxmemory_clients_bytes(&self) -> u64 {
+        let value = self.stored_value("maxmemory-clients");
+        match value.strip_suffix('%') {
+            Some(pct) => {
+                let pct = pct.parse::<u64>().unwrap_or(0);
+                (u128::from(self.maxmemory_bytes) * u128::from(pct) / 100) as u64
+            }
+            None => parse_memory(value).unwrap_or(0),
+        }
+    }
+}
+
 impl ConfigError {
     /// What redis-server prints to standard error before it exits 1 on
     /// this error. A directive's error is Redis's block: the banner, the
@@ -1438,8 +1453,8 @@ fn parse_bool(s: &str) -> Result<bool, Refusal> {
 }
 
 /// `maxmemory-clients`: a memory value or a percentage of `maxmemory`
-/// (Redis's `PERCENT_CONFIG`), stored as given; FerrumKV never evicts
-/// clients.
+/// (Redis's `PERCENT_CONFIG`), stored as given and read back by
+/// [`Config::maxmemory_clients_bytes`].
 fn set_maxmemory_clients(config: &mut Config, value: String) -> Result<(), String> {
     if let Some(pct) = value.strip_suffix('%') {
         let n = parse_int(pct).ok_or("argument must be a memory or percent value")?;
