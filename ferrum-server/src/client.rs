@@ -273,9 +273,14 @@ impl ClientHandle {
 
     fn republish(&self, store: &Store, clients: &ClientRegistry, now: usize) {
         let before = self.published.swap(now, Ordering::Relaxed);
-        store.add_outside_bytes(before, now);
-        clients.memory.fetch_add(now, Ordering::Relaxed);
-        clients.memory.fetch_sub(before, Ordering::Relaxed);
+        // Most reads leave the figure as it was: the shared sums, which
+        // every connection writes, are then left alone.
+        if before != now {
+            store.add_outside_bytes(before, now);
+            clients
+                .memory
+                .fetch_add(now.wrapping_sub(before), Ordering::Relaxed);
+        }
     }
 
     /// The client's line in `CLIENT LIST` / `CLIENT INFO`, with Redis's
