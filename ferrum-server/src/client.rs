@@ -53,6 +53,9 @@ pub(crate) struct ConnState {
     /// Whether `CLIENT TRACKING` is on (the settings are in
     /// `Shared::tracking`).
     pub(crate) tracking: bool,
+    /// What the client's BCAST prefixes cost, while `tracking` is on
+    /// (see [`ConnState::track_prefixes`]).
+    tracking_prefix_bytes: usize,
     /// The end of the previous command of the current batch: the next
     /// command's clock reading, so that a pipeline reads the clock once a
     /// command instead of twice. `None` after the connection awaited
@@ -78,9 +81,16 @@ impl ConnState {
         queue.push(args.to_vec());
     }
 
+    /// Counts the client's BCAST prefixes (all of them, after `CLIENT
+    /// TRACKING on` added some) in its memory, as Redis counts them.
+    pub(crate) fn track_prefixes(&mut self, prefixes: &[Bytes]) {
+        self.tracking_prefix_bytes = prefixes.iter().map(|p| p.len() + ENTRY_BYTES).sum();
+    }
+
     /// What the state holds beside the connection's buffers, as Redis's
     /// client memory counts it: queued commands (`multi-mem`), watched
-    /// keys and subscriptions, each entry with a fixed overhead.
+    /// keys, subscriptions and tracking prefixes, each entry with a fixed
+    /// overhead.
     pub(crate) fn state_bytes(&self) -> usize {
         let multi = if self.multi.is_some() {
             self.multi_bytes
@@ -91,7 +101,12 @@ impl ConnState {
         // Channels and patterns count together, shard channels apart.
         let subs = self.subs.count(crate::pubsub::Kind::Channel)
             + self.subs.count(crate::pubsub::Kind::Shard);
-        multi + watched + subs * ENTRY_BYTES
+        let prefixes = if self.tracking {
+            self.tracking_prefix_bytes
+        } else {
+            0
+        };
+        multi + watched + subs * ENTRY_BYTES + prefixes
     }
 
     /// Runs the connection's commands as `user` from now on.
@@ -125,6 +140,7 @@ impl ConnState {
             reply_off: false,
             reply_skip: 0,
             tracking: false,
+            tracking_prefix_bytes: 0,
             clock_at: None,
         }
     }

@@ -467,6 +467,9 @@ fn client_tracking(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             .enable(id, mode)
             .map_err(CmdError::msg)?;
         ctx.conn.tracking = true;
+        let prefixes = ctx.shared.tracking.mode(id).map(|m| m.prefixes);
+        ctx.conn
+            .track_prefixes(prefixes.as_deref().unwrap_or_default());
     } else if is(&args[0], "off") {
         ctx.shared.tracking.disable(id);
         ctx.conn.tracking = false;

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::common::{info_fields, run, Raw, TestServer};
+use crate::common::{info_fields, resp, run, Raw, TestServer};
 
 /// `name`'s `CLIENT LIST` line, if it is connected.
 fn client_line(c: &mut redis::Connection, name: &str) -> Option<String> {
@@ -46,6 +46,13 @@ fn named(s: &TestServer, name: &str) -> Raw {
     );
     raw.roundtrip(set.as_bytes(), b"+OK\r\n");
     raw
+}
+
+/// Whether `+OK` came back, rather than the connection closing (an
+/// eviction may reset it).
+fn replied_ok(raw: &mut Raw) -> bool {
+    let mut reply = [0u8; 5];
+    std::io::Read::read_exact(&mut raw.stream, &mut reply).is_ok() && &reply == b"+OK\r\n"
 }
 
 /// Sends `n` bytes of a bulk string that never completes, so that they
@@ -182,4 +189,38 @@ fn queued_multi_commands_count() {
     }
     assert!(eventually(|| client_line(&mut c, "tx").is_none()));
     assert_eq!(info_fields(&mut c, "stats")["evicted_clients"], "1");
+}
+
+#[test]
+fn tracking_prefixes_and_subscriptions_count() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    run::<()>(&mut c, &["CONFIG", "SET", "maxmemory-clients", "300kb"]).expect("set");
+    // Prefixes of 100 kB, one command each: the query buffer of one stays
+    // well under the limit, the prefixes together pass it.
+    let mut tracker = named(&s, "tracker");
+    for letter in b'a'..=b'e' {
+        let prefix = vec![letter; 100_000];
+        tracker.send(&resp(&[
+            b"CLIENT",
+            b"TRACKING",
+            b"on",
+            b"BCAST",
+            b"PREFIX",
+            &prefix,
+        ]));
+        if !replied_ok(&mut tracker) {
+            break;
+        }
+    }
+    assert!(eventually(|| client_line(&mut c, "tracker").is_none()));
+    // 6,000 subscriptions, at 64 bytes and more each, pass 300 kB.
+    let mut subscriber = named(&s, "subscriber");
+    let mut batch = Vec::new();
+    for i in 0..6_000 {
+        batch.extend(resp(&[b"SUBSCRIBE", format!("channel-{i}").as_bytes()]));
+    }
+    let _ = std::io::Write::write_all(&mut subscriber.stream, &batch);
+    assert!(eventually(|| client_line(&mut c, "subscriber").is_none()));
+    assert_eq!(info_fields(&mut c, "stats")["evicted_clients"], "2");
 }
