@@ -1,6 +1,7 @@
 //! Client eviction (`maxmemory-clients`, `CLIENT NO-EVICT`), as Redis 7.0
 //! does it: when the memory of all connected clients (buffers, unwritten
-//! output, queued `MULTI` commands, watched keys, subscriptions; what
+//! output, queued `MULTI` commands, watched keys, subscriptions, tracking
+//! prefixes; what
 //! `CLIENT LIST` shows as `tot-mem`) reaches the limit, the largest
 //! clients not marked `no-evict` are closed, largest first, until the sum
 //! is below it. `maxmemory` still bounds the dataset only.
