@@ -922,8 +922,10 @@ static PARAMS: &[Spec] = &[
     stored_text!("syslog-ident", "redis", false),
     stored_bool!("syslog-enabled", "no", false),
     stored_int!("tcp-backlog", 0, INT_MAX, "511", false),
-    stored_text!("replicaof", "", false),
-    stored_text!("slaveof" => "replicaof", "", false),
+    stored_row!("replicaof", "replicaof", "", false,
+        Kind::Words { get: |c| c.stored_value("replicaof").to_owned(), set: set_replicaof }),
+    stored_row!("slaveof", "replicaof", "", false,
+        Kind::Words { get: |c| c.stored_value("replicaof").to_owned(), set: set_replicaof }),
     Spec { name: "maxmemory-clients", param: Param::Stored, mutable: true, default: "0",
         kind: Kind::Text { get: |c| c.stored_value("maxmemory-clients").to_owned(), set: set_maxmemory_clients } },
 ];
@@ -1450,6 +1452,31 @@ fn parse_bool(s: &str) -> Result<bool, Refusal> {
     } else {
         Err(invalid("argument must be 'yes' or 'no'"))
     }
+}
+
+/// `replicaof host port` (or `no one`), checked as Redis checks it and
+/// stored: FerrumKV does not replicate.
+fn set_replicaof(config: &mut Config, words: Vec<String>) -> Result<(), String> {
+    // No words (the default, or `""` as `CONFIG GET` renders it): not a
+    // replica.
+    if words.iter().all(String::is_empty) {
+        config.stored.insert("replicaof", String::new());
+        return Ok(());
+    }
+    let [host, port] = words.as_slice() else {
+        return Err("wrong number of arguments".into());
+    };
+    let no_one = host.eq_ignore_ascii_case("no") && port.eq_ignore_ascii_case("one");
+    if !no_one && !port.parse::<i64>().is_ok_and(|p| (0..=65535).contains(&p)) {
+        return Err("Invalid master port".into());
+    }
+    let value = if no_one {
+        String::new()
+    } else {
+        format!("{host} {port}")
+    };
+    config.stored.insert("replicaof", value);
+    Ok(())
 }
 
 /// `maxmemory-clients`: a memory value or a percentage of `maxmemory`
@@ -2272,6 +2299,37 @@ mod tests {
                 .ends_with("at line 1\n>>> 'bad line'\nBad directive or wrong number of arguments"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn replicaof_takes_a_host_and_a_port() {
+        let c = parse(&["--replicaof", "10.0.0.1", "6380"]).expect("valid");
+        assert_eq!(get1(&c, "replicaof"), "10.0.0.1 6380");
+        assert_eq!(
+            get1(
+                &parse(&["--slaveof", "no", "one"]).expect("valid"),
+                "slaveof"
+            ),
+            ""
+        );
+        for (words, reason) in [
+            (
+                &["--replicaof", "127.0.0.1", "abc"][..],
+                "Invalid master port",
+            ),
+            (
+                &["--replicaof", "127.0.0.1", "70000"],
+                "Invalid master port",
+            ),
+            (&["--replicaof", "--127.0.0.1"], "wrong number of arguments"),
+        ] {
+            let e = Config::from_args(args(words)).expect_err("refused");
+            assert!(
+                e.fatal_report().ends_with(reason),
+                "{words:?}: {}",
+                e.fatal_report()
+            );
+        }
     }
 
     #[test]
