@@ -101,9 +101,12 @@ pub(crate) fn enforce(shared: &Shared) {
             bytes = client.published_memory(),
             "evicting a client over maxmemory-clients"
         );
+        // Raised first: from then on its task publishes nothing, so the
+        // withdrawal below is not undone by a publish already under way
+        // but for that one publish, which its task's end takes back.
+        client.kill.raise(End::Killed);
         shared.clients.unregister(client.id);
         client.withdraw_memory(&shared.store, &shared.clients);
-        client.kill.raise(End::Killed);
         eviction.evicted.fetch_add(1, Ordering::Relaxed);
     }
 }
