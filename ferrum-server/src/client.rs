@@ -31,6 +31,8 @@ pub(crate) struct ConnState {
     pub(crate) protocol: Protocol,
     /// Commands queued since `MULTI`, or `None` outside a transaction.
     pub(crate) multi: Option<Vec<Vec<Bytes>>>,
+    /// The bytes of the commands in `multi` (see [`ConnState::queue`]).
+    multi_bytes: usize,
     /// A command failed to queue; `EXEC` must abort.
     pub(crate) multi_failed: bool,
     /// `WATCH`ed keys: database, key, and the version seen (`None` if absent).
@@ -51,6 +53,9 @@ pub(crate) struct ConnState {
     /// Whether `CLIENT TRACKING` is on (the settings are in
     /// `Shared::tracking`).
     pub(crate) tracking: bool,
+    /// What the client's BCAST prefixes cost, while `tracking` is on
+    /// (see [`ConnState::track_prefixes`]).
+    tracking_prefix_bytes: usize,
     /// The end of the previous command of the current batch: the next
     /// command's clock reading, so that a pipeline reads the clock once a
     /// command instead of twice. `None` after the connection awaited
@@ -64,6 +69,44 @@ impl ConnState {
     /// a flush, a wake-up), since time passed that the chain did not see.
     pub(crate) fn clock_stale(&mut self) {
         self.clock_at = None;
+    }
+
+    /// Queues a command inside `MULTI`, counting its bytes.
+    pub(crate) fn queue(&mut self, args: &[Bytes]) {
+        let queue = self.multi.get_or_insert_default();
+        if queue.is_empty() {
+            self.multi_bytes = 0;
+        }
+        self.multi_bytes += args.iter().map(|a| a.len() + ARG_BYTES).sum::<usize>();
+        queue.push(args.to_vec());
+    }
+
+    /// Counts the client's BCAST prefixes (all of them, after `CLIENT
+    /// TRACKING on` added some) in its memory, as Redis counts them.
+    pub(crate) fn track_prefixes(&mut self, prefixes: &[Bytes]) {
+        self.tracking_prefix_bytes = prefixes.iter().map(|p| p.len() + ENTRY_BYTES).sum();
+    }
+
+    /// What the state holds beside the connection's buffers, as Redis's
+    /// client memory counts it: queued commands (`multi-mem`), watched
+    /// keys, subscriptions and tracking prefixes, each entry with a fixed
+    /// overhead.
+    pub(crate) fn state_bytes(&self) -> usize {
+        let multi = if self.multi.is_some() {
+            self.multi_bytes
+        } else {
+            0
+        };
+        let watched: usize = self.watched.iter().map(|w| w.1.len() + ENTRY_BYTES).sum();
+        // Channels and patterns count together, shard channels apart.
+        let subs = self.subs.count(crate::pubsub::Kind::Channel)
+            + self.subs.count(crate::pubsub::Kind::Shard);
+        let prefixes = if self.tracking {
+            self.tracking_prefix_bytes
+        } else {
+            0
+        };
+        multi + watched + subs * ENTRY_BYTES + prefixes
     }
 
     /// Runs the connection's commands as `user` from now on.
@@ -88,6 +131,7 @@ impl ConnState {
             user,
             protocol: Protocol::Resp2,
             multi: None,
+            multi_bytes: 0,
             multi_failed: false,
             watched: Vec::new(),
             closing: false,
@@ -96,6 +140,7 @@ impl ConnState {
             reply_off: false,
             reply_skip: 0,
             tracking: false,
+            tracking_prefix_bytes: 0,
             clock_at: None,
         }
     }
@@ -143,7 +188,8 @@ pub(crate) struct ClientHandle {
     /// for other connections to send to by client id.
     pub(crate) inbox: Mutex<Option<std::sync::Weak<crate::pubsub::Subscriber>>>,
     /// Bytes in the query buffer while a command runs (the command itself
-    /// included, as Redis counts them); 0 between commands.
+    /// included, as Redis counts them); between commands, the bytes of an
+    /// incomplete one, as of the last read.
     pub(crate) qbuf: AtomicUsize,
     /// Reply bytes a write is waiting to hand to the socket; 0 when none
     /// is waiting.
@@ -151,6 +197,12 @@ pub(crate) struct ClientHandle {
     /// The capacity of the connection's read and write buffers and the
     /// bytes of a partial request the decoder holds, as of its last read.
     pub(crate) buffers: AtomicUsize,
+    /// What the connection's state holds beside its buffers: queued
+    /// `MULTI` commands, `WATCH`ed keys, subscriptions (see
+    /// [`ConnState::state_bytes`]), as of its last read.
+    pub(crate) state_bytes: AtomicUsize,
+    /// `CLIENT NO-EVICT on`: `maxmemory-clients` never evicts it.
+    pub(crate) no_evict: AtomicBool,
     /// What [`publish_memory`](Self::publish_memory) last told the store
     /// the connection holds.
     published: AtomicUsize,
@@ -211,20 +263,40 @@ impl ClientHandle {
     /// `mem_clients_normal` count it: its fixed state, its buffers, and
     /// its unwritten output.
     pub(crate) fn memory(&self) -> usize {
-        CONNECTION_BYTES + self.buffers.load(Ordering::Relaxed) + self.output_bytes()
+        CONNECTION_BYTES
+            + self.buffers.load(Ordering::Relaxed)
+            + self.state_bytes.load(Ordering::Relaxed)
+            + self.output_bytes()
     }
 
-    /// Tells the store what the connection holds now ([`memory`](Self::memory)),
-    /// so that `used_memory` counts it and `maxmemory` evicts for it, as
-    /// Redis counts its normal clients.
-    pub(crate) fn publish_memory(&self, store: &Store) {
-        let now = self.memory();
-        store.add_outside_bytes(self.published.swap(now, Ordering::Relaxed), now);
+    /// What [`publish_memory`](Self::publish_memory) last counted.
+    pub(crate) fn published_memory(&self) -> usize {
+        self.published.load(Ordering::Relaxed)
     }
 
-    /// Takes the connection's bytes back from the store as it closes.
-    pub(crate) fn withdraw_memory(&self, store: &Store) {
-        store.add_outside_bytes(self.published.swap(0, Ordering::Relaxed), 0);
+    /// Tells the store and the registry what the connection holds now
+    /// ([`memory`](Self::memory)), so that `used_memory` counts it (as
+    /// Redis counts its normal clients) and `maxmemory-clients` weighs it.
+    pub(crate) fn publish_memory(&self, store: &Store, clients: &ClientRegistry) {
+        self.republish(store, clients, self.memory());
+    }
+
+    /// Takes the connection's bytes back from the store and the registry
+    /// as it closes (or is evicted).
+    pub(crate) fn withdraw_memory(&self, store: &Store, clients: &ClientRegistry) {
+        self.republish(store, clients, 0);
+    }
+
+    fn republish(&self, store: &Store, clients: &ClientRegistry, now: usize) {
+        let before = self.published.swap(now, Ordering::Relaxed);
+        // Most reads leave the figure as it was: the shared sums, which
+        // every connection writes, are then left alone.
+        if before != now {
+            store.add_outside_bytes(before, now);
+            clients
+                .memory
+                .fetch_add(now.wrapping_sub(before), Ordering::Relaxed);
+        }
     }
 
     /// The client's line in `CLIENT LIST` / `CLIENT INFO`, with Redis's
@@ -252,6 +324,9 @@ impl ClientHandle {
         }
         if self.blocked.load(Ordering::Relaxed) {
             flags.push('b');
+        }
+        if self.no_evict.load(Ordering::Relaxed) {
+            flags.push('e');
         }
         if flags.is_empty() {
             flags.push('N');
@@ -285,11 +360,22 @@ impl ClientHandle {
 /// its registry entry, near enough.
 const CONNECTION_BYTES: usize = 2048;
 
+/// What a queued command's argument costs beside its bytes (its `Bytes`
+/// handle and vector slot), near enough.
+const ARG_BYTES: usize = 32;
+
+/// What a watched key or a subscription costs beside its name (its list
+/// entry here and in the shared index), near enough.
+const ENTRY_BYTES: usize = 64;
+
 /// Every connected client, by id.
 #[derive(Debug, Default)]
 pub(crate) struct ClientRegistry {
     next_id: AtomicU64,
     clients: Mutex<BTreeMap<u64, Arc<ClientHandle>>>,
+    /// The sum of the clients' published memory, which
+    /// `maxmemory-clients` bounds.
+    memory: AtomicUsize,
 }
 
 impl ClientRegistry {
@@ -323,6 +409,8 @@ impl ClientRegistry {
             qbuf: AtomicUsize::new(0),
             omem: AtomicUsize::new(0),
             buffers: AtomicUsize::new(0),
+            state_bytes: AtomicUsize::new(0),
+            no_evict: AtomicBool::new(false),
             published: AtomicUsize::new(0),
             user: Mutex::new(user),
         });
@@ -333,6 +421,11 @@ impl ClientRegistry {
     /// Removes a closed connection.
     pub(crate) fn unregister(&self, id: u64) {
         self.lock().remove(&id);
+    }
+
+    /// What the connected clients hold, as last published.
+    pub(crate) fn memory(&self) -> usize {
+        self.memory.load(Ordering::Relaxed)
     }
 
     /// How many clients are connected.

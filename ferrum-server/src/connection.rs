@@ -161,7 +161,8 @@ struct Connection<S> {
 impl<S> Drop for Connection<S> {
     /// The connection's buffers stop counting in `used_memory`.
     fn drop(&mut self) {
-        self.handle.withdraw_memory(&self.shared.store);
+        self.handle
+            .withdraw_memory(&self.shared.store, &self.shared.clients);
     }
 }
 
@@ -362,7 +363,7 @@ impl<S: ClientStream> Connection<S> {
             self.handle
                 .omem
                 .store(self.wbuf.len() - written, Ordering::Relaxed);
-            self.handle.publish_memory(&self.shared.store);
+            crate::evict_clients::publish(&self.shared, &self.handle);
         }
         // A subscriber's queue is checked against the pubsub class's soft
         // limit while its write waits, as Redis's cron checks it: at the
@@ -392,6 +393,9 @@ impl<S: ClientStream> Connection<S> {
                 tokio::select! {
                     r = &mut rest => break Ok(r),
                     () = soft_limit => {
+                        // A subscriber's queue grew meanwhile: weigh it
+                        // against `maxmemory-clients` too.
+                        crate::evict_clients::publish(&self.shared, &self.handle);
                         let queue_broke = queue_limit.is_some_and(|l| self.state.subs.recheck(l));
                         if own.is_some() || queue_broke {
                             break Err(Some(Closed::OutputBufferLimit));
@@ -461,11 +465,16 @@ impl<S: ClientStream> Connection<S> {
         if self.rbuf.capacity() - self.rbuf.len() < 4096 {
             self.rbuf.reserve(BUFFER);
         }
+        let unparsed = self.rbuf.len() + self.codec.partial_bytes();
+        self.handle.qbuf.store(unparsed, Ordering::Relaxed);
         self.handle.buffers.store(
             self.rbuf.capacity() + self.wbuf.capacity() + self.codec.partial_bytes(),
             Ordering::Relaxed,
         );
-        self.handle.publish_memory(&self.shared.store);
+        self.handle
+            .state_bytes
+            .store(self.state.state_bytes(), Ordering::Relaxed);
+        crate::evict_clients::publish(&self.shared, &self.handle);
         // Subscribers are exempt from the idle timeout, as in Redis.
         let idle = self.idle_timeout.filter(|_| !self.state.subs.subscribed());
         let (socket, rbuf) = (&mut self.socket, &mut self.rbuf);

@@ -27,6 +27,7 @@ mod clock;
 mod cmd;
 pub mod config;
 mod connection;
+mod evict_clients;
 mod lazyfree;
 mod listen;
 mod metrics;

@@ -60,7 +60,7 @@ fn main() -> anyhow::Result<()> {
             return Ok(());
         }
         Err(e) => {
-            eprintln!("*** FATAL CONFIG ERROR ***\n{e}");
+            eprintln!("{}", e.fatal_report());
             std::process::exit(1);
         }
     };

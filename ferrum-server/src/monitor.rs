@@ -7,7 +7,6 @@
 //!
 //! Cost with no monitor: one relaxed atomic load per command.
 
-use std::fmt::Write as _;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
@@ -74,23 +73,8 @@ fn format_line(micros: u64, db: usize, addr: &str, args: &[Bytes]) -> String {
         addr
     );
     for a in args {
-        s.push_str(" \"");
-        for &b in a.iter() {
-            match b {
-                b'\\' => s.push_str("\\\\"),
-                b'"' => s.push_str("\\\""),
-                b'\n' => s.push_str("\\n"),
-                b'\r' => s.push_str("\\r"),
-                b'\t' => s.push_str("\\t"),
-                7 => s.push_str("\\a"),
-                8 => s.push_str("\\b"),
-                b if b.is_ascii_graphic() || b == b' ' => s.push(b as char),
-                b => {
-                    let _ = write!(s, "\\x{b:02x}");
-                }
-            }
-        }
-        s.push('"');
+        s.push(' ');
+        crate::config::push_repr(&mut s, a);
     }
     s
 }

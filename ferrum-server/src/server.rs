@@ -81,6 +81,9 @@ impl Server {
         let normal_obuf = crate::obuf::NormalLimit::default();
         normal_obuf.install(config.client_output_buffer_limit.normal);
         let acl = crate::acl::Acl::from_config(&config).map_err(anyhow::Error::msg)?;
+        let commands = config.renamed_commands.clone();
+        let evict_clients =
+            crate::evict_clients::ClientEviction::new(config.maxmemory_clients_bytes());
         let shared = Arc::new_cyclic(|shared| Shared {
             listeners: Listeners::new(shared.clone(), plain, tls_sockets),
             store,
@@ -106,6 +109,9 @@ impl Server {
             active_expire: AtomicBool::new(true),
             shutdown_request: CancellationToken::new(),
             tls,
+            migrate: crate::migrate::Links::default(),
+            commands,
+            evict_clients,
         });
         Ok(Server { metrics, shared })
     }

@@ -69,9 +69,22 @@ pub(crate) struct Shared {
     pub(crate) scripting: crate::script::Scripting,
     /// The TLS configuration in force, when `tls-port` is set.
     pub(crate) tls: Option<Arc<crate::tls::TlsContext>>,
+    /// `MIGRATE`'s cached connections to target servers (INFO's
+    /// `migrate_cached_sockets` counts them).
+    pub(crate) migrate: crate::migrate::Links,
+    /// `maxmemory-clients`: the limit and the eviction count.
+    pub(crate) evict_clients: crate::evict_clients::ClientEviction,
+    /// The names clients call commands by (`rename-command`, read at
+    /// startup only, as in Redis).
+    pub(crate) commands: crate::cmd::rename::CommandNames,
 }
 
 impl Shared {
+    /// The command a client's `name` calls, after `rename-command`.
+    pub(crate) fn command(&self, name: &[u8]) -> Option<&'static CommandSpec> {
+        self.commands.resolve(name)
+    }
+
     /// Whether writes get `-NOREPLICAS` (`min-replicas-to-write`).
     pub(crate) fn refuses_writes(&self) -> bool {
         self.lacks_good_replicas.load(Ordering::Relaxed)
@@ -126,8 +139,6 @@ pub(crate) struct ServerStats {
     per_command: Box<[CommandCounters]>,
     /// Per-command latency histograms (`LATENCY HISTOGRAM`).
     pub(crate) histogram: crate::cmd::Histograms,
-    /// `MIGRATE`'s cached connections (`migrate_cached_sockets`).
-    pub(crate) migrate: crate::migrate::Links,
 }
 
 #[derive(Default)]
@@ -171,7 +182,6 @@ impl Default for ServerStats {
                 .map(|_| CommandCounters::default())
                 .collect(),
             histogram: crate::cmd::Histograms::default(),
-            migrate: crate::migrate::Links::default(),
         }
     }
 }

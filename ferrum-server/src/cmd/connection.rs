@@ -210,11 +210,19 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         }
         Ok(Frame::ok())
     } else if is(sub, "no-evict") {
-        // FerrumKV never evicts clients (no maxmemory-clients), so every
-        // client is already what NO-EVICT asks for.
         arity(3)?;
-        if !(is(&args[2], "on") || is(&args[2], "off")) {
+        let on = if is(&args[2], "on") {
+            true
+        } else if is(&args[2], "off") {
+            false
+        } else {
             return Err(CmdError::syntax());
+        };
+        ctx.conn.handle.no_evict.store(on, Ordering::Relaxed);
+        if !on {
+            // A client over the limit is evicted once it may be, as Redis
+            // evicts it when the flag goes.
+            crate::evict_clients::enforce(ctx.shared);
         }
         Ok(Frame::ok())
     } else if is(sub, "tracking") {
@@ -459,6 +467,9 @@ fn client_tracking(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             .enable(id, mode)
             .map_err(CmdError::msg)?;
         ctx.conn.tracking = true;
+        let prefixes = ctx.shared.tracking.mode(id).map(|m| m.prefixes);
+        ctx.conn
+            .track_prefixes(prefixes.as_deref().unwrap_or_default());
     } else if is(&args[0], "off") {
         ctx.shared.tracking.disable(id);
         ctx.conn.tracking = false;
@@ -542,6 +553,7 @@ pub(crate) fn reset(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     ctx.conn.watched.clear();
     ctx.conn.protocol = Protocol::Resp2;
     ctx.conn.handle.resp.store(2, Ordering::Relaxed);
+    ctx.conn.handle.no_evict.store(false, Ordering::Relaxed);
     ctx.conn.set_user(ctx.shared.acl.default_user());
     ctx.conn.authenticated = !ctx.shared.requires_auth();
     *ctx.conn

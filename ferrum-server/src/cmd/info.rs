@@ -267,7 +267,7 @@ fn stats(ctx: &Ctx<'_>, out: &mut String) {
     let load = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
     let _ = write!(
         out,
-        "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\nlatest_fork_usec:0\r\ntotal_forks:0\r\nmigrate_cached_sockets:{}\r\nevicted_clients:0\r\ntotal_error_replies:{}\r\nlazyfree_pending_objects:{}\r\nlazyfreed_objects:{}\r\ntracking_total_keys:{}\r\ntracking_total_items:{}\r\ntracking_total_prefixes:{}\r\n",
+        "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\nlatest_fork_usec:0\r\ntotal_forks:0\r\nmigrate_cached_sockets:{}\r\nevicted_clients:{}\r\ntotal_error_replies:{}\r\nlazyfree_pending_objects:{}\r\nlazyfreed_objects:{}\r\ntracking_total_keys:{}\r\ntracking_total_items:{}\r\ntracking_total_prefixes:{}\r\n",
         load(&s.connections_received),
         load(&s.commands_processed),
         load(&s.net_input_bytes),
@@ -279,7 +279,8 @@ fn stats(ctx: &Ctx<'_>, out: &mut String) {
         ks.keyspace_misses,
         ctx.shared.pubsub.channels(crate::pubsub::Kind::Channel, None).len(),
         ctx.shared.pubsub.numpat(),
-        s.migrate.len(),
+        ctx.shared.migrate.len(),
+        ctx.shared.evict_clients.evicted(),
         load(&s.error_replies),
         ctx.shared.lazyfree.pending(),
         ctx.shared.lazyfree.freed(),

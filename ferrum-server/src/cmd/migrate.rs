@@ -279,7 +279,7 @@ impl<'a> Migrate<'a> {
     /// Sends the keys and applies the target's answer, retrying once on a
     /// new connection as Redis does.
     fn transfer(&self, ctx: &mut Ctx<'_>, keys: &[Bytes]) -> CmdResult {
-        let links = &ctx.shared.stats.migrate;
+        let links = &ctx.shared.migrate;
         let name = self.link_name();
         let mut may_retry = true;
         loop {

@@ -35,6 +35,7 @@ mod memory;
 mod migrate;
 pub(crate) mod parse;
 mod pubsub;
+pub(crate) mod rename;
 mod script;
 mod server;
 mod set;
@@ -389,7 +390,7 @@ fn refused(ctx: &mut Ctx<'_>, args: &[Bytes], e: CmdError) -> Frame {
     if ctx.conn.multi.is_some() {
         ctx.conn.multi_failed = true;
     }
-    if let Some(spec) = lookup(&args[0]) {
+    if let Some(spec) = ctx.shared.command(&args[0]) {
         let sub = category::subcommand_of_call(spec, args);
         ctx.shared.stats.record_rejected(spec, sub);
     }
@@ -409,7 +410,7 @@ enum Prepared {
 /// Everything that happens before a command runs: lookup, arity, auth, ACL
 /// permissions, and queueing inside `MULTI`.
 fn prepare(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Result<Prepared, CmdError> {
-    let Some(spec) = lookup(&args[0]) else {
+    let Some(spec) = ctx.shared.command(&args[0]) else {
         return Err(unknown_command(args));
     };
     if !spec.arity_ok(args.len()) {
@@ -454,7 +455,7 @@ fn prepare(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Result<Prepared, CmdError> {
             if spec.has(flag::DENYOOM) {
                 ctx.shared.store.reserve_for_write(ctx.now)?;
             }
-            ctx.conn.multi.get_or_insert_default().push(args.to_vec());
+            ctx.conn.queue(args);
             return Ok(Prepared::Reply(Frame::simple("QUEUED")));
         }
     }
@@ -486,9 +487,11 @@ fn pausable_write(ctx: &Ctx<'_>, spec: &CommandSpec, args: &[Bytes]) -> bool {
         return writes(spec, args);
     }
     ctx.conn.multi.as_ref().is_some_and(|queued| {
-        queued
-            .iter()
-            .any(|args| lookup(&args[0]).is_some_and(|s| writes(s, args)))
+        queued.iter().any(|args| {
+            ctx.shared
+                .command(&args[0])
+                .is_some_and(|s| writes(s, args))
+        })
     })
 }
 

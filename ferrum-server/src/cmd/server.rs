@@ -117,6 +117,7 @@ pub(crate) fn config(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         ctx.shared.stats.reset();
         ctx.shared.latency.reset_histograms();
         ctx.shared.lazyfree.reset();
+        ctx.shared.evict_clients.reset();
         Ok(Frame::ok())
     } else if is(sub, "rewrite") {
         Err(CmdError::msg(CONFIG_NO_FILE))
@@ -193,7 +194,11 @@ fn config_set(ctx: &mut Ctx<'_>, pairs: &[Bytes]) -> CmdResult {
         .threshold_ms
         .store(config.latency_threshold_ms(), Ordering::Relaxed);
     let tracking_max = config.tracking_max_keys();
+    shared
+        .evict_clients
+        .set_limit(config.maxmemory_clients_bytes());
     drop(config);
+    crate::evict_clients::enforce(shared);
     shared.tracking.set_max_keys(shared, tracking_max);
     if policy_changed {
         let (kind, pc) = policy;

@@ -13,7 +13,7 @@ use super::error::{
     execabort_because, DISCARD_WITHOUT_MULTI, EXECABORT, EXEC_UNKNOWN_COMMAND, EXEC_WITHOUT_MULTI,
     MULTI_NESTED, NOREPLICAS, WATCH_IN_MULTI,
 };
-use super::{lookup, run, CmdError, CmdResult, Ctx};
+use super::{run, CmdError, CmdResult, Ctx};
 
 pub(crate) fn multi(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     if ctx.conn.multi.is_some() {
@@ -66,9 +66,11 @@ pub(crate) fn exec(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     }
     // As in Redis, a transaction that may grow memory is refused whole
     // when over `maxmemory`; a read-only one still runs.
-    let grows = queue
-        .iter()
-        .any(|a| lookup(&a[0]).is_some_and(|s| s.has(super::flag::DENYOOM)));
+    let grows = queue.iter().any(|a| {
+        ctx.shared
+            .command(&a[0])
+            .is_some_and(|s| s.has(super::flag::DENYOOM))
+    });
     if grows {
         if let Err(e) = ctx.store().reserve_for_write(ctx.now) {
             return Err(CmdError::msg(execabort_because(CmdError::from(e))));
@@ -76,9 +78,11 @@ pub(crate) fn exec(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     }
     // `min-replicas-to-write` set after the writes were queued.
     let writes = || {
-        queue
-            .iter()
-            .any(|a| lookup(&a[0]).is_some_and(|s| s.has(super::flag::WRITE)))
+        queue.iter().any(|a| {
+            ctx.shared
+                .command(&a[0])
+                .is_some_and(|s| s.has(super::flag::WRITE))
+        })
     };
     if ctx.shared.refuses_writes() && writes() {
         return Err(CmdError::msg(execabort_because(NOREPLICAS)));
@@ -97,7 +101,7 @@ pub(crate) fn exec(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     for args in queue {
         // Every queued command passed lookup and arity when it was queued.
         // A user's permissions may have changed since the command was queued.
-        let permitted = lookup(&args[0]).map(|spec| {
+        let permitted = ctx.shared.command(&args[0]).map(|spec| {
             let context = crate::acl::Context::Multi;
             (spec, super::acl::permit(ctx, spec, &args, context))
         });

@@ -33,6 +33,7 @@ mod tls;
 use crate::cmd::error::{
     config_set_failed, config_set_unknown, CONFIG_DUPLICATE, CONFIG_IMMUTABLE,
 };
+pub(crate) use syntax::push_repr;
 use syntax::{parse_int, parse_memory, split_args, split_overrides, trim};
 use tls::{optional_path, parse_protocols, render_path};
 pub use tls::{TlsConfig, TlsProtocol, TLS_AUTH_CLIENTS};
@@ -123,6 +124,9 @@ pub struct Config {
     /// `user <name> <rules...>` directives, in order: users the server
     /// starts with (see the `acl` module).
     pub users: Vec<Vec<String>>,
+    /// `rename-command` directives, applied in order: the names clients
+    /// call commands by (read at startup only, as in Redis).
+    pub(crate) renamed_commands: crate::cmd::rename::CommandNames,
     /// `maxclients`: connections beyond this are refused.
     pub maxclients: u32,
     /// `timeout`: close a client idle this long; zero means never.
@@ -323,9 +327,27 @@ pub enum ConfigError {
         path: PathBuf,
         /// 1-based line number.
         line: usize,
+        /// The line, trimmed, as Redis shows it.
+        text: String,
         /// What is wrong with that line.
         error: Box<ConfigError>,
     },
+    /// An error in a directive of the command line (`--name value...`).
+    #[error("command line, '{text}': {error}")]
+    OnCommandLine {
+        /// Its line number in Redis's reckoning: redis-server appends the
+        /// command line to the file's text, a line per option, after an
+        /// empty line.
+        line: usize,
+        /// The directive as Redis shows it: the name, then each value in
+        /// `sdscatrepr` quotes (`port "6379" "6380"`).
+        text: String,
+        /// What is wrong with it.
+        error: Box<ConfigError>,
+    },
+    /// `rename-command` of an unknown command or to a name already taken.
+    #[error("{0}")]
+    RenameCommand(&'static str),
     /// A quote is not closed, or a closing quote is followed by more text.
     #[error("unbalanced quotes in configuration line")]
     UnbalancedQuotes,
@@ -380,6 +402,69 @@ pub enum ConfigError {
         /// Redis's wording of what is wrong.
         reason: String,
     },
+}
+
+impl Config {
+    /// `maxmemory-clients` in bytes: the value, or its percentage of
+    /// `maxmemory` (so `10%` of no `maxmemory` is 0, off, as in Redis).
+    pub fn maxmemory_clients_bytes(&self) -> u64 {
+        let value = self.stored_value("maxmemory-clients");
+        match value.strip_suffix('%') {
+            Some(pct) => {
+                let pct = pct.parse::<u64>().unwrap_or(0);
+                (u128::from(self.maxmemory_bytes) * u128::from(pct) / 100) as u64
+            }
+            None => parse_memory(value).unwrap_or(0),
+        }
+    }
+}
+
+impl ConfigError {
+    /// What redis-server prints to standard error before it exits 1 on
+    /// this error. A directive's error is Redis's block: the banner, the
+    /// line number, the line and Redis's reason, which is what scripts
+    /// (Redis's own test suite among them) match.
+    pub fn fatal_report(&self) -> String {
+        match self {
+            ConfigError::InFile {
+                line, text, error, ..
+            }
+            | ConfigError::OnCommandLine { line, text, error } => format!(
+                "{}Reading the configuration file, at line {line}\n>>> '{text}'\n{}",
+                fatal_banner(),
+                error.reason()
+            ),
+            ConfigError::Read { .. } => format!("Fatal error, {self}"),
+            other => format!("{}{}", fatal_banner(), other.reason()),
+        }
+    }
+
+    /// The reason as Redis words it for a directive it refuses.
+    fn reason(&self) -> String {
+        match self {
+            ConfigError::UnknownOption { .. } => BAD_DIRECTIVE.to_owned(),
+            ConfigError::ArgCount { .. } => WRONG_ARG_COUNT.to_owned(),
+            ConfigError::InvalidValue { reason, .. } => reason.clone(),
+            ConfigError::UnbalancedQuotes => UNBALANCED_QUOTES.to_owned(),
+            other => other.to_string(),
+        }
+    }
+}
+
+/// Redis's reason for a directive it does not know, or a special one
+/// (`rename-command`) with the wrong number of words.
+const BAD_DIRECTIVE: &str = "Bad directive or wrong number of arguments";
+/// Redis's reason for a parameter given too few or too many values.
+const WRONG_ARG_COUNT: &str = "wrong number of arguments";
+/// Redis's reason for a line `sdssplitargs` cannot split.
+const UNBALANCED_QUOTES: &str = "Unbalanced quotes in configuration line";
+
+/// The first lines of redis-server's report of a configuration it refuses.
+fn fatal_banner() -> String {
+    format!(
+        "\n*** FATAL CONFIG FILE ERROR (Redis {}) ***\n",
+        crate::REDIS_VERSION
+    )
 }
 
 /// One parameter: everything FerrumKV knows about it.
@@ -837,8 +922,10 @@ static PARAMS: &[Spec] = &[
     stored_text!("syslog-ident", "redis", false),
     stored_bool!("syslog-enabled", "no", false),
     stored_int!("tcp-backlog", 0, INT_MAX, "511", false),
-    stored_text!("replicaof", "", false),
-    stored_text!("slaveof" => "replicaof", "", false),
+    stored_row!("replicaof", "replicaof", "", false,
+        Kind::Words { get: |c| c.stored_value("replicaof").to_owned(), set: set_replicaof }),
+    stored_row!("slaveof", "replicaof", "", false,
+        Kind::Words { get: |c| c.stored_value("replicaof").to_owned(), set: set_replicaof }),
     Spec { name: "maxmemory-clients", param: Param::Stored, mutable: true, default: "0",
         kind: Kind::Text { get: |c| c.stored_value("maxmemory-clients").to_owned(), set: set_maxmemory_clients } },
 ];
@@ -906,6 +993,7 @@ impl Config {
         let args: Vec<String> = args.into_iter().collect();
         let mut config = Config::default();
         let mut overrides = args.as_slice();
+        let mut file_lines = 0;
         if let Some(first) = args.first() {
             match first.as_str() {
                 "-h" | "--help" => return Err(ConfigError::Help),
@@ -920,12 +1008,20 @@ impl Config {
                     error,
                 })?;
                 config.apply_file(&path, &text)?;
+                file_lines = text.iter().filter(|&&b| b == b'\n').count();
                 config.config_file = Some(std::path::absolute(&path).unwrap_or(path));
                 overrides = &args[1..];
             }
         }
-        for directive in split_overrides(overrides)? {
-            config.apply_directive(directive)?;
+        for (index, directive) in split_overrides(overrides)?.into_iter().enumerate() {
+            let text = shown_directive(&directive);
+            config
+                .apply_directive(directive)
+                .map_err(|error| ConfigError::OnCommandLine {
+                    line: file_lines + 2 + index,
+                    text,
+                    error: Box::new(error),
+                })?;
         }
         Ok(config)
     }
@@ -1029,6 +1125,7 @@ impl Config {
             let at = |error| ConfigError::InFile {
                 path: path.to_owned(),
                 line: index + 1,
+                text: lossy(line),
                 error: Box::new(error),
             };
             let words = split_args(line).ok_or_else(|| at(ConfigError::UnbalancedQuotes))?;
@@ -1045,6 +1142,14 @@ impl Config {
         let name = lossy(&words.next().unwrap_or_default()).to_ascii_lowercase();
         if name == "include" {
             return Err(ConfigError::Include);
+        }
+        if name == "rename-command" {
+            let [from, to] = <[Vec<u8>; 2]>::try_from(words.collect::<Vec<_>>())
+                .map_err(|_| ConfigError::UnknownOption { name })?;
+            return self
+                .renamed_commands
+                .rename(&from, &to)
+                .map_err(ConfigError::RenameCommand);
         }
         if name == "user" {
             // ACL rules are checked when the server builds its users.
@@ -1158,6 +1263,7 @@ impl Config {
             lfu_decay_time_minutes: 0,
             requirepass: None,
             users: Vec::new(),
+            renamed_commands: Default::default(),
             maxclients: 0,
             timeout: Duration::ZERO,
             tcp_keepalive: Duration::ZERO,
@@ -1316,6 +1422,17 @@ fn lossy(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// A command-line directive as redis-server shows it in a startup error:
+/// the name, then each value quoted by `sdscatrepr`.
+fn shown_directive(words: &[Vec<u8>]) -> String {
+    let mut text = words.first().map(|w| lossy(w)).unwrap_or_default();
+    for word in words.iter().skip(1) {
+        text.push(' ');
+        push_repr(&mut text, word);
+    }
+    text
+}
+
 /// Finds a parameter `CONFIG SET` may change.
 fn settable(name: &[u8]) -> Result<&'static Spec, ConfigError> {
     let spec = lookup(name).ok_or_else(|| ConfigError::SetUnknown { name: lossy(name) })?;
@@ -1337,9 +1454,34 @@ fn parse_bool(s: &str) -> Result<bool, Refusal> {
     }
 }
 
+/// `replicaof host port` (or `no one`), checked as Redis checks it and
+/// stored: FerrumKV does not replicate.
+fn set_replicaof(config: &mut Config, words: Vec<String>) -> Result<(), String> {
+    // No words (the default, or `""` as `CONFIG GET` renders it): not a
+    // replica.
+    if words.iter().all(String::is_empty) {
+        config.stored.insert("replicaof", String::new());
+        return Ok(());
+    }
+    let [host, port] = words.as_slice() else {
+        return Err("wrong number of arguments".into());
+    };
+    let no_one = host.eq_ignore_ascii_case("no") && port.eq_ignore_ascii_case("one");
+    if !no_one && !port.parse::<i64>().is_ok_and(|p| (0..=65535).contains(&p)) {
+        return Err("Invalid master port".into());
+    }
+    let value = if no_one {
+        String::new()
+    } else {
+        format!("{host} {port}")
+    };
+    config.stored.insert("replicaof", value);
+    Ok(())
+}
+
 /// `maxmemory-clients`: a memory value or a percentage of `maxmemory`
-/// (Redis's `PERCENT_CONFIG`), stored as given; FerrumKV never evicts
-/// clients.
+/// (Redis's `PERCENT_CONFIG`), stored as given and read back by
+/// [`Config::maxmemory_clients_bytes`].
 fn set_maxmemory_clients(config: &mut Config, value: String) -> Result<(), String> {
     if let Some(pct) = value.strip_suffix('%') {
         let n = parse_int(pct).ok_or("argument must be a memory or percent value")?;
@@ -1566,8 +1708,13 @@ mod tests {
         words.iter().map(|w| (*w).to_owned()).collect()
     }
 
+    /// The command line's configuration, or the error of its directive
+    /// (without the line that names it: see `command_line_errors_name_the_line`).
     fn parse(words: &[&str]) -> Result<Config, ConfigError> {
-        Config::from_args(args(words))
+        Config::from_args(args(words)).map_err(|e| match e {
+            ConfigError::OnCommandLine { error, .. } => *error,
+            e => e,
+        })
     }
 
     fn file(text: &str) -> Result<Config, ConfigError> {
@@ -2124,6 +2271,65 @@ mod tests {
             file_err("requirepass \"\\xff\""),
             "test.conf:1: invalid argument '\u{fffd}' for 'requirepass': argument must be valid UTF-8"
         );
+    }
+
+    #[test]
+    fn command_line_errors_name_the_line() {
+        let e = Config::from_args(args(&["--port", "1", "--port", "--x", "y"]))
+            .expect_err("two values");
+        assert_eq!(
+            e.to_string(),
+            "command line, 'port \"--x\" \"y\"': wrong number of arguments for 'port'"
+        );
+        let report = e.fatal_report();
+        assert!(
+            report.contains("at line 3\n>>> 'port \"--x\" \"y\"'\nwrong number of arguments"),
+            "{report}"
+        );
+        // After a file, the command line's lines follow the file's and an empty one.
+        let conf = TempFile::new("port 1\n\nhz 20\n");
+        let e = Config::from_args(args(&[conf.arg(), "--hz", "0"])).expect_err("hz 0");
+        assert!(
+            e.fatal_report().contains("at line 5\n>>> 'hz \"0\"'\n"),
+            "{e}"
+        );
+        let e = file("bad line").expect_err("unknown");
+        assert!(
+            e.fatal_report()
+                .ends_with("at line 1\n>>> 'bad line'\nBad directive or wrong number of arguments"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn replicaof_takes_a_host_and_a_port() {
+        let c = parse(&["--replicaof", "10.0.0.1", "6380"]).expect("valid");
+        assert_eq!(get1(&c, "replicaof"), "10.0.0.1 6380");
+        assert_eq!(
+            get1(
+                &parse(&["--slaveof", "no", "one"]).expect("valid"),
+                "slaveof"
+            ),
+            ""
+        );
+        for (words, reason) in [
+            (
+                &["--replicaof", "127.0.0.1", "abc"][..],
+                "Invalid master port",
+            ),
+            (
+                &["--replicaof", "127.0.0.1", "70000"],
+                "Invalid master port",
+            ),
+            (&["--replicaof", "--127.0.0.1"], "wrong number of arguments"),
+        ] {
+            let e = Config::from_args(args(words)).expect_err("refused");
+            assert!(
+                e.fatal_report().ends_with(reason),
+                "{words:?}: {}",
+                e.fatal_report()
+            );
+        }
     }
 
     #[test]

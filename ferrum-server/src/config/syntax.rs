@@ -1,10 +1,35 @@
 //! redis.conf's lexical syntax, as redis-server reads it: lines split into
-//! words by `sdssplitargs`, command-line options grouped into directives,
-//! and the integer and memory-size forms of `string2ll` and `memtoull`.
-//! Pure functions over bytes and strings; what the words mean is
-//! [`super`]'s table.
+//! words by `sdssplitargs` (and words quoted back by `sdscatrepr`),
+//! command-line options grouped into directives, and the integer and
+//! memory-size forms of `string2ll` and `memtoull`. Pure functions over
+//! bytes and strings; what the words mean is [`super`]'s table.
+
+use std::fmt::Write as _;
 
 use super::ConfigError;
+
+/// Redis's `sdscatrepr`: appends `word` to `out` in double quotes, with
+/// `\\`, `\"`, `\n`, `\r`, `\t`, `\a`, `\b` and `\xHH` escapes, so that
+/// `sdssplitargs` reads it back as the same bytes.
+pub(crate) fn push_repr(out: &mut String, word: &[u8]) {
+    out.push('"');
+    for &b in word {
+        match b {
+            b'\\' => out.push_str("\\\\"),
+            b'"' => out.push_str("\\\""),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            7 => out.push_str("\\a"),
+            8 => out.push_str("\\b"),
+            b if b.is_ascii_graphic() || b == b' ' => out.push(b as char),
+            b => {
+                let _ = write!(out, "\\x{b:02x}");
+            }
+        }
+    }
+    out.push('"');
+}
 
 /// Redis's `string2ll`: an optional `-`, then `0` or digits without a leading
 /// zero, fitting an `i64`. No `+`, no spaces.

@@ -57,7 +57,7 @@ pub(crate) fn dispatch(
     let spec = match admit(ctx, st, &argv) {
         Ok(spec) => spec,
         Err(text) => {
-            if let Some(spec) = cmd::lookup(&argv[0]) {
+            if let Some(spec) = ctx.shared.command(&argv[0]) {
                 let sub = cmd::category::subcommand_of_call(spec, &argv);
                 ctx.shared.stats.record_rejected(spec, sub);
             }
@@ -99,7 +99,7 @@ pub(crate) fn acl_check(
         .map(|i| args.raw_get::<Value>(i).ok().and_then(argument))
         .collect::<Option<Vec<Bytes>>>()
         .ok_or_else(|| mlua::Error::runtime(BAD_ARGUMENT))?;
-    let Some(spec) = argv.first().and_then(|name| cmd::lookup(name)) else {
+    let Some(spec) = argv.first().and_then(|name| ctx.shared.command(name)) else {
         return Ok((false, error_table(lua, ACL_CHECK_UNKNOWN.as_bytes())?));
     };
     let user = &ctx.conn.user;
@@ -125,7 +125,10 @@ fn admit(
     st: &CallState<'_>,
     argv: &[Bytes],
 ) -> Result<&'static CommandSpec, String> {
-    let spec = cmd::lookup(&argv[0]).ok_or_else(|| UNKNOWN_COMMAND.to_owned())?;
+    let spec = ctx
+        .shared
+        .command(&argv[0])
+        .ok_or_else(|| UNKNOWN_COMMAND.to_owned())?;
     if !spec.arity_ok(argv.len()) {
         return Err(WRONG_ARITY.to_owned());
     }

@@ -352,3 +352,49 @@ fn client_list_reports_output_memory() {
     // The same connection's buffers, as of its last read.
     assert!(clients >= 16 * 1024, "{info}");
 }
+
+/// With Redis's default `normal 0 0 0`, a client that sends and never
+/// reads stops being read from once its socket is full: its unwritten
+/// output stays about one reply, where Redis would buffer every reply
+/// (unbounded but for `maxmemory-clients`). Nothing is lost: reading
+/// later gets every reply.
+#[test]
+fn a_client_that_does_not_read_holds_about_one_reply_unwritten() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let value = "v".repeat(200_000);
+    let _: () = run(&mut c, &["SET", "k", &value]).unwrap();
+    let _: () = run(&mut c, &["CLIENT", "SETNAME", "control"]).unwrap();
+    let mut raw = s.raw();
+    raw.send(&resp(&[b"CLIENT", b"SETNAME", b"reader"]));
+    assert_eq!(raw.read_exact_len(5), b"+OK\r\n");
+    let requests = 100;
+    let mut batch = Vec::new();
+    for _ in 0..requests {
+        batch.extend(resp(&[b"GET", b"k"]));
+    }
+    raw.send(&batch);
+    let reader_field = |c: &mut redis::Connection, name: &str| -> u64 {
+        let list: String = run(c, &["CLIENT", "LIST"]).unwrap();
+        let line = list.lines().find(|l| l.contains(" name=reader ")).unwrap();
+        line.split(' ')
+            .find_map(|f| f.strip_prefix(name))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("{name} in {line}"))
+    };
+    // 20 MB of replies: the socket takes a few, the rest wait for it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while reader_field(&mut c, "omem=") == 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(
+        reader_field(&mut c, "omem=") > 0,
+        "a write waits on the client"
+    );
+    let tot = reader_field(&mut c, "tot-mem=");
+    assert!(tot < 1_000_000, "tot-mem={tot}");
+    assert_eq!(run::<String>(&mut c, &["PING"]).unwrap(), "PONG");
+    let reply_len = format!("${}\r\n{value}\r\n", value.len()).len();
+    let got = raw.read_exact_len(reply_len * requests);
+    assert_eq!(got.len(), reply_len * requests, "every reply arrives");
+}

@@ -43,7 +43,7 @@ fn a_refused_configuration_exits_after_the_pid_line() {
     assert_eq!(out.status.code(), Some(1));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains(" PID: "), "{stdout}");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("FATAL CONFIG ERROR"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("FATAL CONFIG FILE ERROR"));
 }
 
 /// Starts the binary on a free port and waits for Redis's start-up lines
