@@ -69,6 +69,8 @@ pub(crate) struct Shared {
     pub(crate) scripting: crate::script::Scripting,
     /// The TLS configuration in force, when `tls-port` is set.
     pub(crate) tls: Option<Arc<crate::tls::TlsContext>>,
+    /// The slot map, in cluster mode (`cluster-enabled yes`) only.
+    pub(crate) cluster: Option<crate::cluster::Cluster>,
 }
 
 impl Shared {

@@ -580,28 +580,6 @@ pub(crate) fn lastsave(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     Ok(Frame::Integer(ctx.shared.clock.start_unix_secs() as i64))
 }
 
-/// `CLUSTER HELP`; every other subcommand gets Redis's answer on a server
-/// started without `cluster-enabled` (FerrumKV has no cluster mode), which
-/// is how clients tell a standalone server.
-/// `READONLY`, `READWRITE`: cluster-mode commands, refused as Redis
-/// refuses them without cluster mode.
-pub(crate) fn cluster_only(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
-    Err(CmdError::msg(super::error::CLUSTER_DISABLED))
-}
-
-pub(crate) fn cluster(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    if args.len() == 2 && is(&args[1], "help") {
-        return super::help_reply(&[
-            "CLUSTER <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-            "INFO",
-            "    Return information about the cluster.",
-            "HELP",
-            "    Print this help.",
-        ]);
-    }
-    Err(CmdError::msg(super::error::CLUSTER_DISABLED))
-}
-
 /// `SAVE`, `BGSAVE` and `BGREWRITEAOF`: refused with a clear error, since
 /// FerrumKV keeps no data on disk. They are in the table so that `MULTI`
 /// refuses `SAVE` and queues the other two as Redis does (an unknown
