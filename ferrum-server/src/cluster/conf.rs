@@ -91,8 +91,7 @@ pub(crate) fn parse(text: &str) -> Result<SlotMap, String> {
     }
     let mut map = map.ok_or("no node is flagged myself")?;
     for n in others {
-        map.learn(&n.id, &n.ip, n.port, n.bus_port);
-        let i = map.nodes.len() - 1;
+        let i = map.learn(&n.id, &n.ip, n.port, n.bus_port);
         map.nodes[i].epoch = n.epoch;
     }
     map.current_epoch = current_epoch;

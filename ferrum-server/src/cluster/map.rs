@@ -16,6 +16,15 @@ pub(crate) type NodeIndex = usize;
 /// The node running this process.
 pub(crate) const MYSELF: NodeIndex = 0;
 
+/// An unserved slot in [`SlotMap`]'s owner table.
+const NOBODY: u16 = u16::MAX;
+
+/// A node index as the owner table stores it. A map holds at most one
+/// node per `CLUSTER MEET` or config line, far fewer than 65535.
+fn to_u16(node: NodeIndex) -> u16 {
+    u16::try_from(node).unwrap_or(NOBODY)
+}
+
 /// One node of the cluster, as `CLUSTER NODES` shows it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Node {
@@ -36,8 +45,9 @@ pub(crate) struct Node {
 pub(crate) struct SlotMap {
     /// Every known node; [`MYSELF`] first.
     pub(crate) nodes: Vec<Node>,
-    /// The node serving each slot, if any.
-    owners: Box<[Option<NodeIndex>]>,
+    /// The node serving each slot, [`NOBODY`] for none: two bytes a slot,
+    /// 32 KiB in all, since `CLUSTER` commands copy the map to change it.
+    owners: Box<[u16]>,
     /// Slots this node is moving out, to the node named
     /// (`SETSLOT <slot> MIGRATING <id>`).
     pub(crate) migrating: BTreeMap<u16, NodeIndex>,
@@ -53,7 +63,7 @@ impl SlotMap {
     pub(crate) fn new(myself: Node) -> SlotMap {
         SlotMap {
             nodes: vec![myself],
-            owners: vec![None; SLOTS].into_boxed_slice(),
+            owners: vec![NOBODY; SLOTS].into_boxed_slice(),
             migrating: BTreeMap::new(),
             importing: BTreeMap::new(),
             current_epoch: 0,
@@ -72,12 +82,13 @@ impl SlotMap {
 
     /// The node serving `slot`.
     pub(crate) fn owner(&self, slot: u16) -> Option<NodeIndex> {
-        self.owners[usize::from(slot)]
+        let o = self.owners[usize::from(slot)];
+        (o != NOBODY).then_some(usize::from(o))
     }
 
     /// Makes `node` (or nobody) serve `slot`.
     pub(crate) fn assign(&mut self, slot: u16, node: Option<NodeIndex>) {
-        self.owners[usize::from(slot)] = node;
+        self.owners[usize::from(slot)] = node.map_or(NOBODY, to_u16);
     }
 
     /// The node with this id.
@@ -107,14 +118,14 @@ impl SlotMap {
 
     /// How many slots have an owner.
     pub(crate) fn assigned(&self) -> usize {
-        self.owners.iter().filter(|o| o.is_some()).count()
+        self.owners.iter().filter(|o| **o != NOBODY).count()
     }
 
     /// How many nodes serve at least one slot (`cluster_size`).
     pub(crate) fn serving_nodes(&self) -> usize {
         let mut serving = vec![false; self.nodes.len()];
-        for o in self.owners.iter().flatten() {
-            serving[*o] = true;
+        for o in self.owners.iter().filter(|o| **o != NOBODY) {
+            serving[usize::from(*o)] = true;
         }
         serving.iter().filter(|s| **s).count()
     }
@@ -131,15 +142,15 @@ impl SlotMap {
     pub(crate) fn ranges(&self) -> impl Iterator<Item = (NodeIndex, u16, u16)> + '_ {
         let mut slot = 0usize;
         std::iter::from_fn(move || {
-            while slot < SLOTS && self.owners[slot].is_none() {
+            while slot < SLOTS && self.owners[slot] == NOBODY {
                 slot += 1;
             }
-            let owner = (*self.owners.get(slot)?)?;
+            let owner = *self.owners.get(slot)?;
             let start = slot;
-            while slot < SLOTS && self.owners[slot] == Some(owner) {
+            while slot < SLOTS && self.owners[slot] == owner {
                 slot += 1;
             }
-            Some((owner, start as u16, (slot - 1) as u16))
+            Some((usize::from(owner), start as u16, (slot - 1) as u16))
         })
     }
 
@@ -148,7 +159,7 @@ impl SlotMap {
     /// new id.
     pub(crate) fn reset(&mut self, hard: bool) {
         self.nodes.truncate(1);
-        self.owners.fill(None);
+        self.owners.fill(NOBODY);
         self.migrating.clear();
         self.importing.clear();
         if hard {
@@ -166,8 +177,8 @@ impl SlotMap {
             std::cmp::Ordering::Greater => Some(i - 1),
         };
         self.nodes.remove(node);
-        for owner in self.owners.iter_mut() {
-            *owner = owner.and_then(renumber);
+        for owner in self.owners.iter_mut().filter(|o| **o != NOBODY) {
+            *owner = renumber(usize::from(*owner)).map_or(NOBODY, to_u16);
         }
         for side in [&mut self.migrating, &mut self.importing] {
             *side = side

@@ -7,6 +7,7 @@ mod acl;
 mod ahe;
 mod bitmaps;
 mod blocking;
+mod cluster;
 mod common;
 mod compat;
 mod connection;
