@@ -386,22 +386,34 @@ fn forget(cl: &Cluster, id: &[u8]) -> CmdResult {
 /// `CLUSTER SET-CONFIG-EPOCH <epoch>` and `CLUSTER BUMPEPOCH`.
 fn epoch(cl: &Cluster, name: &str, args: &[Bytes]) -> CmdResult {
     if name == "bumpepoch" {
+        // As Redis: a new epoch unless this node's is already the highest.
         return cl.change(|map| {
-            map.current_epoch += 1;
-            map.myself_mut().epoch = map.current_epoch;
-            Ok::<_, CmdError>(Frame::Simple(Bytes::from(format!(
-                "BUMPED {}",
-                map.current_epoch
-            ))))
+            let max = map.nodes.iter().map(|n| n.epoch).max().unwrap_or(0);
+            let mine = map.myself().epoch;
+            let word = if mine == 0 || mine != max.max(map.current_epoch) {
+                map.current_epoch += 1;
+                map.myself_mut().epoch = map.current_epoch;
+                "BUMPED"
+            } else {
+                "STILL"
+            };
+            let text = format!("{word} {}", map.myself().epoch);
+            Ok::<_, CmdError>(Frame::Simple(Bytes::from(text)))
         });
     }
     let epoch = super::parse::parse_i64(&args[0])
-        .and_then(|v| u64::try_from(v).ok())
-        .ok_or_else(|| CmdError::msg(e::bad_epoch(&args[0])))?;
+        .ok_or_else(|| CmdError::msg(super::error::NOT_INTEGER))?;
+    let epoch = u64::try_from(epoch).map_err(|_| CmdError::msg(e::bad_epoch(&args[0])))?;
     cl.change(|map| {
+        if map.nodes.len() > 1 {
+            return Err(CmdError::msg(e::EPOCH_WITH_PEERS));
+        }
+        if map.myself().epoch != 0 {
+            return Err(CmdError::msg(e::EPOCH_SET));
+        }
         map.myself_mut().epoch = epoch;
         map.current_epoch = map.current_epoch.max(epoch);
-        Ok::<_, CmdError>(Frame::ok())
+        Ok(Frame::ok())
     })
 }
 

@@ -956,6 +956,18 @@ pub(crate) fn msgpack_bad_offset(offset: i64, len: usize) -> String {
 pub(crate) mod cluster {
     /// `SELECT` of a database other than 0 in cluster mode.
     pub(crate) const SELECT: &str = "ERR SELECT is not allowed in cluster mode";
+    /// `MOVE` in cluster mode, which has database 0 only.
+    pub(crate) const MOVE: &str = "ERR MOVE is not allowed in cluster mode";
+    /// `SWAPDB` in cluster mode.
+    pub(crate) const SWAPDB: &str = "ERR SWAPDB is not allowed in cluster mode";
+    /// `COPY ... DB n` to a database other than 0 in cluster mode.
+    pub(crate) const COPY_DB: &str =
+        "ERR Copying to another database is not allowed in cluster mode";
+    /// `SET-CONFIG-EPOCH` on a node that knows others.
+    pub(crate) const EPOCH_WITH_PEERS: &str =
+        "ERR The user can assign a config epoch only when the node does not know any other node.";
+    /// `SET-CONFIG-EPOCH` on a node whose epoch was set.
+    pub(crate) const EPOCH_SET: &str = "ERR Node config epoch is already non-zero";
     /// A slot argument that is no number in `0..16384`.
     pub(crate) const BAD_SLOT: &str = "ERR Invalid or out of range slot";
     /// `COUNTKEYSINSLOT` of a slot out of range.

@@ -56,6 +56,9 @@ pub(crate) fn flushall(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 pub(crate) fn swapdb(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    if ctx.shared.cluster.is_some() {
+        return Err(CmdError::msg(super::error::cluster::SWAPDB));
+    }
     let index = |b, msg| int_in_range(b, i32::MIN.into(), i32::MAX.into(), Some(msg));
     let a = index(&args[1], SWAPDB_FIRST)?;
     let b = index(&args[2], SWAPDB_SECOND)?;

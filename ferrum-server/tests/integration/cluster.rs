@@ -117,6 +117,18 @@ fn keys_of_one_command_must_share_a_slot() {
         "ERR SELECT is not allowed in cluster mode"
     );
     assert_eq!(run::<String>(&mut c, &["SELECT", "0"]).unwrap(), "OK");
+    assert_eq!(
+        err(&mut c, &["SWAPDB", "0", "1"]),
+        "ERR SWAPDB is not allowed in cluster mode"
+    );
+    assert_eq!(
+        err(&mut c, &["MOVE", "bar", "1"]),
+        "ERR MOVE is not allowed in cluster mode"
+    );
+    assert_eq!(
+        err(&mut c, &["COPY", "bar", "{bar}2", "DB", "1"]),
+        "ERR Copying to another database is not allowed in cluster mode"
+    );
 }
 
 #[test]
@@ -230,6 +242,23 @@ fn slot_commands_refuse_as_redis_does() {
     assert_eq!(
         err(&mut c, &["CLUSTER", "FOO"]),
         "ERR unknown subcommand 'FOO'. Try CLUSTER HELP."
+    );
+    assert_eq!(
+        err(&mut c, &["CLUSTER", "SET-CONFIG-EPOCH", "x"]),
+        "ERR value is not an integer or out of range"
+    );
+    assert_eq!(
+        err(&mut c, &["CLUSTER", "SET-CONFIG-EPOCH", "-1"]),
+        "ERR Invalid config epoch specified: -1"
+    );
+    let _: () = run(&mut c, &["CLUSTER", "SET-CONFIG-EPOCH", "3"]).unwrap();
+    assert_eq!(
+        err(&mut c, &["CLUSTER", "SET-CONFIG-EPOCH", "4"]),
+        "ERR Node config epoch is already non-zero"
+    );
+    assert_eq!(
+        run::<String>(&mut c, &["CLUSTER", "BUMPEPOCH"]).unwrap(),
+        "STILL 3"
     );
     // A failed ADDSLOTS assigns none of its slots.
     assert_eq!(
