@@ -8,14 +8,13 @@
 
 use bytes::Bytes;
 use ferrum_proto::Frame;
-use ferrum_store::{Access, Millis};
+use ferrum_store::Millis;
 
 use super::error::{cluster as e, CmdError, CmdResult, CLUSTER_DISABLED};
 use super::parse::is;
 use super::{help_reply, Ctx};
 use crate::cluster::conf::{self, parse_slot};
 use crate::cluster::map::{NodeIndex, SlotMap, MYSELF};
-use crate::cluster::route::{Query, Redirect};
 use crate::cluster::slot::{key_slot, SLOTS};
 use crate::cluster::{Cluster, SaveFailed};
 
@@ -216,10 +215,7 @@ fn shards(map: &SlotMap) -> Frame {
 
 /// A slot argument of `ADDSLOTS`, `SETSLOT`...
 fn slot_arg(arg: &[u8]) -> Result<u16, CmdError> {
-    std::str::from_utf8(arg)
-        .ok()
-        .and_then(parse_slot)
-        .ok_or_else(|| CmdError::msg(e::BAD_SLOT))
+    parse_slot_or(arg, e::BAD_SLOT)
 }
 
 /// `ADDSLOTS`/`DELSLOTS`'s slots, each a range of one.
@@ -435,6 +431,7 @@ fn get_keys_in_slot(ctx: &Ctx<'_>, slot: &[u8], count: &[u8]) -> CmdResult {
     Ok(Frame::Array(keys.into_iter().map(Frame::Bulk).collect()))
 }
 
+/// A slot number, or the error `text` for anything else.
 fn parse_slot_or(arg: &[u8], text: &'static str) -> Result<u16, CmdError> {
     std::str::from_utf8(arg)
         .ok()
@@ -502,109 +499,4 @@ fn meet(cl: &Cluster, args: &[Bytes]) -> CmdResult {
         }
         Ok::<_, CmdError>(Frame::ok())
     })
-}
-
-/// Cluster mode's check before a command runs (see
-/// [`crate::cluster::route`]): its keys, or for `EXEC` the keys of every
-/// queued command, must be served here. An `EXEC` sent elsewhere discards
-/// its transaction, as in Redis.
-///
-/// # Errors
-/// The redirection or refusal, in Redis's words.
-pub(super) fn route(
-    ctx: &mut Ctx<'_>,
-    cl: &Cluster,
-    spec: &'static super::CommandSpec,
-    args: &[Bytes],
-) -> Result<(), CmdError> {
-    let keys = if spec.name == "exec" {
-        let queued = ctx.conn.multi.as_deref().unwrap_or_default();
-        queued
-            .iter()
-            .filter_map(|line| Some(routed_keys(super::lookup(&line[0])?, line)))
-            .flatten()
-            .collect()
-    } else {
-        routed_keys(spec, args)
-    };
-    if keys.is_empty() {
-        return Ok(());
-    }
-    let query = Query {
-        asking: ctx.conn.asking || spec.name == "restore-asking",
-        migrate: spec.name == "migrate",
-    };
-    let Err(redirect) = check(ctx, cl, &keys, query) else {
-        return Ok(());
-    };
-    if spec.name == "exec" {
-        ctx.conn.multi = None;
-        ctx.conn.multi_failed = false;
-        ctx.conn.watched.clear();
-    }
-    Err(CmdError::msg(redirect_text(&redirect)))
-}
-
-/// Routes `keys` for this node, looking up in database 0 whether a key
-/// is here while its slot migrates.
-fn check(ctx: &Ctx<'_>, cl: &Cluster, keys: &[Bytes], query: Query) -> Result<(), Redirect> {
-    let (store, now) = (ctx.store(), ctx.now);
-    let exists = |key: &[u8]| {
-        let mut locked = store.lock_key(key);
-        locked
-            .shard(key)
-            .lookup(0, key, now, Access::Peek)
-            .is_some()
-    };
-    crate::cluster::route::route(cl, keys, query, exists)
-}
-
-/// A script's `redis.call` in cluster mode: its keys must be served by
-/// this node, as the script's declared keys were.
-///
-/// # Errors
-/// Redis's text for a script that reached another node's keys, or ran
-/// while the cluster was down.
-pub(crate) fn script_route(
-    ctx: &Ctx<'_>,
-    cl: &Cluster,
-    spec: &super::CommandSpec,
-    argv: &[Bytes],
-) -> Result<(), &'static str> {
-    let keys = routed_keys(spec, argv);
-    let query = Query {
-        asking: ctx.conn.asking,
-        migrate: spec.name == "migrate",
-    };
-    match check(ctx, cl, &keys, query) {
-        Ok(()) => Ok(()),
-        Err(Redirect::Down) => Err(e::SCRIPT_DOWN),
-        Err(_) => Err(e::SCRIPT_NON_LOCAL),
-    }
-}
-
-/// The error reply of a redirection.
-pub(crate) fn redirect_text(r: &Redirect) -> String {
-    match r {
-        Redirect::Moved { slot, addr } => e::moved(*slot, addr),
-        Redirect::Ask { slot, addr } => e::ask(*slot, addr),
-        Redirect::CrossSlot => e::CROSSSLOT.to_owned(),
-        Redirect::TryAgain => e::TRYAGAIN.to_owned(),
-        Redirect::Unbound => e::UNBOUND.to_owned(),
-        Redirect::Down => e::DOWN.to_owned(),
-    }
-}
-
-/// The arguments that decide where a command runs: its keys, and the
-/// channels of the sharded Pub/Sub commands, which Redis routes as keys.
-fn routed_keys(spec: &super::CommandSpec, args: &[Bytes]) -> Vec<Bytes> {
-    match spec.name {
-        "ssubscribe" | "sunsubscribe" => args[1..].to_vec(),
-        "spublish" => args[1..2].to_vec(),
-        _ => super::getkeys::command_keys(spec, args)
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(k, _)| k)
-            .collect(),
-    }
 }

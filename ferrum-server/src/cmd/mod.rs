@@ -36,6 +36,7 @@ mod memory;
 mod migrate;
 pub(crate) mod parse;
 mod pubsub;
+pub(crate) mod route;
 mod script;
 mod server;
 mod set;
@@ -433,7 +434,7 @@ fn prepare(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Result<Prepared, CmdError> {
     acl::permit(ctx, spec, args, acl::context_of(ctx)).map_err(|r| acl::noperm(&r))?;
     // One branch on an `Option` that is `None` outside cluster mode.
     if let Some(cl) = &ctx.shared.cluster {
-        cluster::route(ctx, cl, spec, args)?;
+        route::check_command(ctx, cl, spec, args)?;
     }
     if ctx.conn.subs.restricts(ctx.conn.protocol) && !spec.has(flag::SUBSCRIBED_OK) {
         return Err(CmdError::msg(error::not_in_subscribed_context(spec.name)));

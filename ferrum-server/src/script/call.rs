@@ -142,7 +142,7 @@ fn admit(
     cmd::acl::permit(ctx, spec, argv, crate::acl::Context::Lua)
         .map_err(|r| cmd::acl::script_refusal_text(&r).to_owned())?;
     if let Some(cl) = &ctx.shared.cluster {
-        cmd::cluster::script_route(ctx, cl, spec, argv).map_err(str::to_owned)?;
+        cmd::route::script_route(ctx, cl, spec, argv).map_err(str::to_owned)?;
     }
     if (spec.has(flag::WRITE) || cmd::may_replicate(spec)) && st.read_only {
         return Err(WRITE_FROM_READ_ONLY.to_owned());
