@@ -2,9 +2,9 @@
 //! `READONLY`, `READWRITE`): reading and changing the slot map, and
 //! finding the keys of a slot for a migration.
 //!
-//! Without `cluster-enabled` every subcommand but `HELP` gets Redis's
-//! "cluster support disabled", which is how clients tell a standalone
-//! server.
+//! Without `cluster-enabled` every one of them (`CLUSTER HELP` too) gets
+//! Redis's "cluster support disabled", which is how clients tell a
+//! standalone server.
 
 use bytes::Bytes;
 use ferrum_proto::Frame;
@@ -69,12 +69,7 @@ const HELP: &[&str] = &[
 /// `CLUSTER <subcommand> ...`
 pub(crate) fn cluster(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let sub = &args[1];
-    let Some(cl) = ctx.shared.cluster.as_ref() else {
-        if args.len() == 2 && is(sub, "help") {
-            return help_reply(&HELP[..1]);
-        }
-        return Err(CmdError::msg(CLUSTER_DISABLED));
-    };
+    let cl = enabled(ctx)?;
     let rest = &args[2..];
     let name = String::from_utf8_lossy(sub).to_ascii_lowercase();
     match name.as_str() {

@@ -542,3 +542,24 @@ fn a_slot_moves_under_load_without_losing_a_key() {
     .unwrap();
     assert_eq!(left, 0);
 }
+
+#[test]
+fn a_standalone_server_says_cluster_support_is_disabled() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let disabled = "ERR This instance has cluster support disabled";
+    for args in [
+        &["CLUSTER", "HELP"][..],
+        &["CLUSTER", "INFO"],
+        &["CLUSTER", "KEYSLOT", "foo"],
+        &["ASKING"],
+        &["READONLY"],
+        &["READWRITE"],
+    ] {
+        assert_eq!(err(&mut c, args), disabled, "{args:?}");
+    }
+    assert_eq!(info_fields(&mut c, "cluster")["cluster_enabled"], "0");
+    // Keys go unrouted and every database is there.
+    let _: () = run(&mut c, &["MSET", "a", "1", "b", "2"]).unwrap();
+    assert_eq!(run::<String>(&mut c, &["SELECT", "1"]).unwrap(), "OK");
+}
