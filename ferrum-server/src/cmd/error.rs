@@ -996,6 +996,9 @@ pub(crate) mod cluster {
     /// A script's command on a key of a slot another node serves.
     pub(crate) const SCRIPT_NON_LOCAL: &str =
         "ERR Script attempted to access a non local key in a cluster node";
+    /// A script's commands on keys of more than one slot.
+    pub(crate) const SCRIPT_CROSS_SLOT: &str =
+        "ERR Script attempted to access keys that do not hash to the same slot";
     /// A script's command while the cluster is down.
     pub(crate) const SCRIPT_DOWN: &str =
         "ERR Script attempted to execute a command while the cluster is down";

@@ -68,7 +68,9 @@ fn check(ctx: &Ctx<'_>, cl: &Cluster, keys: &[Bytes], query: Query) -> Result<()
 }
 
 /// A script's `redis.call` in cluster mode: its keys must be served by
-/// this node, as the script's declared keys were.
+/// this node, as the script's declared keys were. Returns the keys' slot
+/// (`None` for a command without keys), for the script's own check that
+/// its commands keep to one slot.
 ///
 /// # Errors
 /// Redis's text for a script that reached another node's keys, or ran
@@ -78,14 +80,14 @@ pub(crate) fn script_route(
     cl: &Cluster,
     spec: &CommandSpec,
     argv: &[Bytes],
-) -> Result<(), &'static str> {
+) -> Result<Option<u16>, &'static str> {
     let keys = routed_keys(spec, argv);
     let query = Query {
         asking: ctx.conn.asking,
         migrate: spec.name == "migrate",
     };
     match check(ctx, cl, &keys, query) {
-        Ok(()) => Ok(()),
+        Ok(()) => Ok(keys.first().map(|k| crate::cluster::slot::key_slot(k))),
         Err(Redirect::Down) => Err(e::SCRIPT_DOWN),
         Err(_) => Err(e::SCRIPT_NON_LOCAL),
     }

@@ -563,3 +563,21 @@ fn a_standalone_server_says_cluster_support_is_disabled() {
     let _: () = run(&mut c, &["MSET", "a", "1", "b", "2"]).unwrap();
     assert_eq!(run::<String>(&mut c, &["SELECT", "1"]).unwrap(), "OK");
 }
+
+#[test]
+fn scripts_with_flags_keep_to_one_slot_unless_allowed() {
+    let n = node_in(&conf_dir());
+    let mut c = n.client();
+    let _: () = run(&mut c, &["CLUSTER", "ADDSLOTSRANGE", "0", "16383"]).unwrap();
+    let two_slots = "redis.call('set', 'foo', 'x'); redis.call('set', 'bar', 'y'); return 1";
+    let cross = "ERR Script attempted to access keys that do not hash to the same slot";
+    // A script with a shebang keeps to one slot, declared keys' included.
+    let flagged = format!("#!lua\n{two_slots}");
+    assert!(err(&mut c, &["EVAL", &flagged, "0"]).starts_with(cross));
+    let one = "#!lua\nredis.call('set', 'foo', 'x'); return 1";
+    assert!(err(&mut c, &["EVAL", one, "1", "bar"]).starts_with(cross));
+    // An old-style script may cross slots, as may one flagged to.
+    assert_eq!(run::<i64>(&mut c, &["EVAL", two_slots, "0"]).unwrap(), 1);
+    let allowed = format!("#!lua flags=allow-cross-slot-keys\n{two_slots}");
+    assert_eq!(run::<i64>(&mut c, &["EVAL", &allowed, "0"]).unwrap(), 1);
+}
