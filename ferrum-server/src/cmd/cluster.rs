@@ -437,25 +437,38 @@ fn parse_slot_or(arg: &[u8], text: &'static str) -> Result<u16, CmdError> {
 /// Up to `limit` live keys of database 0 in `slot`.
 ///
 /// FerrumKV keeps no index by slot (it would cost every key bytes, in
-/// cluster mode or not): this walks the keyspace, one shard lock at a
-/// time so other clients run in between, hashing each key. It is what
-/// `COUNTKEYSINSLOT` and `GETKEYSINSLOT` cost: O(keys), about the cost of
-/// a `KEYS *` that returns nothing.
+/// cluster mode or not): this walks the keyspace hashing each key, as
+/// `SCAN` walks it, a few thousand entries per shard lock so that other
+/// clients run in between. It is what `COUNTKEYSINSLOT` and
+/// `GETKEYSINSLOT` cost: O(keys).
 pub(crate) fn keys_in_slot(ctx: &Ctx<'_>, slot: u16, limit: usize) -> Vec<Bytes> {
+    /// Entries looked at per lock.
+    const CHUNK: usize = 4096;
     let now: Millis = ctx.now;
     let store = ctx.store();
     let mut keys = Vec::new();
     for i in 0..store.shard_count() {
-        if keys.len() >= limit {
-            break;
-        }
-        let mut locked = store.lock_shard(i);
-        for shard in locked.shards() {
-            shard.for_each_key(0, now, |k, _| {
-                if keys.len() < limit && key_slot(k) == slot {
-                    keys.push(Bytes::copy_from_slice(k));
+        let mut at = 0;
+        loop {
+            if keys.len() >= limit {
+                return keys;
+            }
+            let mut locked = store.lock_shard(i);
+            let Some(shard) = locked.shards().next() else {
+                break;
+            };
+            let end = (at + CHUNK).min(shard.slot_count());
+            for entry in at..end {
+                if let Some((k, _)) = shard.key_at_slot(0, entry, now) {
+                    if keys.len() < limit && key_slot(k) == slot {
+                        keys.push(Bytes::copy_from_slice(k));
+                    }
                 }
-            });
+            }
+            if end == shard.slot_count() {
+                break;
+            }
+            at = end;
         }
     }
     keys
