@@ -9,14 +9,30 @@ use std::sync::Arc;
 
 use crate::common::{err, info_fields, run, TestServer};
 
-/// A fresh directory for one node's `cluster-config-file`.
-fn conf_dir() -> PathBuf {
+/// A fresh directory for one node's `cluster-config-file`, removed when
+/// dropped.
+struct ConfDir(PathBuf);
+
+impl std::ops::Deref for ConfDir {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for ConfDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn conf_dir() -> ConfDir {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
     let dir = std::env::temp_dir().join(format!("ferrum-cluster-{}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("config dir");
-    dir
+    ConfDir(dir)
 }
 
 /// A node in cluster mode whose map is saved in `dir`.
@@ -30,10 +46,32 @@ fn node_in(dir: &std::path::Path) -> TestServer {
     ])
 }
 
+/// A node in cluster mode with a directory of its own, which goes when the
+/// node does (the server first: fields drop in order).
+struct Node {
+    server: TestServer,
+    _dir: ConfDir,
+}
+
+impl std::ops::Deref for Node {
+    type Target = TestServer;
+    fn deref(&self) -> &TestServer {
+        &self.server
+    }
+}
+
+fn fresh_node() -> Node {
+    let dir = conf_dir();
+    Node {
+        server: node_in(&dir),
+        _dir: dir,
+    }
+}
+
 /// Three nodes holding slots 0-5460, 5461-10922 and 10923-16383, each told
 /// of the others by `CLUSTER MEET`.
-fn three_nodes() -> Vec<TestServer> {
-    let nodes: Vec<TestServer> = (0..3).map(|_| node_in(&conf_dir())).collect();
+fn three_nodes() -> Vec<Node> {
+    let nodes: Vec<Node> = (0..3).map(|_| fresh_node()).collect();
     for (n, (a, b)) in nodes.iter().zip([(0, 5460), (5461, 10922), (10923, 16383)]) {
         let (a, b) = (a.to_string(), b.to_string());
         let _: () = run(&mut n.client(), &["CLUSTER", "ADDSLOTSRANGE", &a, &b]).unwrap();
@@ -173,7 +211,7 @@ fn a_script_may_not_reach_another_nodes_keys() {
 
 #[test]
 fn unserved_slots_bring_the_cluster_down() {
-    let n = node_in(&conf_dir());
+    let n = fresh_node();
     let mut c = n.client();
     let _: () = run(&mut c, &["CLUSTER", "ADDSLOTSRANGE", "0", "5460"]).unwrap();
     // `foo` is slot 12182, nobody's; `bar` is slot 5061, ours.
@@ -196,7 +234,7 @@ fn unserved_slots_bring_the_cluster_down() {
 
 #[test]
 fn slot_commands_refuse_as_redis_does() {
-    let n = node_in(&conf_dir());
+    let n = fresh_node();
     let mut c = n.client();
     let _: () = run(&mut c, &["CLUSTER", "ADDSLOTS", "1", "2"]).unwrap();
     assert_eq!(
@@ -304,7 +342,7 @@ fn the_map_and_the_node_id_survive_a_restart() {
 
 #[test]
 fn keys_of_a_slot_are_counted_and_listed() {
-    let n = node_in(&conf_dir());
+    let n = fresh_node();
     let mut c = n.client();
     let _: () = run(&mut c, &["CLUSTER", "ADDSLOTSRANGE", "0", "16383"]).unwrap();
     for i in 0..50 {
@@ -328,7 +366,7 @@ struct Follower {
 }
 
 impl Follower {
-    fn new(nodes: &[TestServer], guess: usize) -> Follower {
+    fn new(nodes: &[Node], guess: usize) -> Follower {
         let conns = nodes.iter().map(|n| (n.addr.port(), n.client())).collect();
         Follower {
             conns,
@@ -375,7 +413,7 @@ impl Follower {
 /// Moves `slot` from `from` to `to` as `redis-cli --cluster reshard` does:
 /// IMPORTING on the target, MIGRATING on the source, the keys in batches
 /// with `MIGRATE ... KEYS`, then `SETSLOT NODE` on every node.
-fn move_slot(nodes: &[TestServer], slot: u16, from: usize, to: usize) {
+fn move_slot(nodes: &[Node], slot: u16, from: usize, to: usize) {
     let (mut src, mut dst) = (nodes[from].client(), nodes[to].client());
     let slot = slot.to_string();
     let (from_id, to_id) = (myid(&nodes[from]), myid(&nodes[to]));
@@ -566,7 +604,7 @@ fn a_standalone_server_says_cluster_support_is_disabled() {
 
 #[test]
 fn scripts_with_flags_keep_to_one_slot_unless_allowed() {
-    let n = node_in(&conf_dir());
+    let n = fresh_node();
     let mut c = n.client();
     let _: () = run(&mut c, &["CLUSTER", "ADDSLOTSRANGE", "0", "16383"]).unwrap();
     let two_slots = "redis.call('set', 'foo', 'x'); redis.call('set', 'bar', 'y'); return 1";
