@@ -61,6 +61,12 @@ pub(crate) struct ConnState {
     /// command instead of twice. `None` after the connection awaited
     /// anything (see [`ConnState::clock_stale`]).
     pub(crate) clock_at: Option<Instant>,
+    /// `ASKING` was the previous command (or was sent inside the current
+    /// `MULTI`): the next command may use a slot this node imports.
+    pub(crate) asking: bool,
+    /// `READONLY`: kept for `READWRITE` and clients that check it; with no
+    /// replicas it routes nothing differently.
+    pub(crate) readonly: bool,
 }
 
 impl ConnState {
@@ -142,6 +148,8 @@ impl ConnState {
             tracking: false,
             tracking_prefix_bytes: 0,
             clock_at: None,
+            asking: false,
+            readonly: false,
         }
     }
 }

@@ -24,6 +24,7 @@ pub mod alloc;
 mod blocking;
 mod client;
 mod clock;
+mod cluster;
 mod cmd;
 pub mod config;
 mod connection;

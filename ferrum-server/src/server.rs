@@ -27,6 +27,30 @@ pub struct Server {
     shared: Arc<Shared>,
 }
 
+/// The cluster state when `cluster-enabled` is on: the slot map from
+/// `cluster-config-file`, with this node at `cluster-announce-ip` (or the
+/// address bound, when it is a single one) and the port bound.
+fn open_cluster(
+    config: &Config,
+    bound: std::net::IpAddr,
+) -> anyhow::Result<Option<crate::cluster::Cluster>> {
+    if !config.cluster_enabled() {
+        return Ok(None);
+    }
+    let ip = match config.stored_value("cluster-announce-ip") {
+        "" if bound.is_unspecified() => String::new(),
+        "" => bound.to_string(),
+        ip => ip.to_owned(),
+    };
+    let me = crate::cluster::Endpoint {
+        ip,
+        port: config.port,
+    };
+    let full_coverage = config.stored_value("cluster-require-full-coverage") == "yes";
+    let cluster = crate::cluster::Cluster::open(config.cluster_config_path(), me, full_coverage)?;
+    Ok(Some(cluster))
+}
+
 impl Server {
     /// Builds the store and binds every `bind` address on `port` (0 picks a
     /// free port, shared by all addresses) and, when set, on `tls-port`,
@@ -77,6 +101,7 @@ impl Server {
         latency
             .threshold_ms
             .store(config.latency_threshold_ms(), Ordering::Relaxed);
+        let cluster = open_cluster(&config, plain[0].local_addr()?.ip())?;
         let tracking_max = config.tracking_max_keys();
         let normal_obuf = crate::obuf::NormalLimit::default();
         normal_obuf.install(config.client_output_buffer_limit.normal);
@@ -112,6 +137,7 @@ impl Server {
             migrate: crate::migrate::Links::default(),
             commands,
             evict_clients,
+            cluster,
         });
         Ok(Server { metrics, shared })
     }

@@ -77,6 +77,8 @@ pub(crate) struct Shared {
     /// The names clients call commands by (`rename-command`, read at
     /// startup only, as in Redis).
     pub(crate) commands: crate::cmd::rename::CommandNames,
+    /// The slot map, in cluster mode (`cluster-enabled yes`) only.
+    pub(crate) cluster: Option<crate::cluster::Cluster>,
 }
 
 impl Shared {

@@ -141,6 +141,15 @@ impl Store {
         self.lock_indices(idx)
     }
 
+    /// Locks shard `i` alone (`i < shard_count()`), for walks over the
+    /// whole keyspace that let other commands run between shards.
+    ///
+    /// # Panics
+    /// If `i` is not below [`Store::shard_count`].
+    pub fn lock_shard(&self, i: usize) -> Locked<'_> {
+        self.lock_indices(std::iter::once(i))
+    }
+
     /// Locks every shard, for commands that see the whole keyspace
     /// (`DBSIZE`, `KEYS`, `FLUSHALL`, `EXEC`).
     pub fn lock_all(&self) -> Locked<'_> {

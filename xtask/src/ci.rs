@@ -9,7 +9,10 @@
 //!    themselves with a message.
 //! 2. `cargo fmt --check`, `cargo clippy -D warnings`, `cargo test
 //!    --workspace`.
-//! 3. redis-py 8 against the debug server (`scripts/compat.sh`).
+//! 3. redis-py 8 against the debug server (`scripts/compat.sh`), and
+//!    three debug servers in cluster mode under redis-py's `RedisCluster`
+//!    and `redis-benchmark --cluster` (`scripts/cluster.sh`, which skips
+//!    the benchmark with the reason printed when it is not installed).
 //! 4. Redis 7.0.15's own TCL suite (`../shared/redis-tests/run.sh`,
 //!    external mode, profile `core`) against the release server, its
 //!    per-file table printed, and the run failed below the must-reach line
@@ -150,6 +153,10 @@ impl Ci {
         run_step(
             "redis-py compatibility",
             Command::new("scripts/compat.sh").arg("target/debug/ferrum-server"),
+        )?;
+        run_step(
+            "redis-py RedisCluster and redis-benchmark --cluster",
+            Command::new("scripts/cluster.sh").arg("target/debug/ferrum-server"),
         )?;
         if self.no_redis_suite {
             println!("== Redis's test suite: skipped (--no-redis-suite)");

@@ -127,6 +127,12 @@ pub(crate) fn hello(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 pub(crate) fn select(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    // Cluster mode has database 0 only; Redis says so before it checks
+    // the range.
+    let other_than_0 = super::parse::parse_i64(&args[1]).is_some_and(|db| db != 0);
+    if ctx.shared.cluster.is_some() && other_than_0 {
+        return Err(CmdError::msg(super::error::cluster::SELECT));
+    }
     let db = db_arg(&args[1], ctx.store().databases())?;
     ctx.conn.db = db;
     ctx.conn.handle.db.store(db, Ordering::Relaxed);

@@ -951,3 +951,134 @@ pub(crate) fn json_too_deep(depth: usize, at: usize) -> String {
 pub(crate) fn msgpack_bad_offset(offset: i64, len: usize) -> String {
     format!("Start offset {offset} greater than input length {len}.")
 }
+
+/// Cluster mode's texts: `CLUSTER` subcommands and the redirections.
+pub(crate) mod cluster {
+    /// `SELECT` of a database other than 0 in cluster mode.
+    pub(crate) const SELECT: &str = "ERR SELECT is not allowed in cluster mode";
+    /// `MOVE` in cluster mode, which has database 0 only.
+    pub(crate) const MOVE: &str = "ERR MOVE is not allowed in cluster mode";
+    /// `SWAPDB` in cluster mode.
+    pub(crate) const SWAPDB: &str = "ERR SWAPDB is not allowed in cluster mode";
+    /// `COPY ... DB n` to a database other than 0 in cluster mode.
+    pub(crate) const COPY_DB: &str =
+        "ERR Copying to another database is not allowed in cluster mode";
+    /// `SET-CONFIG-EPOCH` on a node that knows others.
+    pub(crate) const EPOCH_WITH_PEERS: &str =
+        "ERR The user can assign a config epoch only when the node does not know any other node.";
+    /// `SET-CONFIG-EPOCH` on a node whose epoch was set.
+    pub(crate) const EPOCH_SET: &str = "ERR Node config epoch is already non-zero";
+    /// A slot argument that is no number in `0..16384`.
+    pub(crate) const BAD_SLOT: &str = "ERR Invalid or out of range slot";
+    /// `COUNTKEYSINSLOT` of a slot out of range.
+    pub(crate) const INVALID_SLOT: &str = "ERR Invalid slot";
+    /// `GETKEYSINSLOT` with a bad slot or count.
+    pub(crate) const INVALID_SLOT_OR_COUNT: &str = "ERR Invalid slot or number of keys";
+    /// `SETSLOT` with an unknown action or the wrong arguments for it.
+    pub(crate) const BAD_SETSLOT: &str =
+        "ERR Invalid CLUSTER SETSLOT action or number of arguments. Try CLUSTER HELP";
+    /// Keys of one command in more than one slot.
+    pub(crate) const CROSSSLOT: &str = "CROSSSLOT Keys in request don't hash to the same slot";
+    /// A multi-key command on an importing slot with only some keys here.
+    pub(crate) const TRYAGAIN: &str = "TRYAGAIN Multiple keys request during rehashing of slot";
+    /// The keys' slot has no owner.
+    pub(crate) const UNBOUND: &str = "CLUSTERDOWN Hash slot not served";
+    /// Some slot has no owner while full coverage is required.
+    pub(crate) const DOWN: &str = "CLUSTERDOWN The cluster is down";
+    /// `FORGET` of this node.
+    pub(crate) const FORGET_MYSELF: &str = "ERR I tried hard but I can't forget myself...";
+    /// `FLUSHSLOTS` while keys are stored.
+    pub(crate) const FLUSHSLOTS_WITH_KEYS: &str =
+        "ERR DB must be empty to perform CLUSTER FLUSHSLOTS.";
+    /// `RESET` while keys are stored.
+    pub(crate) const RESET_WITH_KEYS: &str =
+        "ERR CLUSTER RESET can't be called with master nodes containing keys";
+    /// A script's command on a key of a slot another node serves.
+    pub(crate) const SCRIPT_NON_LOCAL: &str =
+        "ERR Script attempted to access a non local key in a cluster node";
+    /// A script's commands on keys of more than one slot.
+    pub(crate) const SCRIPT_CROSS_SLOT: &str =
+        "ERR Script attempted to access keys that do not hash to the same slot";
+    /// A script's command while the cluster is down.
+    pub(crate) const SCRIPT_DOWN: &str =
+        "ERR Script attempted to execute a command while the cluster is down";
+
+    /// `SET-CONFIG-EPOCH` of something that is no epoch.
+    pub(crate) fn bad_epoch(arg: &[u8]) -> String {
+        format!(
+            "ERR Invalid config epoch specified: {}",
+            String::from_utf8_lossy(arg)
+        )
+    }
+    /// `-MOVED <slot> <ip>:<port>`
+    pub(crate) fn moved(slot: u16, addr: &str) -> String {
+        format!("MOVED {slot} {addr}")
+    }
+    /// `-ASK <slot> <ip>:<port>`
+    pub(crate) fn ask(slot: u16, addr: &str) -> String {
+        format!("ASK {slot} {addr}")
+    }
+    /// `ADDSLOTS` of a slot with an owner.
+    pub(crate) fn busy(slot: u16) -> String {
+        format!("ERR Slot {slot} is already busy")
+    }
+    /// `DELSLOTS` of a slot without an owner.
+    pub(crate) fn unassigned(slot: u16) -> String {
+        format!("ERR Slot {slot} is already unassigned")
+    }
+    /// The same slot twice in one `ADDSLOTS`/`DELSLOTS`.
+    pub(crate) fn repeated(slot: u16) -> String {
+        format!("ERR Slot {slot} specified multiple times")
+    }
+    /// A range given end first.
+    pub(crate) fn reversed_range(start: u16, end: u16) -> String {
+        format!("ERR start slot number {start} is greater than end slot number {end}")
+    }
+    /// `SETSLOT ... NODE` or `FORGET` of an unknown node.
+    pub(crate) fn unknown_node(id: &[u8]) -> String {
+        format!("ERR Unknown node {}", String::from_utf8_lossy(id))
+    }
+    /// `SETSLOT ... MIGRATING/IMPORTING` with an unknown node.
+    pub(crate) fn dont_know(id: &[u8]) -> String {
+        format!(
+            "ERR I don't know about node {}",
+            String::from_utf8_lossy(id)
+        )
+    }
+    /// `SETSLOT ... MIGRATING` of a slot another node serves.
+    pub(crate) fn not_owner(slot: u16) -> String {
+        format!("ERR I'm not the owner of hash slot {slot}")
+    }
+    /// `SETSLOT ... IMPORTING` of a slot this node serves.
+    pub(crate) fn already_owner(slot: u16) -> String {
+        format!("ERR I'm already the owner of hash slot {slot}")
+    }
+    /// `SETSLOT ... NODE <other>` while this node still holds its keys.
+    pub(crate) fn still_holds_keys(slot: u16) -> String {
+        format!("ERR Can't assign hashslot {slot} to a different node while I still hold keys for this hash slot.")
+    }
+    /// `MEET` with an address that does not parse.
+    pub(crate) fn bad_address(ip: &[u8], port: &[u8]) -> String {
+        format!(
+            "ERR Invalid node address specified: {}:{}",
+            String::from_utf8_lossy(ip),
+            String::from_utf8_lossy(port)
+        )
+    }
+    /// `MEET` with a port that is no number.
+    pub(crate) fn bad_port(port: &[u8]) -> String {
+        format!(
+            "ERR Invalid TCP base port specified: {}",
+            String::from_utf8_lossy(port)
+        )
+    }
+    /// `MEET` of a peer that did not answer as a cluster node (FerrumKV's
+    /// own text: Redis meets over the bus and answers `OK` at once).
+    pub(crate) fn meet_failed(addr: &str, why: &str) -> String {
+        format!("ERR CLUSTER MEET {addr} failed: {why}")
+    }
+    /// The cluster config file could not be saved.
+    pub(crate) fn save_failed(why: &str) -> String {
+        format!("ERR {why}")
+    }
+}

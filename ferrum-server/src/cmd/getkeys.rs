@@ -85,7 +85,7 @@ impl KeyRole {
 const ROLES: &[(KeyRole, &[&str])] = &[
     (KeyRole::Peek, &["strlen", "llen", "hlen", "hexists", "hstrlen", "sismember", "scard", "zcard", "xlen", "exists", "touch", "type", "watch", "memory", "object"]),
     (KeyRole::Create, &["setnx", "msetnx"]),
-    (KeyRole::Overwrite, &["setex", "psetex", "mset", "restore"]),
+    (KeyRole::Overwrite, &["setex", "psetex", "mset", "restore", "restore-asking"]),
     (KeyRole::MoveFrom, &["getdel", "lpop", "rpop", "blpop", "brpop", "lmpop", "blmpop", "spop", "zpopmin", "zpopmax", "bzpopmin", "bzpopmax", "zmpop", "bzmpop"]),
     (KeyRole::Insert, &["append", "lpush", "rpush", "lpushx", "rpushx", "linsert", "hsetnx", "sadd", "pfadd"]),
     (KeyRole::Update, &["setrange", "lset", "hset", "hmset", "zadd", "geoadd", "xadd", "xsetid", "xack", "xclaim", "expire", "pexpire", "expireat", "pexpireat", "persist"]),

@@ -255,9 +255,10 @@ fn cpu(_ctx: &Ctx<'_>, out: &mut String) {
     );
 }
 
-/// FerrumKV has no cluster mode.
-fn cluster(_ctx: &Ctx<'_>, out: &mut String) {
-    out.push_str("# Cluster\r\ncluster_enabled:0\r\n");
+/// Whether the server runs in cluster mode (`cluster-enabled`).
+fn cluster(ctx: &Ctx<'_>, out: &mut String) {
+    let enabled = u8::from(ctx.shared.cluster.is_some());
+    let _ = write!(out, "# Cluster\r\ncluster_enabled:{enabled}\r\n");
 }
 
 fn stats(ctx: &Ctx<'_>, out: &mut String) {

@@ -122,6 +122,9 @@ pub(crate) fn copy(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             return Err(CmdError::syntax());
         }
     }
+    if ctx.shared.cluster.is_some() && dst_db != 0 {
+        return Err(CmdError::msg(super::error::cluster::COPY_DB));
+    }
     let (src, dst, db, now) = (&args[1], &args[2], ctx.db(), ctx.now);
     if src == dst && db == dst_db {
         return Err(CmdError::msg(super::error::SAME_OBJECT));
@@ -147,6 +150,9 @@ pub(crate) fn copy(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 /// `MOVE key db`: moves a key, with its TTL, to another database unless
 /// the key is there already.
 pub(crate) fn move_(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    if ctx.shared.cluster.is_some() {
+        return Err(CmdError::msg(super::error::cluster::MOVE));
+    }
     let dst_db = db_arg(&args[2], ctx.store().databases())?;
     let (key, db, now) = (&args[1], ctx.db(), ctx.now);
     if dst_db == db {

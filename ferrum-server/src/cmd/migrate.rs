@@ -382,8 +382,15 @@ impl<'a> Migrate<'a> {
             let ttl = value
                 .expires
                 .map_or(0, |at| at.0.saturating_sub(now.0).max(1));
+            // In cluster mode the target imports the slot: RESTORE-ASKING
+            // is served there without a client's `ASKING`, as in Redis.
+            let restore_cmd: &'static [u8] = if ctx.shared.cluster.is_some() {
+                b"RESTORE-ASKING"
+            } else {
+                b"RESTORE"
+            };
             let mut restore = vec![
-                Bytes::from_static(b"RESTORE"),
+                Bytes::from_static(restore_cmd),
                 key.clone(),
                 Bytes::from(ttl.to_string()),
                 Bytes::from(value.payload),

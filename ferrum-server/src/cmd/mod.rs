@@ -17,6 +17,7 @@ pub(crate) mod acl;
 mod bitops;
 mod blocking;
 pub(crate) mod category;
+pub(crate) mod cluster;
 mod coll;
 mod connection;
 mod dump;
@@ -36,6 +37,7 @@ mod migrate;
 pub(crate) mod parse;
 mod pubsub;
 pub(crate) mod rename;
+pub(crate) mod route;
 mod script;
 mod server;
 mod set;
@@ -368,6 +370,10 @@ pub(crate) fn execute(shared: &Shared, conn: &mut ConnState, args: &[Bytes]) -> 
         Err(e) => refused(&mut ctx, args, e),
     };
 
+    // `ASKING` holds for the next command only, or for a whole transaction.
+    if ctx.conn.asking && ctx.conn.multi.is_none() && !parse::is(&args[0], "asking") {
+        ctx.conn.asking = false;
+    }
     // BCAST invalidations go out once per top-level command (EXEC included).
     shared.tracking.flush(shared);
     if let Some(mut spec) = ctx.block.take() {
@@ -427,6 +433,10 @@ fn prepare(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Result<Prepared, CmdError> {
         return Err(CmdError::msg(error::NOAUTH));
     }
     acl::permit(ctx, spec, args, acl::context_of(ctx)).map_err(|r| acl::noperm(&r))?;
+    // One branch on an `Option` that is `None` outside cluster mode.
+    if let Some(cl) = &ctx.shared.cluster {
+        route::check_command(ctx, cl, spec, args)?;
+    }
     if ctx.conn.subs.restricts(ctx.conn.protocol) && !spec.has(flag::SUBSCRIBED_OK) {
         return Err(CmdError::msg(error::not_in_subscribed_context(spec.name)));
     }

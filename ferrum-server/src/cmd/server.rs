@@ -56,6 +56,9 @@ pub(crate) fn flushall(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 pub(crate) fn swapdb(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    if ctx.shared.cluster.is_some() {
+        return Err(CmdError::msg(super::error::cluster::SWAPDB));
+    }
     let index = |b, msg| int_in_range(b, i32::MIN.into(), i32::MAX.into(), Some(msg));
     let a = index(&args[1], SWAPDB_FIRST)?;
     let b = index(&args[2], SWAPDB_SECOND)?;
@@ -583,28 +586,6 @@ pub(crate) fn shutdown(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 /// dataset at start-up, as for a Redis that never saved.
 pub(crate) fn lastsave(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     Ok(Frame::Integer(ctx.shared.clock.start_unix_secs() as i64))
-}
-
-/// `CLUSTER HELP`; every other subcommand gets Redis's answer on a server
-/// started without `cluster-enabled` (FerrumKV has no cluster mode), which
-/// is how clients tell a standalone server.
-/// `READONLY`, `READWRITE`: cluster-mode commands, refused as Redis
-/// refuses them without cluster mode.
-pub(crate) fn cluster_only(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
-    Err(CmdError::msg(super::error::CLUSTER_DISABLED))
-}
-
-pub(crate) fn cluster(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    if args.len() == 2 && is(&args[1], "help") {
-        return super::help_reply(&[
-            "CLUSTER <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-            "INFO",
-            "    Return information about the cluster.",
-            "HELP",
-            "    Print this help.",
-        ]);
-    }
-    Err(CmdError::msg(super::error::CLUSTER_DISABLED))
 }
 
 /// `SAVE`, `BGSAVE` and `BGREWRITEAOF`: refused with a clear error, since

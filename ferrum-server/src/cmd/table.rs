@@ -8,8 +8,8 @@ use super::flag::{
     PUBSUB, READONLY, SIGNALS_KEYS, STALE, SUBSCRIBED_OK, WRITE,
 };
 use super::{
-    acl, bitops, blocking, category, connection, dump, expire, function, geo, hash, hll, info,
-    keys, latency, list, memory, migrate, pubsub, script, server, set, slowlog, sort, stream,
+    acl, bitops, blocking, category, cluster, connection, dump, expire, function, geo, hash, hll,
+    info, keys, latency, list, memory, migrate, pubsub, script, server, set, slowlog, sort, stream,
     string, tx, xgroup, zrange, zset, zstore, CommandSpec,
 };
 
@@ -269,9 +269,11 @@ pub(crate) static COMMANDS: &[CommandSpec] = &[
     row!("swapdb", 3, WRITE | FAST, [KEYSPACE | WRITE | FAST | DANGEROUS], NONE, "server", server::swapdb, "Swaps two Redis databases."),
     row!("time", 1, FAST | STALE, [FAST], NONE, "server", server::time, "Returns the server time."),
     row!("shutdown", -1, ADMIN | NO_MULTI | STALE | NO_SCRIPT, [ADMIN | SLOW | DANGEROUS], NONE, "server", server::shutdown, "Synchronously saves the database(s) to disk and shuts down the Redis server."),
-    row!("cluster", -2, CONTAINER, [SLOW], NONE, "cluster", server::cluster, "A container for Redis Cluster commands."),
-    row!("readonly", 1, FAST | STALE, [FAST | CONNECTION], NONE, "cluster", server::cluster_only, "Enables read-only queries for a connection to a Redis Cluster replica node."),
-    row!("readwrite", 1, FAST | STALE, [FAST | CONNECTION], NONE, "cluster", server::cluster_only, "Enables read-write queries for a connection to a Reids Cluster replica node."),
+    row!("cluster", -2, CONTAINER, [SLOW], NONE, "cluster", cluster::cluster, "A container for Redis Cluster commands."),
+    row!("readonly", 1, FAST | STALE, [FAST | CONNECTION], NONE, "cluster", cluster::readonly, "Enables read-only queries for a connection to a Redis Cluster replica node."),
+    row!("readwrite", 1, FAST | STALE, [FAST | CONNECTION], NONE, "cluster", cluster::readwrite, "Enables read-write queries for a connection to a Reids Cluster replica node."),
+    row!("asking", 1, FAST, [FAST | CONNECTION], NONE, "cluster", cluster::asking, "Signals that a cluster client is following an -ASK redirect."),
+    row!("restore-asking", -4, WRITE | DENYOOM, [KEYSPACE | WRITE | SLOW | DANGEROUS], KEY1, "server", dump::restore, "An internal command for migrating keys in a cluster."),
     row!("save", 1, ADMIN | NO_MULTI | NO_SCRIPT, [ADMIN | SLOW | DANGEROUS], NONE, "server", server::no_persistence, "Synchronously saves the database(s) to disk."),
     row!("bgsave", -1, ADMIN | NO_SCRIPT, [ADMIN | SLOW | DANGEROUS], NONE, "server", server::no_persistence, "Asynchronously saves the database(s) to disk."),
     row!("bgrewriteaof", 1, ADMIN | NO_SCRIPT, [ADMIN | SLOW | DANGEROUS], NONE, "server", server::no_persistence, "Asynchronously rewrites the append-only file to disk."),

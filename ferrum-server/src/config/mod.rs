@@ -819,6 +819,11 @@ static PARAMS: &[Spec] = &[
     Spec { name: "tls-protocols", param: Param::TlsProtocols, mutable: true, default: "",
         kind: Kind::Text { get: |c| c.tls.protocols.clone(),
             set: |c, v| { parse_protocols(&v)?; c.tls.protocols = v; Ok(()) } } },
+    // Cluster mode (see the `cluster` module); fixed at startup.
+    stored_bool!("cluster-enabled", "no", false),
+    stored_text!("cluster-config-file", "nodes.conf", false),
+    stored_bool!("cluster-require-full-coverage", "yes", false),
+    stored_text!("cluster-announce-ip", "", false),
     // Accepted, with Redis's validation, and changing nothing here.
     stored_bool!("always-show-logo", "no", false),
     Spec { name: "proc-title-template", param: Param::Stored, mutable: true, default: "{title} {listen-addr} {server-mode}",
@@ -1211,6 +1216,17 @@ impl Config {
     /// A parameter kept in [`Config::stored`], as `CONFIG GET` prints it.
     pub fn stored_value(&self, name: &str) -> &str {
         self.stored.get(name).map_or("", String::as_str)
+    }
+
+    /// `cluster-enabled`: whether the server runs in cluster mode.
+    pub(crate) fn cluster_enabled(&self) -> bool {
+        self.stored_value("cluster-enabled") == "yes"
+    }
+
+    /// `cluster-config-file`, relative to `dir` unless absolute, as Redis
+    /// (which changes into `dir`) reads it.
+    pub(crate) fn cluster_config_path(&self) -> PathBuf {
+        Path::new(&self.dir).join(self.stored_value("cluster-config-file"))
     }
 
     /// `latency-monitor-threshold`, in ms (0: off).

@@ -31,6 +31,12 @@ pub(crate) struct CallState<'r> {
     pub(crate) resp3: bool,
     /// The running script's shared state (kill flag).
     pub(crate) running: &'r Running,
+    /// In cluster mode, the slot of the keys met so far (the declared
+    /// keys', then the first command's).
+    pub(crate) slot: Option<u16>,
+    /// The script may use keys of several slots: an `EVAL` without a
+    /// shebang, or `allow-cross-slot-keys`.
+    pub(crate) cross_slot_ok: bool,
 }
 
 /// Runs one `redis.call`/`redis.pcall` of the `count` arguments in `args`
@@ -122,7 +128,7 @@ fn argument(v: Value) -> Option<Bytes> {
 /// Redis's texts for each refusal.
 fn admit(
     ctx: &Ctx<'_>,
-    st: &CallState<'_>,
+    st: &mut CallState<'_>,
     argv: &[Bytes],
 ) -> Result<&'static CommandSpec, String> {
     let spec = ctx
@@ -144,6 +150,10 @@ fn admit(
     }
     cmd::acl::permit(ctx, spec, argv, crate::acl::Context::Lua)
         .map_err(|r| cmd::acl::script_refusal_text(&r).to_owned())?;
+    if let Some(cl) = &ctx.shared.cluster {
+        let slot = cmd::route::script_route(ctx, cl, spec, argv).map_err(str::to_owned)?;
+        st.check_slot(slot).map_err(str::to_owned)?;
+    }
     if (spec.has(flag::WRITE) || cmd::may_replicate(spec)) && st.read_only {
         return Err(WRITE_FROM_READ_ONLY.to_owned());
     }
@@ -154,6 +164,26 @@ fn admit(
         super::reserve_for_write(ctx).map_err(|e| cmd::CmdError::from(e).to_string())?;
     }
     Ok(spec)
+}
+
+impl CallState<'_> {
+    /// In cluster mode, checks that a command's keys (in `slot`, `None`
+    /// without keys) are in the slot the script's keys are in, unless the
+    /// script may cross slots, as Redis checks it.
+    ///
+    /// # Errors
+    /// Redis's text for a script reaching keys of a second slot.
+    fn check_slot(&mut self, slot: Option<u16>) -> Result<(), &'static str> {
+        match (slot, self.slot) {
+            (Some(_), _) if self.cross_slot_ok => Ok(()),
+            (Some(s), None) => {
+                self.slot = Some(s);
+                Ok(())
+            }
+            (Some(s), Some(seen)) if s != seen => Err(cmd::error::cluster::SCRIPT_CROSS_SLOT),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// Whether an `XREAD`/`XREADGROUP` asks to block: `BLOCK` among the

@@ -283,6 +283,8 @@ impl Engine {
             read: false,
             resp3: false,
             running: &self.running,
+            slot: inv.keys.first().map(|k| crate::cluster::slot::key_slot(k)),
+            cross_slot_ok: !inv.flags.declared || inv.flags.allow_cross_slot,
         };
         let outcome = super::off_worker(|| self.call(ctx, &mut st, &inv));
         ctx.conn.db = db;

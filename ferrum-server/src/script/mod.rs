@@ -274,6 +274,9 @@ pub(crate) struct ScriptFlags {
     pub(crate) allow_oom: bool,
     /// `allow-stale`.
     pub(crate) allow_stale: bool,
+    /// `allow-cross-slot-keys`: in cluster mode, the script's commands may
+    /// reach keys of several slots (of this node).
+    pub(crate) allow_cross_slot: bool,
 }
 
 impl ScriptFlags {
@@ -283,7 +286,8 @@ impl ScriptFlags {
             "no-writes" => self.no_writes = true,
             "allow-oom" => self.allow_oom = true,
             "allow-stale" => self.allow_stale = true,
-            "no-cluster" | "allow-cross-slot-keys" => {}
+            "allow-cross-slot-keys" => self.allow_cross_slot = true,
+            "no-cluster" => {}
             _ => return false,
         }
         true
@@ -295,6 +299,7 @@ impl ScriptFlags {
             (self.no_writes, "no-writes"),
             (self.allow_oom, "allow-oom"),
             (self.allow_stale, "allow-stale"),
+            (self.allow_cross_slot, "allow-cross-slot-keys"),
         ]
         .into_iter()
         .filter_map(|(on, name)| on.then_some(name))

@@ -8,6 +8,7 @@ mod ahe;
 mod bitmaps;
 mod blocking;
 mod client_eviction;
+mod cluster;
 mod common;
 mod compat;
 mod connection;

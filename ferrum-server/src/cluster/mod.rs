@@ -1,0 +1,148 @@
+//! Cluster mode (`cluster-enabled yes`): the Redis Cluster protocol for
+//! cluster-aware clients, over a slot map that changes only by command.
+//!
+//! There is no cluster bus: no gossip, failure detection or failover. The
+//! map is what the operator gives each node, in `cluster-config-file`
+//! (Redis's `nodes.conf` shape, see [`conf`]) or by `CLUSTER ADDSLOTS`,
+//! `CLUSTER MEET` (a one-time handshake over the peer's client port) and
+//! `CLUSTER SETSLOT`, each of which saves the file. Every node must be told
+//! every change it should know of, as `redis-cli --cluster reshard` tells
+//! both ends of a move with `SETSLOT ... NODE`.
+//!
+//! [`route`] decides, before a command runs, whether this node serves its
+//! keys or the client is sent elsewhere (`-MOVED`, `-ASK`). It is reached
+//! only when cluster mode is on: a standalone server pays one branch on an
+//! `Option` that is always `None`.
+
+pub(crate) mod conf;
+pub(crate) mod map;
+pub(crate) mod meet;
+pub(crate) mod route;
+pub(crate) mod slot;
+
+use std::path::{Path, PathBuf};
+use std::sync::{RwLock, RwLockReadGuard};
+
+use anyhow::Context as _;
+
+use map::{Node, SlotMap};
+
+/// The cluster state of a node in cluster mode. One per server, in
+/// `Shared::cluster`.
+#[derive(Debug)]
+pub(crate) struct Cluster {
+    map: RwLock<SlotMap>,
+    /// `cluster-config-file`, resolved against `dir`.
+    path: PathBuf,
+    /// `cluster-require-full-coverage`: keys are refused while any slot
+    /// has no owner.
+    full_coverage: bool,
+}
+
+/// The slot map changed but could not be saved: why, in words.
+#[derive(Debug)]
+pub(crate) struct SaveFailed(pub(crate) String);
+
+/// Where this node says clients reach it.
+#[derive(Clone, Debug)]
+pub(crate) struct Endpoint {
+    /// `cluster-announce-ip`, or the address bound when it is one address.
+    pub(crate) ip: String,
+    /// The client port.
+    pub(crate) port: u16,
+}
+
+impl Cluster {
+    /// Loads the slot map from `path`, or starts one with a new node id
+    /// and no slots when the file does not exist, and saves it with this
+    /// node's address as it is now.
+    ///
+    /// # Errors
+    /// The file cannot be read, does not parse, or cannot be written.
+    pub(crate) fn open(
+        path: PathBuf,
+        me: Endpoint,
+        full_coverage: bool,
+    ) -> anyhow::Result<Cluster> {
+        let mut map = match std::fs::read_to_string(&path) {
+            Ok(text) => conf::parse(&text)
+                .map_err(anyhow::Error::msg)
+                .with_context(|| {
+                    format!(
+                        "unrecoverable error in cluster config file {}",
+                        path.display()
+                    )
+                })?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => SlotMap::new(Node {
+                id: new_node_id()?,
+                ip: String::new(),
+                port: 0,
+                bus_port: 0,
+                epoch: 0,
+            }),
+            Err(e) => return Err(e).with_context(|| format!("could not read {}", path.display())),
+        };
+        let myself = map.myself_mut();
+        myself.ip = me.ip;
+        myself.port = me.port;
+        myself.bus_port = me.port.checked_add(10000).unwrap_or(0);
+        save(&path, &map)?;
+        Ok(Cluster {
+            map: RwLock::new(map),
+            path,
+            full_coverage,
+        })
+    }
+
+    /// The slot map, to read.
+    pub(crate) fn map(&self) -> RwLockReadGuard<'_, SlotMap> {
+        self.map.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Changes the slot map with `f` and saves it when `f` succeeds.
+    ///
+    /// # Errors
+    /// `f`'s error (nothing changed then), or the file could not be
+    /// written (the change stays in force).
+    pub(crate) fn change<R, E: From<SaveFailed>>(
+        &self,
+        f: impl FnOnce(&mut SlotMap) -> Result<R, E>,
+    ) -> Result<R, E> {
+        let mut map = self.map.write().unwrap_or_else(|p| p.into_inner());
+        let mut changed = map.clone();
+        let r = f(&mut changed)?;
+        *map = changed;
+        save(&self.path, &map).map_err(|e| E::from(SaveFailed(format!("{e:#}"))))?;
+        Ok(r)
+    }
+
+    /// Whether keys are served: every slot has an owner, or
+    /// `cluster-require-full-coverage` is off (`cluster_state:ok`).
+    pub(crate) fn is_ok(&self, map: &SlotMap) -> bool {
+        !self.full_coverage || map.assigned() == slot::SLOTS
+    }
+
+    /// A fresh node id for this node (`CLUSTER RESET HARD`).
+    ///
+    /// # Errors
+    /// The OS has no randomness to give.
+    pub(crate) fn new_id() -> anyhow::Result<String> {
+        new_node_id()
+    }
+}
+
+/// Writes the map to `path` whole: to a temporary file first, renamed
+/// over the old one, so a crash leaves the old map or the new one.
+fn save(path: &Path, map: &SlotMap) -> anyhow::Result<()> {
+    let tmp = path.with_extension("tmp-ferrum");
+    std::fs::write(&tmp, conf::render_file(map))
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .with_context(|| format!("could not save the cluster config file {}", path.display()))
+}
+
+/// 40 random hex characters.
+fn new_node_id() -> anyhow::Result<String> {
+    let mut bytes = [0u8; 20];
+    getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("no randomness for a node id: {e}"))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
