@@ -90,7 +90,14 @@ fn equal_memory_gives_every_cell_redis_lru_m_ref() {
     assert_eq!(patterns, ["zipf", "ttl"]);
     for r in refs {
         let held = r["redis_dbsize"].as_u64().unwrap();
-        assert!((4_900..=5_100).contains(&held), "M_ref calibration: {r}");
+        // Redis expires ttl's keys on its own wall clock, so how many
+        // expired keys it still holds at the end of the calibration moves
+        // with the replay's speed (5,136 once on a loaded machine).
+        let slack = if r["pattern"] == "ttl" { 250 } else { 100 };
+        assert!(
+            (5_000 - slack..=5_000 + slack).contains(&held),
+            "M_ref calibration: {r}"
+        );
     }
     let cells = run["cells"].as_array().expect("cells");
     let servers = [
