@@ -21,6 +21,7 @@ pub(crate) mod route;
 pub(crate) mod slot;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{RwLock, RwLockReadGuard};
 
 use anyhow::Context as _;
@@ -35,8 +36,8 @@ pub(crate) struct Cluster {
     /// `cluster-config-file`, resolved against `dir`.
     path: PathBuf,
     /// `cluster-require-full-coverage`: keys are refused while any slot
-    /// has no owner.
-    full_coverage: bool,
+    /// has no owner. `CONFIG SET` changes it, as in Redis.
+    full_coverage: AtomicBool,
 }
 
 /// The slot map changed but could not be saved: why, in words.
@@ -90,7 +91,7 @@ impl Cluster {
         Ok(Cluster {
             map: RwLock::new(map),
             path,
-            full_coverage,
+            full_coverage: AtomicBool::new(full_coverage),
         })
     }
 
@@ -119,7 +120,12 @@ impl Cluster {
     /// Whether keys are served: every slot has an owner, or
     /// `cluster-require-full-coverage` is off (`cluster_state:ok`).
     pub(crate) fn is_ok(&self, map: &SlotMap) -> bool {
-        !self.full_coverage || map.assigned() == slot::SLOTS
+        !self.full_coverage.load(Ordering::Relaxed) || map.assigned() == slot::SLOTS
+    }
+
+    /// Installs `cluster-require-full-coverage` (`CONFIG SET`).
+    pub(crate) fn set_full_coverage(&self, on: bool) {
+        self.full_coverage.store(on, Ordering::Relaxed);
     }
 
     /// A fresh node id for this node (`CLUSTER RESET HARD`).

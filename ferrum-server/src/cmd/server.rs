@@ -200,6 +200,9 @@ fn config_set(ctx: &mut Ctx<'_>, pairs: &[Bytes]) -> CmdResult {
     shared
         .evict_clients
         .set_limit(config.maxmemory_clients_bytes());
+    if let Some(cluster) = &shared.cluster {
+        cluster.set_full_coverage(config.stored_value("cluster-require-full-coverage") == "yes");
+    }
     drop(config);
     crate::evict_clients::enforce(shared);
     shared.tracking.set_max_keys(shared, tracking_max);

@@ -819,11 +819,14 @@ static PARAMS: &[Spec] = &[
     Spec { name: "tls-protocols", param: Param::TlsProtocols, mutable: true, default: "",
         kind: Kind::Text { get: |c| c.tls.protocols.clone(),
             set: |c, v| { parse_protocols(&v)?; c.tls.protocols = v; Ok(()) } } },
-    // Cluster mode (see the `cluster` module); fixed at startup.
+    // Cluster mode (see the `cluster` module): fixed at startup, except
+    // what Redis lets `CONFIG SET` change. `cluster-announce-ip` is
+    // accepted at runtime and takes effect at the next start, since
+    // nodes learn each other's address only at `CLUSTER MEET`.
     stored_bool!("cluster-enabled", "no", false),
     stored_text!("cluster-config-file", "nodes.conf", false),
-    stored_bool!("cluster-require-full-coverage", "yes", false),
-    stored_text!("cluster-announce-ip", "", false),
+    stored_bool!("cluster-require-full-coverage", "yes", true),
+    stored_text!("cluster-announce-ip", "", true),
     // Accepted, with Redis's validation, and changing nothing here.
     stored_bool!("always-show-logo", "no", false),
     Spec { name: "proc-title-template", param: Param::Stored, mutable: true, default: "{title} {listen-addr} {server-mode}",

@@ -230,6 +230,30 @@ fn unserved_slots_bring_the_cluster_down() {
         info.contains("cluster_state:fail\r\ncluster_slots_assigned:5461\r\n"),
         "{info}"
     );
+    // Without full coverage required (CONFIG SET, as in Redis) the slots
+    // served are served; the others still have no owner.
+    let _: () = run(
+        &mut c,
+        &["CONFIG", "SET", "cluster-require-full-coverage", "no"],
+    )
+    .unwrap();
+    assert_eq!(
+        run::<Option<String>>(&mut c, &["GET", "bar"]).unwrap(),
+        None
+    );
+    assert_eq!(
+        err(&mut c, &["GET", "foo"]),
+        "CLUSTERDOWN Hash slot not served"
+    );
+    let _: () = run(
+        &mut c,
+        &["CONFIG", "SET", "cluster-require-full-coverage", "yes"],
+    )
+    .unwrap();
+    assert_eq!(
+        err(&mut c, &["GET", "bar"]),
+        "CLUSTERDOWN The cluster is down"
+    );
 }
 
 #[test]
