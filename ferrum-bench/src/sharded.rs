@@ -6,10 +6,11 @@
 //!
 //! A [`Route`] sends a command about one key to the node that serves it.
 //! [`ProxyRoute`] sends everything to one address: twemproxy, which hashes
-//! the key to a node itself, or a single node. A cluster-aware client is a
-//! second `Route`: it maps the key's CRC16 slot to a node from `CLUSTER
-//! SLOTS`, keeps one [`Client`] per node, and on `-MOVED slot host:port`
-//! updates its map and resends; nothing else here changes.
+//! the key to a node itself, or a single node.
+//! [`ClusterRoute`](crate::cluster::ClusterRoute) is a cluster-aware
+//! client: it maps the key's CRC16 slot to a node from `CLUSTER SLOTS`,
+//! keeps one [`Client`] per node, and follows `-MOVED` and `-ASK`. The
+//! driver, its resets and its node counters are the same for both.
 //!
 //! # What is compared
 //!
@@ -40,7 +41,7 @@ use crate::workload::{key_name, Request, VALUE_BYTES};
 
 /// How commands reach the node that serves their key; see the module docs.
 pub trait Route {
-    /// A short name for reports (`proxy`).
+    /// A short name for reports (`proxy`, `cluster`).
     fn name(&self) -> &'static str;
 
     /// Sends `command`, whose key is `key`, to the node serving `key` and

@@ -20,6 +20,13 @@ pub(crate) struct TestServer {
 impl TestServer {
     /// Starts one and waits until it listens.
     pub(crate) fn start() -> TestServer {
+        TestServer::start_with(&[])
+    }
+
+    /// Starts one with `extra` options too and waits until it listens.
+    // Each test file compiles this module on its own; not all use this.
+    #[allow(dead_code)]
+    pub(crate) fn start_with(extra: &[&str]) -> TestServer {
         let args = [
             "--port",
             "0",
@@ -28,7 +35,9 @@ impl TestServer {
             "--enable-debug-command",
             "yes",
         ]
-        .map(String::from);
+        .iter()
+        .chain(extra)
+        .map(|a| a.to_string());
         let config = Config::from_args(args).expect("valid configuration");
         let shutdown = CancellationToken::new();
         let token = shutdown.clone();
