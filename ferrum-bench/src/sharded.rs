@@ -33,7 +33,7 @@ use std::net::SocketAddr;
 
 use ferrum_evict::PolicyKind;
 use ferrum_proto::Frame;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::client::{Client, ClientError};
 use crate::driver::{field, reset_server, ClockMode, DriverError, LiveConfig, LiveDriver};
@@ -85,7 +85,7 @@ impl Route for ProxyRoute {
 }
 
 /// One node's counters at the end of a run.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NodeCounts {
     /// The node.
     pub addr: String,
@@ -100,7 +100,7 @@ pub struct NodeCounts {
 }
 
 /// What one replay over one layout measured.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ShardedReport {
     /// The route's name.
     pub route: String,
@@ -265,7 +265,7 @@ impl<R: Route> ShardedDriver<R> {
 
 /// One (policy, pattern) cell: one node with all of the memory against the
 /// same memory split over the nodes behind a route.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
     /// The single node, `maxmemory` calibrated to the capacity.
     pub single: ShardedReport,
@@ -324,22 +324,23 @@ pub fn compare<R: Route, I: IntoIterator<Item = Request>>(
     })
 }
 
-/// A markdown table, one row per cell: the `maxmemory` of the single node
-/// and of each sharded node, hit ratio in percent with two decimals and
-/// keys held, single node then sharded, the keys of each node and the
-/// difference.
+/// A markdown table, one row per cell: the route, the `maxmemory` of the
+/// single node and of each sharded node, hit ratio in percent with two
+/// decimals and keys held, single node then sharded, the keys of each node
+/// and the difference.
 pub fn to_markdown(cells: &[Comparison]) -> String {
     let mut out = String::from(
-        "| policy | workload | maxmemory: 1 node / each node | 1 node hit % | 1 node keys | sharded hit % | sharded keys | keys per node | sharded − 1 node pp |\n\
-         | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |\n",
+        "| policy | workload | route | maxmemory: 1 node / each node | 1 node hit % | 1 node keys | sharded hit % | sharded keys | keys per node | sharded − 1 node pp |\n\
+         | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |\n",
     );
     for c in cells {
         let per_node: Vec<String> = c.sharded.nodes.iter().map(|n| n.keys.to_string()).collect();
         let _ = writeln!(
             out,
-            "| {} | {} | {} / {} | {:.2} | {} | {:.2} | {} | {} | {:+.2} |",
+            "| {} | {} | {} | {} / {} | {:.2} | {} | {:.2} | {} | {} | {:+.2} |",
             c.single.policy,
             c.single.source,
+            c.sharded.route,
             c.single.maxmemory_per_node_bytes,
             c.sharded.maxmemory_per_node_bytes,
             100.0 * c.single.hit_ratio,

@@ -12,10 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ferrum_bench::client::{Client, ClientError};
 use ferrum_bench::cluster::{self, key_slot, ClusterRoute};
-use ferrum_bench::driver::LiveConfig;
-use ferrum_bench::sharded::{compare, to_markdown, Route};
-use ferrum_bench::workload::{Pattern, Workload};
-use ferrum_evict::PolicyKind;
+use ferrum_bench::sharded::Route;
 use ferrum_proto::Frame;
 use support::TestServer;
 
@@ -186,42 +183,9 @@ fn a_cluster_redirecting_in_circles_is_a_clear_error() {
 fn a_third_of_the_memory_on_each_of_three_cluster_nodes_keeps_the_hit_ratio() {
     let single = TestServer::start();
     let (_nodes, addrs) = three_nodes();
-    let config = LiveConfig {
-        capacity: 1_000,
-        calibration_requests: 10_000,
-        ..LiveConfig::default()
-    };
     let route = ClusterRoute::connect(addrs[0]).expect("read the map");
-    let cell = compare(
-        single.addr,
-        route,
-        &addrs,
-        PolicyKind::AllKeysLru,
-        "zipf",
-        || Workload::new(Pattern::Zipf, 42, 20_000),
-        &config,
-    )
-    .expect("both layouts replay");
+    // CRC16 spreads zipf's hot keys over the slots as ketama does over the
+    // ring.
+    let cell = support::compare_a_third_each(single.addr, route, &addrs);
     assert_eq!(cell.sharded.route, "cluster");
-    for report in [&cell.single, &cell.sharded] {
-        let served: u64 = report.nodes.iter().map(|n| n.hits + n.misses).sum();
-        assert_eq!(served, 20_000, "{report:?}");
-        assert_eq!(
-            report.driver_hits,
-            report.nodes.iter().map(|n| n.hits).sum::<u64>()
-        );
-        assert!(report.nodes.iter().all(|n| n.evicted > 0), "{report:?}");
-    }
-    assert_eq!(cell.sharded.nodes.len(), 3);
-    assert_eq!(
-        cell.sharded.maxmemory_per_node_bytes,
-        cell.single.maxmemory_per_node_bytes / 3
-    );
-    // CRC16 spreads zipf's hot keys over the slots as ketama does over
-    // the ring: the whole keeps the hit ratio.
-    assert!(
-        cell.difference_pp().abs() < 3.0,
-        "{}",
-        to_markdown(std::slice::from_ref(&cell))
-    );
 }
