@@ -457,9 +457,10 @@ impl Bench {
                 calibration_requests: if self.quick { 20_000 } else { 30_000 },
                 seed: self.seed,
             };
+            let routes: Vec<&str> = spec.routes.iter().map(|r| r.name()).collect();
             step(&format!(
-                "sharded: 3 FerrumKV nodes ({:?}) against 1, {requests} requests per cell",
-                spec.routes
+                "sharded: 3 FerrumKV nodes against 1, by route {}, {requests} requests per cell",
+                routes.join(" and ")
             ));
             results.commands.extend(spec.command_lines());
             let started = Instant::now();

@@ -28,7 +28,7 @@ pub(crate) enum Route {
 
 impl Route {
     /// The `--route` value, and the route's name in reports.
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Route::Proxy => "proxy",
             Route::Cluster => "cluster",
