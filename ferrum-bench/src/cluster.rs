@@ -158,10 +158,16 @@ impl ClusterRoute {
         }
         client.queue(command);
         client.flush()?;
-        if asking {
-            client.read_ok()?;
+        // Both replies are read before either is judged, so a refused
+        // `ASKING` leaves the connection in step.
+        let asked = if asking { Some(client.read()?) } else { None };
+        let reply = client.read()?;
+        match asked {
+            Some(Frame::Error(e)) => Err(ClientError::Server(
+                String::from_utf8_lossy(&e).into_owned(),
+            )),
+            _ => Ok(reply),
         }
-        client.read()
     }
 }
 
