@@ -33,6 +33,19 @@ pub enum ClientError {
     /// The server answered with an error reply.
     #[error("{0}")]
     Server(String),
+    /// No node of the cluster serves the key's slot.
+    #[error("no node of the cluster serves slot {0}")]
+    SlotUnserved(u16),
+    /// A cluster kept redirecting one command.
+    #[error("{command} for slot {slot}: still redirected after {max} redirections, last to {last}", max = crate::cluster::MAX_REDIRECTS)]
+    TooManyRedirects {
+        /// The command's name.
+        command: String,
+        /// Its key's slot.
+        slot: u16,
+        /// Where the last redirection pointed.
+        last: std::net::SocketAddr,
+    },
     /// The reply has a shape the caller did not expect.
     #[error("unexpected reply to {command}: {reply}")]
     Unexpected {

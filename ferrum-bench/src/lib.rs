@@ -20,8 +20,8 @@
 //!   [`client`]) and reading the server's own hit ratio; [`live`] puts its
 //!   runs in a table next to the simulator's;
 //! - [`sharded`]: the same replay routed over several nodes (through
-//!   twemproxy, started by [`twemproxy`]), its hit ratio next to one node
-//!   with all of the memory.
+//!   twemproxy, started by [`twemproxy`], or by a cluster-aware client,
+//!   [`cluster`]), its hit ratio next to one node with all of the memory.
 //!
 //! The `ferrum-bench` binary wraps these (`ferrum-bench sim --help`,
 //! `ferrum-bench live --help`).
@@ -41,6 +41,7 @@
 //! ```
 
 pub mod client;
+pub mod cluster;
 pub mod driver;
 pub mod live;
 pub mod matrix;

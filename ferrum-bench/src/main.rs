@@ -1,7 +1,8 @@
 //! The `ferrum-bench` command line: run the hit-ratio matrix in the
 //! simulator, export workloads as trace files, replay trace files, and
 //! replay workloads against a live server (`live`, in `live_cmd.rs`) or
-//! through twemproxy to several (`sharded`, in `sharded_cmd.rs`).
+//! through twemproxy or a cluster-aware client to several (`sharded`, in
+//! `sharded_cmd.rs`).
 
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Write};
@@ -38,8 +39,8 @@ enum Command {
     /// Replay patterns or a trace against a live FerrumKV or Redis server
     /// and report the server's own hit ratio.
     Live(live_cmd::LiveArgs),
-    /// Replay patterns through twemproxy to several nodes, each with a
-    /// share of the memory, and report the hit ratio next to one node with
+    /// Replay patterns through twemproxy or a cluster-aware client to
+    /// several nodes, each with a share of the memory, and report the hit ratio next to one node with
     /// all of it.
     Sharded(sharded_cmd::ShardedArgs),
 }

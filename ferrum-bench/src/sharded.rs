@@ -6,10 +6,11 @@
 //!
 //! A [`Route`] sends a command about one key to the node that serves it.
 //! [`ProxyRoute`] sends everything to one address: twemproxy, which hashes
-//! the key to a node itself, or a single node. A cluster-aware client is a
-//! second `Route`: it maps the key's CRC16 slot to a node from `CLUSTER
-//! SLOTS`, keeps one [`Client`] per node, and on `-MOVED slot host:port`
-//! updates its map and resends; nothing else here changes.
+//! the key to a node itself, or a single node.
+//! [`ClusterRoute`](crate::cluster::ClusterRoute) is a cluster-aware
+//! client: it maps the key's CRC16 slot to a node from `CLUSTER SLOTS`,
+//! keeps one [`Client`] per node, and follows `-MOVED` and `-ASK`. The
+//! driver, its resets and its node counters are the same for both.
 //!
 //! # What is compared
 //!
@@ -32,7 +33,7 @@ use std::net::SocketAddr;
 
 use ferrum_evict::PolicyKind;
 use ferrum_proto::Frame;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::client::{Client, ClientError};
 use crate::driver::{field, reset_server, ClockMode, DriverError, LiveConfig, LiveDriver};
@@ -40,7 +41,7 @@ use crate::workload::{key_name, Request, VALUE_BYTES};
 
 /// How commands reach the node that serves their key; see the module docs.
 pub trait Route {
-    /// A short name for reports (`proxy`).
+    /// A short name for reports (`proxy`, `cluster`).
     fn name(&self) -> &'static str;
 
     /// Sends `command`, whose key is `key`, to the node serving `key` and
@@ -84,7 +85,7 @@ impl Route for ProxyRoute {
 }
 
 /// One node's counters at the end of a run.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NodeCounts {
     /// The node.
     pub addr: String,
@@ -99,7 +100,7 @@ pub struct NodeCounts {
 }
 
 /// What one replay over one layout measured.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ShardedReport {
     /// The route's name.
     pub route: String,
@@ -264,7 +265,7 @@ impl<R: Route> ShardedDriver<R> {
 
 /// One (policy, pattern) cell: one node with all of the memory against the
 /// same memory split over the nodes behind a route.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
     /// The single node, `maxmemory` calibrated to the capacity.
     pub single: ShardedReport,
@@ -323,22 +324,23 @@ pub fn compare<R: Route, I: IntoIterator<Item = Request>>(
     })
 }
 
-/// A markdown table, one row per cell: the `maxmemory` of the single node
-/// and of each sharded node, hit ratio in percent with two decimals and
-/// keys held, single node then sharded, the keys of each node and the
-/// difference.
+/// A markdown table, one row per cell: the route, the `maxmemory` of the
+/// single node and of each sharded node, hit ratio in percent with two
+/// decimals and keys held, single node then sharded, the keys of each node
+/// and the difference.
 pub fn to_markdown(cells: &[Comparison]) -> String {
     let mut out = String::from(
-        "| policy | workload | maxmemory: 1 node / each node | 1 node hit % | 1 node keys | sharded hit % | sharded keys | keys per node | sharded − 1 node pp |\n\
-         | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |\n",
+        "| policy | workload | route | maxmemory: 1 node / each node | 1 node hit % | 1 node keys | sharded hit % | sharded keys | keys per node | sharded − 1 node pp |\n\
+         | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |\n",
     );
     for c in cells {
         let per_node: Vec<String> = c.sharded.nodes.iter().map(|n| n.keys.to_string()).collect();
         let _ = writeln!(
             out,
-            "| {} | {} | {} / {} | {:.2} | {} | {:.2} | {} | {} | {:+.2} |",
+            "| {} | {} | {} | {} / {} | {:.2} | {} | {:.2} | {} | {} | {:+.2} |",
             c.single.policy,
             c.single.source,
+            c.sharded.route,
             c.single.maxmemory_per_node_bytes,
             c.sharded.maxmemory_per_node_bytes,
             100.0 * c.single.hit_ratio,

@@ -441,33 +441,38 @@ impl Bench {
             );
         }
         if has(Part::Sharded) {
+            let mut routes = vec![sharded::Route::Cluster];
             if ferrum_bench::twemproxy::available() {
-                let spec = ShardedSpec {
-                    policies: self.sharded_policies.clone(),
-                    patterns: self.sharded_patterns.clone(),
-                    requests,
-                    calibration_requests: if self.quick { 20_000 } else { 30_000 },
-                    seed: self.seed,
-                };
-                step(&format!(
-                    "sharded: 3 FerrumKV nodes behind nutcracker against 1, {requests} requests per cell"
-                ));
-                results.commands.push(spec.command_line());
-                let started = Instant::now();
-                let json = sharded::run(&spec, &paths.bench_bin(), &paths.target, &paths.run_dir)?;
-                eprintln!(
-                    "  sharded took {:.1} min",
-                    started.elapsed().as_secs_f64() / 60.0
-                );
-                if let Some(table) = json["markdown"].as_str() {
-                    println!("{table}");
-                }
-                results.sharded = Some(json);
+                routes.insert(0, sharded::Route::Proxy);
             } else {
                 skipped.push(note(
-                    "sharded needs nutcracker (apt-get install nutcracker): skipped",
+                    "sharded behind twemproxy needs nutcracker (apt-get install nutcracker): skipped",
                 ));
             }
+            let spec = ShardedSpec {
+                routes,
+                policies: self.sharded_policies.clone(),
+                patterns: self.sharded_patterns.clone(),
+                requests,
+                calibration_requests: if self.quick { 20_000 } else { 30_000 },
+                seed: self.seed,
+            };
+            let routes: Vec<&str> = spec.routes.iter().map(|r| r.name()).collect();
+            step(&format!(
+                "sharded: 3 FerrumKV nodes against 1, by route {}, {requests} requests per cell",
+                routes.join(" and ")
+            ));
+            results.commands.extend(spec.command_lines());
+            let started = Instant::now();
+            let json = sharded::run(&spec, &paths.bench_bin(), &paths.target, &paths.run_dir)?;
+            eprintln!(
+                "  sharded took {:.1} min",
+                started.elapsed().as_secs_f64() / 60.0
+            );
+            if let Some(table) = json["markdown"].as_str() {
+                println!("{table}");
+            }
+            results.sharded = Some(json);
         }
         if let Some(handle) = spacing {
             step("waiting for the 1 ms spacing check");

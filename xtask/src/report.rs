@@ -392,12 +392,12 @@ pub(crate) fn sharded_md(r: &Results, table: &str) -> String {
     let mut out = String::new();
     header(
         &mut out,
-        "# Sharded: three nodes behind twemproxy against one",
+        "# Sharded: three nodes, behind twemproxy and as a cluster, against one",
         r,
     );
     let _ = writeln!(
         out,
-        "One FerrumKV with the `maxmemory` that holds {} entries at steady state (calibrated per cell on the pattern's prefix), against three FerrumKV nodes behind twemproxy (ketama, fnv1a_64), each with a third of that `maxmemory`; {} requests per cell, read-through. Hit % and keys are the nodes' own `keyspace_hits`/`keyspace_misses` and `DBSIZE`, summed.\n",
+        "One FerrumKV with the `maxmemory` that holds {} entries at steady state (calibrated per cell on the pattern's prefix), against three FerrumKV nodes each with a third of that `maxmemory`, reached two ways: route `proxy`, behind twemproxy (ketama, fnv1a_64); route `cluster`, in cluster mode with even slot ranges, by a cluster-aware client (CRC16 slots from `CLUSTER SLOTS`, following `-MOVED`). {} requests per cell, read-through. Hit % and keys are the nodes' own `keyspace_hits`/`keyspace_misses` and `DBSIZE`, summed.\n",
         ferrum_bench::workload::CAPACITY,
         r.config.requests,
     );

@@ -1,9 +1,9 @@
 //! The equal-memory, keys-at-maxmemory, throughput and sharded scenarios of
 //! `cargo xtask bench` at a small size, against real servers. The first two
 //! are skipped with a message when redis-server is not installed, the
-//! sharded one when nutcracker is not; the throughput test requires
-//! redis-server and redis-benchmark and fails without them (the scenario is
-//! a comparison with Redis).
+//! sharded one's proxy route when nutcracker is not; the throughput test
+//! requires redis-server and redis-benchmark and fails without them (the
+//! scenario is a comparison with Redis).
 
 use std::fs;
 use std::path::PathBuf;
@@ -273,10 +273,12 @@ fn throughput_interleaves_rounds_and_reports_ratios_and_aa() {
 }
 
 #[test]
-fn sharded_compares_three_nodes_behind_nutcracker_with_one() {
-    if !ferrum_bench::twemproxy::available() {
-        eprintln!("skipped: nutcracker is not installed (apt-get install nutcracker)");
-        return;
+fn sharded_compares_three_nodes_by_each_route_with_one() {
+    // The cluster route needs nothing else; the proxy route needs
+    // nutcracker and is skipped by the bench itself without it.
+    let proxy = ferrum_bench::twemproxy::available();
+    if !proxy {
+        eprintln!("nutcracker is not installed (apt-get install nutcracker): cluster route only");
     }
     let (json, report) = bench_report(
         "sharded",
@@ -294,7 +296,12 @@ fn sharded_compares_three_nodes_behind_nutcracker_with_one() {
         "sharded.md",
     );
     let cells = json["sharded"]["cells"].as_array().expect("sharded cells");
-    assert_eq!(cells.len(), 2, "{json}");
+    let routes: &[&str] = if proxy {
+        &["proxy", "cluster"]
+    } else {
+        &["cluster"]
+    };
+    assert_eq!(cells.len(), 2 * routes.len(), "{json}");
     for cell in cells {
         let nodes = cell["sharded"]["nodes"].as_array().expect("nodes");
         assert_eq!(nodes.len(), 3, "{cell}");
@@ -308,6 +315,10 @@ fn sharded_compares_three_nodes_behind_nutcracker_with_one() {
             assert!(ratio > 0.0 && ratio < 1.0, "{cell}");
         }
     }
-    assert!(report.contains("| allkeys-lru | zipf |"), "{report}");
-    assert!(report.contains("| allkeys-lru | mixed |"), "{report}");
+    for route in routes {
+        for pattern in ["zipf", "mixed"] {
+            let row = format!("| allkeys-lru | {pattern} | {route} |");
+            assert!(report.contains(&row), "missing {row} in:\n{report}");
+        }
+    }
 }
