@@ -8,12 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-target/debug/ferrum-server}
-venv=${FERRUM_PYENV:-target/pyenv}
-if [ ! -x "$venv/bin/python" ]; then
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet redis==8.1.0
-fi
-free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+# shellcheck source=scripts/pyenv.sh
+. scripts/pyenv.sh
 dir=$(mktemp -d)
 pids=()
 cleanup() {
@@ -35,10 +31,7 @@ start_nodes() {
     ports+=("$port")
   done
   for port in "${ports[@]}"; do
-    for _ in $(seq 50); do
-      "$venv/bin/python" -c "import socket; socket.create_connection(('127.0.0.1',$port),0.2)" 2>/dev/null && break
-      sleep 0.1
-    done
+    wait_for_port "$port" || true
   done
 }
 start_nodes

@@ -6,12 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-target/debug/ferrum-server}
-venv=${FERRUM_PYENV:-target/pyenv}
-if [ ! -x "$venv/bin/python" ]; then
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet redis==8.1.0
-fi
-free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+# shellcheck source=scripts/pyenv.sh
+. scripts/pyenv.sh
 # run_against [compat script args...] -- [server args...]
 run_against() {
   local py=() port pid status=0
@@ -20,10 +16,7 @@ run_against() {
   port=$(free_port)
   "$bin" --port "$port" "$@" >"target/compat-$port.log" 2>&1 &
   pid=$!
-  for _ in $(seq 50); do
-    "$venv/bin/python" -c "import socket,sys; socket.create_connection(('127.0.0.1',$port),0.2)" 2>/dev/null && break
-    sleep 0.1
-  done
+  wait_for_port "$port" || true
   "$venv/bin/python" scripts/redis_py_compat.py --host 127.0.0.1 --port "$port" --tcp-port "$port" "${py[@]}" || status=$?
   kill "$pid"
   wait "$pid" 2>/dev/null || true
