@@ -9,8 +9,8 @@
 //! modulo 16384. When the key holds a `{` followed later by a `}` with at
 //! least one byte between them, only those bytes are hashed (the hash
 //! tag), so `{user1000}.following` and `{user1000}.followers` share a
-//! slot. The CRC is computed bit by bit: keys here are a dozen bytes and
-//! each costs a network round trip, so a lookup table would buy nothing.
+//! slot. The function is `ferrum_proto::slot`'s, which the server routes
+//! by too.
 //!
 //! # Routing
 //!
@@ -26,50 +26,15 @@
 use std::collections::hash_map::{Entry, HashMap};
 use std::net::{SocketAddr, ToSocketAddrs};
 
+pub use ferrum_proto::slot::{crc16, hash_tag, key_slot, SLOTS};
 use ferrum_proto::Frame;
 
 use crate::client::{Client, ClientError};
 use crate::sharded::Route;
 
-/// How many hash slots a cluster has.
-pub const SLOTS: u16 = 16384;
-
 /// Redirections followed for one command before [`ClusterRoute::call`]
 /// gives up (as Lettuce's default).
 pub const MAX_REDIRECTS: usize = 5;
-
-/// CRC16/XMODEM of `bytes`.
-pub fn crc16(bytes: &[u8]) -> u16 {
-    let mut crc = 0u16;
-    for &byte in bytes {
-        crc ^= u16::from(byte) << 8;
-        for _ in 0..8 {
-            let carry = crc & 0x8000 != 0;
-            crc <<= 1;
-            if carry {
-                crc ^= 0x1021;
-            }
-        }
-    }
-    crc
-}
-
-/// What of `key` is hashed: its non-empty hash tag, or all of it.
-pub fn hash_tag(key: &[u8]) -> &[u8] {
-    key.iter()
-        .position(|&b| b == b'{')
-        .and_then(|open| {
-            let tail = &key[open + 1..];
-            let close = tail.iter().position(|&b| b == b'}')?;
-            (close > 0).then(|| &tail[..close])
-        })
-        .unwrap_or(key)
-}
-
-/// The hash slot of `key`, in `0..SLOTS`.
-pub fn key_slot(key: &[u8]) -> u16 {
-    crc16(hash_tag(key)) % SLOTS
-}
 
 /// A redirection in an error reply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,7 +52,7 @@ impl Redirect {
         let text = std::str::from_utf8(reply).ok()?;
         let mut words = text.split(' ');
         let (kind, slot, addr) = (words.next()?, words.next()?, words.next()?);
-        let slot: u16 = slot.parse().ok().filter(|&s| s < SLOTS)?;
+        let slot: u16 = slot.parse().ok().filter(|&s| usize::from(s) < SLOTS)?;
         let (host, port) = addr.rsplit_once(':')?;
         let to = (host.trim_matches(['[', ']']), port.parse::<u16>().ok()?)
             .to_socket_addrs()
@@ -211,7 +176,7 @@ fn slot_owners(reply: &Frame, seed: SocketAddr) -> Option<Vec<Option<SocketAddr>
     let Frame::Array(ranges) = reply else {
         return None;
     };
-    let mut owners = vec![None; usize::from(SLOTS)];
+    let mut owners = vec![None; SLOTS];
     for range in ranges {
         let Frame::Array(fields) = range else {
             return None;
@@ -276,7 +241,7 @@ pub fn form(nodes: &[SocketAddr]) -> Result<(), ClientError> {
 /// `n` contiguous, inclusive slot ranges covering every slot, their sizes
 /// differing by at most one.
 fn even_ranges(n: usize) -> Vec<(u16, u16)> {
-    let slots = usize::from(SLOTS);
+    let slots = SLOTS;
     (0..n)
         .map(|i| {
             let (start, end) = (i * slots / n, (i + 1) * slots / n - 1);
@@ -348,7 +313,7 @@ mod tests {
         for n in 1..=7 {
             let ranges = even_ranges(n);
             assert_eq!(ranges[0].0, 0);
-            assert_eq!(ranges[n - 1].1, SLOTS - 1);
+            assert_eq!(usize::from(ranges[n - 1].1), SLOTS - 1);
             for pair in ranges.windows(2) {
                 assert_eq!(pair[0].1 + 1, pair[1].0);
             }

@@ -76,6 +76,7 @@ mod line;
 mod parse;
 mod reply;
 mod request;
+pub mod slot;
 
 pub use codec::RespCodec;
 pub use error::ProtoError;
