@@ -10,7 +10,7 @@ use ferrum_proto::Frame;
 use super::category::{self, SubcommandSpec, SUBCOMMANDS};
 use super::error::acl as e;
 use super::parse::{int_arg, is};
-use super::{lookup, CmdError, CmdResult, CommandSpec, Ctx};
+use super::{CmdError, CmdResult, CommandSpec, Ctx};
 use crate::acl::{self, Acl, AclCommand, Context, Denied, Event, Reason, Refusal, User};
 
 /// Whether the connection's user may run `args` (a call of `spec`); a
@@ -304,7 +304,10 @@ fn dryrun(ctx: &Ctx<'_>, args: &[Bytes]) -> CmdResult {
         .get(&args[0])
         .ok_or_else(|| CmdError::msg(e::no_such_user(&args[0])))?;
     let call = &args[1..];
-    let spec = lookup(&call[0]).ok_or_else(|| CmdError::msg(e::no_such_command(&call[0])))?;
+    let spec = ctx
+        .shared
+        .command(&call[0])
+        .ok_or_else(|| CmdError::msg(e::no_such_command(&call[0])))?;
     if !spec.arity_ok(call.len()) {
         return Err(CmdError::Arity(spec.name.to_owned()));
     }

@@ -26,10 +26,12 @@ pub(super) fn check_command(
     args: &[Bytes],
 ) -> Result<(), CmdError> {
     let keys = if spec.name == "exec" {
+        let shared = ctx.shared;
         let queued = ctx.conn.multi.as_deref().unwrap_or_default();
+        // Queued as sent: a renamed command is found by its new name.
         queued
             .iter()
-            .filter_map(|line| Some(routed_keys(super::lookup(&line[0])?, line)))
+            .filter_map(|line| Some(routed_keys(shared.command(&line[0])?, line)))
             .flatten()
             .collect()
     } else {

@@ -141,8 +141,11 @@ fn elements(v: ValueRef<'_>) -> Result<(Vec<Bytes>, bool, bool), CmdError> {
 }
 
 fn sort(ctx: &mut Ctx<'_>, args: &[Bytes], read_only: bool) -> CmdResult {
-    let read_all =
-        super::lookup(&args[0]).is_none_or(|spec| super::acl::reads_every_key(ctx, spec, args));
+    // Called as sent: a renamed SORT is found by its new name.
+    let read_all = ctx
+        .shared
+        .command(&args[0])
+        .is_none_or(|spec| super::acl::reads_every_key(ctx, spec, args));
     let mut o = parse(args, read_only, read_all)?;
     let (key, db, now) = (&args[1], ctx.db(), ctx.now);
     let mut ks = ctx.store().lock_all();
