@@ -5,10 +5,13 @@
 //! # Read-through, exactly
 //!
 //! Each request is `GET key`; on a miss (a null reply) the driver sends
-//! `SET key value [PX ttl]` and waits for its reply before the next `GET`.
-//! One connection, strictly request then reply, so the server sees the
-//! simulator's sequence of lookups and inserts in the same order and the
-//! eviction decisions can be compared one for one.
+//! `SET key value [PX ttl]`, and then the next `GET` without waiting for
+//! the `SET`'s reply (it reads both replies after). One connection, whose
+//! commands the server executes in the order they were sent, so the server
+//! sees the simulator's sequence of lookups and inserts in the same order
+//! and the eviction decisions can be compared one for one; only the `GET`'s
+//! reply decides what comes next, so a request costs one round trip, miss
+//! or hit.
 //!
 //! # Capacity
 //!
@@ -513,6 +516,8 @@ impl LiveDriver {
         let (mut first, mut advanced, mut next_expire) = (None, 0u64, every);
         let (mut window_hits, mut window_len) = (0u64, 0u64);
         let prior_scale = config.spacing_ms.or(self.last_time_scale);
+        // A miss's `SET` whose reply is still to be read.
+        let mut set_unread = false;
         let mut requests = requests.into_iter().peekable();
         while let Some(req) = requests.next() {
             let t0 = *first.get_or_insert(req.at.0);
@@ -542,6 +547,7 @@ impl LiveDriver {
             let key = key_name(req.key_id);
             self.client.queue(&[b"GET".as_slice(), key.as_bytes()]);
             self.client.flush()?;
+            self.read_set_reply(&mut set_unread, &mut stats)?;
             for _ in 0..pending {
                 self.client.read_ok()?;
             }
@@ -567,7 +573,7 @@ impl LiveDriver {
                     }
                 });
                 self.set(&key, px)?;
-                stats.rejected += u64::from(matches!(self.client.read()?, Frame::Error(_)));
+                set_unread = true;
             }
             stats.requests += 1;
             stats.hits += u64::from(hit);
@@ -575,6 +581,7 @@ impl LiveDriver {
             // before the final DBSIZE, so none is made there.
             if stats.requests % HOLD_EVERY == 0 && requests.peek().is_some() {
                 if let Some(hold) = &mut hold {
+                    self.read_set_reply(&mut set_unread, &mut stats)?;
                     if let Some(adjusted) = self.hold_capacity(hold)? {
                         stats.adjustments.push((stats.requests, adjusted));
                     }
@@ -588,6 +595,7 @@ impl LiveDriver {
                 progress(stats.requests);
             }
         }
+        self.read_set_reply(&mut set_unread, &mut stats)?;
         if window_len > 0 {
             stats.windows.push(window_hits as f64 / window_len as f64);
         }
@@ -632,6 +640,19 @@ impl LiveDriver {
         let value = hold.maxmemory.to_string();
         self.client.call(&["CONFIG", "SET", "maxmemory", &value])?;
         Ok(Some(hold.maxmemory))
+    }
+
+    /// Reads the reply of a miss's `SET` sent earlier, if one is unread,
+    /// counting a refusal (`-OOM` under `noeviction`) as rejected.
+    fn read_set_reply(
+        &mut self,
+        unread: &mut bool,
+        stats: &mut ReplayStats,
+    ) -> Result<(), DriverError> {
+        if std::mem::take(unread) {
+            stats.rejected += u64::from(matches!(self.client.read()?, Frame::Error(_)));
+        }
+        Ok(())
     }
 
     fn set(&mut self, key: &str, px: Option<u64>) -> Result<(), DriverError> {

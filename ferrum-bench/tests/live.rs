@@ -112,3 +112,33 @@ fn a_trace_replays_with_its_ttls_on_virtual_time() {
         .len() as u64;
     assert_eq!(left, durable);
 }
+
+/// Under `noeviction` every miss past the limit gets `-OOM`: the driver
+/// reads each `SET`'s reply late (after the next `GET` went out) and must
+/// still count every refusal, and no other reply, as rejected. With no
+/// expiry and no eviction, a miss's key is never resident, so every `SET`
+/// either stored a new key or was refused: `DBSIZE` is the misses minus
+/// the refusals, exactly.
+#[test]
+fn refused_sets_are_counted_whatever_reply_comes_next() {
+    let server = TestServer::start();
+    let mut driver = LiveDriver::connect(server.addr).expect("connect");
+    let config = LiveConfig {
+        maxmemory_bytes: Some(256 * 1024),
+        hold_capacity: false,
+        ..LiveConfig::default()
+    };
+    let report = driver
+        .run(
+            PolicyKind::NoEviction,
+            "zipf",
+            || Workload::new(Pattern::Zipf, 42, REQUESTS),
+            &config,
+            &mut |_| {},
+        )
+        .expect("live run");
+    assert!(report.rejected > 0, "{report:?}");
+    assert_eq!(report.evicted, 0, "{report:?}");
+    assert_eq!(report.dbsize + report.rejected, report.misses, "{report:?}");
+    assert_eq!(report.hits, report.driver_hits, "{report:?}");
+}
