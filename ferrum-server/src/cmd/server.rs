@@ -91,7 +91,7 @@ pub(crate) fn time(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
 }
 
 /// `CONFIG GET pattern [pattern ...] | SET name value [name value ...] |
-/// RESETSTAT | HELP`
+/// RESETSTAT | REWRITE | HELP`
 pub(crate) fn config(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let sub = &args[1];
     let sub_arity = |ok: bool, name: &str| {
@@ -123,7 +123,8 @@ pub(crate) fn config(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         ctx.shared.evict_clients.reset();
         Ok(Frame::ok())
     } else if is(sub, "rewrite") {
-        Err(CmdError::msg(CONFIG_NO_FILE))
+        sub_arity(args.len() == 2, "rewrite")?;
+        config_rewrite(ctx, false, super::error::config_rewrite_failed)
     } else if is(sub, "help") {
         super::help_reply(&[
             "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -133,11 +134,44 @@ pub(crate) fn config(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             "    Set the configuration <directive> to <value>.",
             "RESETSTAT",
             "    Reset statistics reported by the INFO command.",
+            "REWRITE",
+            "    Rewrite the configuration file.",
             "HELP",
             "    Print this help.",
         ])
     } else {
         Err(CmdError::unknown_subcommand("CONFIG", sub))
+    }
+}
+
+/// Rewrites the configuration file the server started from for the
+/// current configuration and users (`CONFIG REWRITE`, or with
+/// `force_all` `DEBUG CONFIG-REWRITE-FORCE-ALL`).
+///
+/// # Errors
+///
+/// [`CONFIG_NO_FILE`] without a configuration file; else `failed` of the
+/// system's reason the file could not be rewritten (Redis quotes
+/// `strerror`).
+fn config_rewrite(ctx: &Ctx<'_>, force_all: bool, failed: fn(&str) -> String) -> CmdResult {
+    let config = ctx.shared.config().clone();
+    let Some(path) = &config.config_file else {
+        return Err(CmdError::msg(CONFIG_NO_FILE));
+    };
+    // With an ACL file the users live there, and no `user` line stays.
+    let users = crate::acl::acl_file_path(&config)
+        .is_none()
+        .then(|| ctx.shared.acl.list());
+    match crate::config::rewrite_file(path, &config, users.as_deref(), force_all) {
+        Ok(()) => {
+            tracing::warn!("CONFIG REWRITE executed with success.");
+            Ok(Frame::ok())
+        }
+        Err(e) => {
+            let reason = crate::config::strerror(&e);
+            tracing::warn!("CONFIG REWRITE failed: {reason}");
+            Err(CmdError::msg(failed(&reason)))
+        }
     }
 }
 
@@ -531,6 +565,8 @@ pub(crate) fn debug(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         Ok(Frame::Integer(n as i64))
     } else if is(sub, "object") && args.len() == 3 {
         debug_object(ctx, &args[2])
+    } else if is(sub, "config-rewrite-force-all") && args.len() == 2 {
+        config_rewrite(ctx, true, super::error::debug_rewrite_failed)
     } else {
         Err(CmdError::unknown_subcommand("DEBUG", sub))
     }

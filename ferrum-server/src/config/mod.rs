@@ -27,12 +27,14 @@ use std::time::Duration;
 use ferrum_store::glob::glob_match;
 use ferrum_store::types::EncodingLimits;
 
+mod rewrite;
 mod syntax;
 mod tls;
 
 use crate::cmd::error::{
     config_set_failed, config_set_unknown, CONFIG_DUPLICATE, CONFIG_IMMUTABLE,
 };
+pub(crate) use rewrite::{rewrite_file, strerror};
 pub(crate) use syntax::push_repr;
 use syntax::{parse_int, parse_memory, split_args, split_overrides, trim};
 use tls::{optional_path, parse_protocols, render_path};
@@ -166,7 +168,8 @@ pub struct Config {
     pub metrics_addr: Option<SocketAddr>,
     /// `dbfilename`, stored for `CONFIG GET` only: FerrumKV writes no files.
     pub dbfilename: String,
-    /// `dir`, stored for `CONFIG GET` only: FerrumKV writes no files.
+    /// `dir`, absolute: where `aclfile` and `cluster-config-file` are
+    /// found. FerrumKV writes no data files there.
     pub dir: String,
     /// The collection encoding thresholds (`hash-max-listpack-entries`...,
     /// with their `*-ziplist-*` aliases); the server installs them
@@ -759,7 +762,7 @@ static PARAMS: &[Spec] = &[
     Spec { name: "dbfilename", param: Param::Dbfilename, mutable: true, default: "dump.rdb",
         kind: Kind::Text { get: |c| c.dbfilename.clone(), set: set_dbfilename } },
     Spec { name: "dir", param: Param::Dir, mutable: true, default: "./",
-        kind: Kind::Text { get: |c| c.dir.clone(), set: |c, v| { c.dir = v; Ok(()) } } },
+        kind: Kind::Text { get: |c| c.dir.clone(), set: set_dir } },
     Spec { name: "hash-max-listpack-entries", param: Param::HashMaxListpackEntries, mutable: true, default: "512",
         kind: Kind::Int { min: 0, max: LONG_MAX, get: |c| c.encoding.hash_max_listpack_entries,
             set: |c, v| c.encoding.hash_max_listpack_entries = v } },
@@ -1635,6 +1638,18 @@ fn set_dbfilename(config: &mut Config, name: String) -> Result<(), String> {
     Ok(())
 }
 
+/// `dir`, kept absolute as Redis reports it (Redis changes into it and
+/// answers `getcwd`), so that `CONFIG REWRITE` and `CONFIG GET` agree
+/// wherever the server is restarted from: resolved when it exists, else
+/// joined to the current directory. FerrumKV writes nothing there, so
+/// unlike Redis it does not refuse a directory that does not exist.
+fn set_dir(config: &mut Config, dir: String) -> Result<(), String> {
+    let path = Path::new(&dir);
+    let absolute = std::fs::canonicalize(path).or_else(|_| std::path::absolute(path));
+    config.dir = absolute.map_or(dir, |p| p.to_string_lossy().into_owned());
+    Ok(())
+}
+
 fn set_bind(config: &mut Config, addrs: Vec<String>) -> Result<(), String> {
     if addrs.iter().all(String::is_empty) {
         return Err("at least one address is required".into());
@@ -1831,7 +1846,12 @@ mod tests {
         );
         assert_eq!(c.metrics_addr, None);
         assert_eq!(c.dbfilename, "dump.rdb");
-        assert_eq!(c.dir, "./");
+        let cwd = std::env::current_dir().expect("current directory");
+        assert_eq!(
+            c.dir,
+            cwd.to_string_lossy(),
+            "dir is absolute, as Redis reports it"
+        );
         assert_eq!(parse(&[]).expect("no arguments"), c);
     }
 
