@@ -116,11 +116,7 @@ pub(crate) fn config(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         config_set(ctx, &args[2..])
     } else if is(sub, "resetstat") {
         sub_arity(args.len() == 2, "resetstat")?;
-        ctx.store().reset_stats();
-        ctx.shared.stats.reset();
-        ctx.shared.latency.reset_histograms();
-        ctx.shared.lazyfree.reset();
-        ctx.shared.evict_clients.reset();
+        config_resetstat(ctx.shared);
         Ok(Frame::ok())
     } else if is(sub, "rewrite") {
         sub_arity(args.len() == 2, "rewrite")?;
@@ -142,6 +138,23 @@ pub(crate) fn config(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     } else {
         Err(CmdError::unknown_subcommand("CONFIG", sub))
     }
+}
+
+/// `CONFIG RESETSTAT`: zeroes what Redis 7.0's `resetServerStats`,
+/// `resetCommandTableStats` and `resetErrorTableStats` zero, of what
+/// FerrumKV counts: INFO stats' connections, commands, network bytes,
+/// rejected connections, hits, misses, expired and evicted keys, evicted
+/// clients, error replies and lazily freed objects; `INFO commandstats`,
+/// `errorstats` and `latencystats` (subcommands' histograms included).
+/// As in Redis, the slow log, the latency monitor's events, `ACL LOG` and
+/// `rdb_changes_since_last_save` stay; so do the AHE controller's
+/// counters in `INFO ahe`, which are its learning state, not statistics.
+fn config_resetstat(shared: &crate::shared::Shared) {
+    shared.store.reset_stats();
+    shared.stats.reset();
+    shared.latency.reset_histograms();
+    shared.lazyfree.reset();
+    shared.evict_clients.reset();
 }
 
 /// Rewrites the configuration file the server started from for the
