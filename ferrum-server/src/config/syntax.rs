@@ -1,12 +1,14 @@
 //! redis.conf's lexical syntax, as redis-server reads it: lines split into
-//! words by `sdssplitargs` (and words quoted back by `sdscatrepr`),
-//! command-line options grouped into directives, and the integer and
-//! memory-size forms of `string2ll` and `memtoull`. Pure functions over
+//! words by `sdssplitargs` (and words quoted back by `sdscatrepr`), and
+//! the integer and memory-size forms of `string2ll` and `memtoull`. Pure functions over
 //! bytes and strings; what the words mean is [`super`]'s table.
 
 use std::fmt::Write as _;
 
-use super::ConfigError;
+/// `bytes` as text, any invalid UTF-8 replaced, for messages.
+pub(super) fn lossy(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
 
 /// Redis's `sdscatrepr`: appends `word` to `out` in double quotes, with
 /// `\\`, `\"`, `\n`, `\r`, `\t`, `\a`, `\b` and `\xHH` escapes, so that
@@ -67,46 +69,6 @@ pub(super) fn parse_memory(s: &str) -> Option<u64> {
         return None;
     }
     digits.parse::<u64>().ok()?.checked_mul(multiplier)
-}
-
-/// Groups the command-line overrides into directives, by redis-server's rules
-/// (see [`Config::from_args`]).
-pub(super) fn split_overrides(args: &[String]) -> Result<Vec<Vec<Vec<u8>>>, ConfigError> {
-    let mut directives: Vec<Vec<Vec<u8>>> = Vec::new();
-    let mut needs_value = false;
-    for (i, arg) in args.iter().enumerate() {
-        let unexpected = || ConfigError::UnexpectedArgument { arg: arg.clone() };
-        match arg.strip_prefix("--") {
-            Some(option) if !needs_value => {
-                let mut words = split_args(option.as_bytes())
-                    .filter(|w| !w.is_empty())
-                    .ok_or_else(unexpected)?;
-                needs_value = words.len() == 1;
-                // redis-server reads a bare `--save` before another option or
-                // at the end as `--save ""`, for scripts that build the line
-                // from a possibly empty list.
-                let next_is_option = args.get(i + 1).is_none_or(|next| next.starts_with("--"));
-                if needs_value && arg.eq_ignore_ascii_case("--save") && next_is_option {
-                    words.push(Vec::new());
-                    needs_value = false;
-                }
-                directives.push(words);
-            }
-            _ => {
-                match directives.last_mut() {
-                    Some(directive) => directive.push(arg.clone().into_bytes()),
-                    // Words before the first option are a line of their
-                    // own, as redis-server appends them (`loglevel verbose`).
-                    None if !arg.starts_with('-') => {
-                        directives.push(vec![arg.clone().into_bytes()])
-                    }
-                    None => return Err(unexpected()),
-                }
-                needs_value = false;
-            }
-        }
-    }
-    Ok(directives)
 }
 
 /// Strips what Redis's `sdstrim(line, " \t\r\n")` strips.
