@@ -337,12 +337,7 @@ fn reload_tls(
 
 /// The store's policy settings from the configuration.
 pub(crate) fn policy_of(config: &crate::config::Config) -> (PolicyKind, PolicyConfig) {
-    // The config only holds names from `PolicyKind::ALL` (a config test
-    // checks the two lists agree), so the fallback is never taken.
-    let kind = config
-        .maxmemory_policy
-        .parse()
-        .unwrap_or(PolicyKind::NoEviction);
+    let kind = config.maxmemory_policy;
     let pc = PolicyConfig {
         samples: config.maxmemory_samples,
         lfu_log_factor: config.lfu_log_factor.min(255) as u8,

@@ -32,6 +32,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use ferrum_store::types::EncodingLimits;
+use ferrum_store::PolicyKind;
 
 mod command_line;
 mod error;
@@ -52,21 +53,17 @@ pub(crate) use syntax::push_repr;
 use table::{canonical, lookup, selects, settable, ALIASES, PARAMS};
 pub use tls::{TlsConfig, TlsProtocol, TLS_AUTH_CLIENTS};
 
-/// The `maxmemory-policy` names FerrumKV accepts: exactly the names of
-/// [`ferrum_store::PolicyKind::ALL`] (a test keeps the two in step; the
-/// config table needs them as a `const` slice).
-pub const MAXMEMORY_POLICIES: &[&str] = &[
-    "noeviction",
-    "allkeys-lru",
-    "allkeys-lfu",
-    "allkeys-random",
-    "volatile-lru",
-    "volatile-lfu",
-    "volatile-random",
-    "volatile-ttl",
-    "allkeys-ahe",
-    "volatile-ahe",
-];
+/// The `maxmemory-policy` names FerrumKV accepts: those of
+/// [`PolicyKind::ALL`], in its order, as the table's `Enum` row needs them.
+pub const MAXMEMORY_POLICIES: [&str; PolicyKind::ALL.len()] = {
+    let mut names = [""; PolicyKind::ALL.len()];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = PolicyKind::ALL[i].as_str();
+        i += 1;
+    }
+    names
+};
 
 /// The `loglevel` names, most to least verbose, as in Redis.
 pub const LOGLEVELS: &[&str] = &["debug", "verbose", "notice", "warning"];
@@ -119,8 +116,8 @@ pub struct Config {
     pub worker_threads: u32,
     /// `maxmemory`; 0 means no limit.
     pub maxmemory_bytes: u64,
-    /// `maxmemory-policy`, one of [`MAXMEMORY_POLICIES`].
-    pub maxmemory_policy: &'static str,
+    /// `maxmemory-policy`.
+    pub maxmemory_policy: PolicyKind,
     /// `maxmemory-samples`: keys sampled per eviction by sampling policies.
     pub maxmemory_samples: u32,
     /// `lfu-log-factor`: how slowly the LFU counter saturates.
@@ -426,7 +423,7 @@ impl Config {
             databases: 0,
             worker_threads: 0,
             maxmemory_bytes: 0,
-            maxmemory_policy: "",
+            maxmemory_policy: PolicyKind::NoEviction,
             maxmemory_samples: 0,
             lfu_log_factor: 0,
             lfu_decay_time_minutes: 0,

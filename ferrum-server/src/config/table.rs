@@ -204,7 +204,9 @@ pub(super) static PARAMS: &[Spec] = &[
     Spec { name: "maxmemory", param: Param::Maxmemory, mutable: true, default: "0",
         kind: Kind::Memory { min: 0, max: u64::MAX, get: |c| c.maxmemory_bytes, set: |c, v| c.maxmemory_bytes = v } },
     Spec { name: "maxmemory-policy", param: Param::MaxmemoryPolicy, mutable: true, default: "noeviction",
-        kind: Kind::Enum { names: MAXMEMORY_POLICIES, get: |c| c.maxmemory_policy, set: |c, v| c.maxmemory_policy = v } },
+        kind: Kind::Enum { names: &MAXMEMORY_POLICIES, get: |c| c.maxmemory_policy.as_str(),
+            // `v` is one of the names, so it always parses.
+            set: |c, v| if let Ok(kind) = v.parse() { c.maxmemory_policy = kind } } },
     Spec { name: "maxmemory-samples", param: Param::MaxmemorySamples, mutable: true, default: "5",
         kind: Kind::Int { min: 1, max: 64, get: |c| c.maxmemory_samples.into(),
             set: |c, v| c.maxmemory_samples = to_u32(v) } },
