@@ -6,7 +6,9 @@
 use std::path::{Path, PathBuf};
 
 use super::kind::Kind;
-use super::syntax::{lossy, push_repr, split_args, trim};
+use ferrum_proto::split_args;
+
+use super::syntax::{lossy, push_repr, trim};
 use super::table::lookup;
 use super::{Config, ConfigError, Param, Refusal, NOT_UTF8};
 
@@ -76,7 +78,7 @@ impl Config {
                 text: lossy(line),
                 error: Box::new(error),
             };
-            let words = split_args(line).ok_or_else(|| at(ConfigError::UnbalancedQuotes))?;
+            let words = split_args(line).map_err(|_| at(ConfigError::UnbalancedQuotes))?;
             if !words.is_empty() {
                 self.apply_directive(words).map_err(at)?;
             }
@@ -121,8 +123,7 @@ impl Config {
         // Like Redis, a multi-word option given as one quoted word is split
         // again, so `--save "900 1"` means `save 900 1`; an empty word stays.
         if matches!(spec.kind, Kind::Words { .. }) && args.len() == 1 && !args[0].is_empty() {
-            let split =
-                split_args(args[0].as_bytes()).ok_or_else(|| invalid("unbalanced quotes"))?;
+            let split = split_args(args[0].as_bytes()).map_err(|_| invalid("unbalanced quotes"))?;
             args = split
                 .into_iter()
                 .map(String::from_utf8)
@@ -178,6 +179,7 @@ fn split_overrides(args: &[String]) -> Result<Vec<Vec<Vec<u8>>>, ConfigError> {
         match arg.strip_prefix("--") {
             Some(option) if !needs_value => {
                 let mut words = split_args(option.as_bytes())
+                    .ok()
                     .filter(|w| !w.is_empty())
                     .ok_or_else(unexpected)?;
                 needs_value = words.len() == 1;

@@ -2,7 +2,9 @@
 //! kind of value is checked, stored through the row's setter and rendered
 //! for `CONFIG GET`, with Redis 7's reasons for what it refuses.
 
-use super::syntax::{parse_int, parse_memory};
+use ferrum_proto::parse_i64;
+
+use super::syntax::parse_memory;
 use super::{Config, Param};
 
 /// One parameter: everything FerrumKV knows about it.
@@ -87,7 +89,7 @@ impl Kind {
                 set(config, parse_bool(&single(args)?)?).map_err(Refusal::Invalid)
             }
             Kind::Int { min, max, set, .. } => {
-                let n = parse_int(&single(args)?)
+                let n = parse_i64(single(args)?.as_bytes())
                     .ok_or_else(|| invalid("argument couldn't be parsed into an integer"))?;
                 // Every bound is non-negative, so a negative number is simply out of range.
                 let n = u64::try_from(n).map_err(|_| out_of_range(min, max))?;
@@ -95,7 +97,7 @@ impl Kind {
                 Ok(())
             }
             Kind::SignedInt { min, max, set, .. } => {
-                let n = parse_int(&single(args)?)
+                let n = parse_i64(single(args)?.as_bytes())
                     .ok_or_else(|| invalid("argument couldn't be parsed into an integer"))?;
                 if !(min..=max).contains(&n) {
                     return Err(Refusal::Invalid(format!(

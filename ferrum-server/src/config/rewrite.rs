@@ -29,7 +29,9 @@ use std::io::{self, Write as _};
 use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 
-use super::syntax::{parse_memory, push_repr, split_args, trim};
+use ferrum_proto::split_args;
+
+use super::syntax::{parse_memory, push_repr, trim};
 use super::{canonical, lookup, Config, Kind, OutputBufferLimit, Param, Spec, PARAMS};
 
 /// The comment Redis writes before the first line it appends, once per
@@ -366,7 +368,7 @@ impl State {
 /// The parameter or directive a configuration line sets, by its canonical
 /// lowercase name; `None` for a line Redis would not read back.
 fn option_of(line: &[u8]) -> Option<String> {
-    let words = split_args(line)?;
+    let words = split_args(line).ok()?;
     let first = words.first()?;
     if let Some(spec) = lookup(first) {
         return Some(canonical(spec.name).to_owned());

@@ -5,7 +5,9 @@
 use std::net::SocketAddr;
 use std::path::Path;
 
-use super::syntax::{parse_int, parse_memory};
+use ferrum_proto::parse_i64;
+
+use super::syntax::parse_memory;
 use super::Config;
 
 /// Redis's `CONFIG_BINDADDR_MAX`.
@@ -56,7 +58,7 @@ impl Config {
 /// [`Config::maxmemory_clients_bytes`].
 pub(super) fn set_maxmemory_clients(config: &mut Config, value: String) -> Result<(), String> {
     if let Some(pct) = value.strip_suffix('%') {
-        let n = parse_int(pct).ok_or("argument must be a memory or percent value")?;
+        let n = parse_i64(pct.as_bytes()).ok_or("argument must be a memory or percent value")?;
         if n < 0 {
             return Err("argument must be a memory or percent value".into());
         }
