@@ -46,86 +46,51 @@ macro_rules! stored_bool {
     ($name:literal, $default:literal, $mutable:expr) => { stored_bool!($name => $name, $default, $mutable) };
 }
 
-macro_rules! stored_int {
-    ($name:literal => $key:literal, $min:expr, $max:expr, $default:literal, $mutable:expr) => {
-        stored_row!($name, $key, $default, $mutable, Kind::Int { min: $min, max: $max,
-            get: |c| c.stored_value($key).parse().unwrap_or(0),
-            set: |c, v| { c.stored.insert($key, v.to_string()); } })
-    };
-    ($name:literal, $min:expr, $max:expr, $default:literal, $mutable:expr) => {
-        stored_int!($name => $name, $min, $max, $default, $mutable)
-    };
-}
-
-macro_rules! stored_signed {
-    ($name:literal, $min:expr, $max:expr, $default:literal, $mutable:expr) => {
-        stored_row!(
-            $name,
-            $name,
-            $default,
-            $mutable,
-            Kind::SignedInt {
-                min: $min,
-                max: $max,
-                get: |c| c.stored_value($name).parse().unwrap_or(0),
-                set: |c, v| {
-                    c.stored.insert($name, v.to_string());
-                }
-            }
-        )
-    };
-}
-
-macro_rules! stored_memory {
-    ($name:literal, $min:expr, $max:expr, $default:literal, $mutable:expr) => {
-        stored_row!(
-            $name,
-            $name,
-            $default,
-            $mutable,
-            Kind::Memory {
-                min: $min,
-                max: $max,
-                get: |c| c.stored_value($name).parse().unwrap_or(0),
-                set: |c, v| {
-                    c.stored.insert($name, v.to_string());
-                }
-            }
-        )
-    };
-}
-
-macro_rules! stored_text {
-    ($name:literal => $key:literal, $default:literal, $mutable:expr) => {
+/// A numeric row kept in `Config::stored`; `$variant` is the [`Kind`]:
+/// `Int`, `SignedInt` or `Memory`.
+macro_rules! stored_number {
+    ($variant:ident, $name:literal => $key:literal, $min:expr, $max:expr, $default:literal, $mutable:expr) => {
         stored_row!(
             $name,
             $key,
             $default,
             $mutable,
-            Kind::Text {
-                get: |c| c.stored_value($key).to_owned(),
+            Kind::$variant {
+                min: $min,
+                max: $max,
+                get: |c| c.stored_value($key).parse().unwrap_or(0),
                 set: |c, v| {
-                    c.stored.insert($key, v);
-                    Ok(())
+                    c.stored.insert($key, v.to_string());
                 }
             }
         )
     };
-    ($name:literal, $default:literal, $mutable:expr) => {
-        stored_row!(
-            $name,
-            $name,
-            $default,
-            $mutable,
-            Kind::Text {
-                get: |c| c.stored_value($name).to_owned(),
-                set: |c, v| {
-                    c.stored.insert($name, v);
-                    Ok(())
-                }
-            }
-        )
+}
+macro_rules! stored_int {
+    ($name:literal => $key:literal, $min:expr, $max:expr, $default:literal, $mutable:expr) => {
+        stored_number!(Int, $name => $key, $min, $max, $default, $mutable)
     };
+    ($name:literal, $min:expr, $max:expr, $default:literal, $mutable:expr) => {
+        stored_number!(Int, $name => $name, $min, $max, $default, $mutable)
+    };
+}
+macro_rules! stored_signed {
+    ($name:literal, $min:expr, $max:expr, $default:literal, $mutable:expr) => {
+        stored_number!(SignedInt, $name => $name, $min, $max, $default, $mutable)
+    };
+}
+macro_rules! stored_memory {
+    ($name:literal, $min:expr, $max:expr, $default:literal, $mutable:expr) => {
+        stored_number!(Memory, $name => $name, $min, $max, $default, $mutable)
+    };
+}
+macro_rules! stored_text {
+    ($name:literal => $key:literal, $default:literal, $mutable:expr) => {
+        stored_row!($name, $key, $default, $mutable, Kind::Text {
+            get: |c| c.stored_value($key).to_owned(),
+            set: |c, v| { c.stored.insert($key, v); Ok(()) } })
+    };
+    ($name:literal, $default:literal, $mutable:expr) => { stored_text!($name => $name, $default, $mutable) };
 }
 
 macro_rules! stored_words {
