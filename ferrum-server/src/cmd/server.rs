@@ -546,7 +546,7 @@ pub(crate) fn command(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 /// `DEBUG ADVANCE-CLOCK ms` moves the server's clock forward, so tests can
 /// cross TTLs without sleeping. Refused unless `enable-debug-command` is set.
 pub(crate) fn debug(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    if !ctx.shared.debug_enabled.load(Ordering::Relaxed) {
+    if !ctx.shared.debug_command.permits(ctx.conn.handle.addr.ip()) {
         return Err(CmdError::msg(DEBUG_NOT_ALLOWED));
     }
     let sub = &args[1];

@@ -48,6 +48,7 @@ pub use error::ConfigError;
 use kind::{Kind, Refusal, Spec, NOT_UTF8};
 pub use obuf::{OutputBufferLimit, OutputBufferLimits};
 pub(crate) use rewrite::{rewrite_file, strerror};
+pub use special::Allowed;
 use syntax::lossy;
 pub(crate) use syntax::push_repr;
 use table::{canonical, lookup, selects, settable, ALIASES, PARAMS};
@@ -148,10 +149,10 @@ pub struct Config {
     pub loglevel: &'static str,
     /// `logfile`; `None` (set as `""`) logs to standard output.
     pub logfile: Option<PathBuf>,
-    /// `enable-debug-command`: allow FerrumKV's `DEBUG` test hooks
-    /// (`DEBUG ADVANCE-CLOCK`, `DEBUG EXPIRE-CYCLE`). Off by default, as in
-    /// Redis; only `yes` and `no` are accepted (not Redis's `local`).
-    pub enable_debug_command: bool,
+    /// `enable-debug-command`: who may use FerrumKV's `DEBUG` test hooks
+    /// (`DEBUG ADVANCE-CLOCK`, `DEBUG EXPIRE-CYCLE`). Nobody by default, as
+    /// in Redis.
+    pub enable_debug_command: Allowed,
     /// `protected-mode`: while no password is set, accept only loopback
     /// clients (others get Redis's `-DENIED` explanation and are closed).
     pub protected_mode: bool,
@@ -439,7 +440,7 @@ impl Config {
             loglevel: "",
             logfile: None,
             protected_mode: false,
-            enable_debug_command: false,
+            enable_debug_command: Allowed::No,
             save: String::new(),
             loading: LoadState::default(),
             active_expire_effort: 0,

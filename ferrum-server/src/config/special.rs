@@ -2,7 +2,7 @@
 //! beyond their [`Kind`](super::table::Kind)'s: each setter validates as
 //! Redis 7 does and stores the value as `CONFIG GET` prints it back.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
 
 use ferrum_proto::parse_i64;
@@ -11,6 +11,44 @@ use super::syntax::parse_memory;
 use super::Config;
 
 /// Redis's `CONFIG_BINDADDR_MAX`.
+/// Who may use a feature Redis can open to local clients only
+/// (`enable-debug-command`, Redis's `PROTECTED_ACTION_ALLOWED_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Allowed {
+    /// Nobody.
+    No,
+    /// Every client.
+    Yes,
+    /// Clients connected from a loopback address.
+    Local,
+}
+
+impl Allowed {
+    /// The names, as Redis spells and `CONFIG GET` prints them.
+    pub const NAMES: [&'static str; 3] = ["no", "yes", "local"];
+
+    /// The name `CONFIG GET` prints.
+    pub fn as_str(self) -> &'static str {
+        Allowed::NAMES[self as usize]
+    }
+
+    /// The setting called `name` (lowercase, one of [`Allowed::NAMES`]).
+    pub fn from_name(name: &str) -> Option<Allowed> {
+        [Allowed::No, Allowed::Yes, Allowed::Local]
+            .into_iter()
+            .find(|a| a.as_str() == name)
+    }
+
+    /// Whether a client connected from `peer` may use the feature.
+    pub fn permits(self, peer: IpAddr) -> bool {
+        match self {
+            Allowed::No => false,
+            Allowed::Yes => true,
+            Allowed::Local => peer.is_loopback(),
+        }
+    }
+}
+
 pub(super) const MAX_BIND_ADDRS: usize = 16;
 
 /// `replicaof host port` (or `no one`), checked as Redis checks it and

@@ -14,7 +14,7 @@ use super::special::{
 };
 use super::syntax::lossy;
 use super::tls::{optional_path, parse_protocols, render_path, TLS_AUTH_CLIENTS};
-use super::{ConfigError, Param, LOGLEVELS, MAXMEMORY_POLICIES};
+use super::{Allowed, ConfigError, Param, LOGLEVELS, MAXMEMORY_POLICIES};
 
 pub(super) const INT_MAX: u64 = i32::MAX as u64;
 
@@ -212,7 +212,9 @@ pub(super) static PARAMS: &[Spec] = &[
         kind: Kind::Bool { get: |_| false,
             set: |_, yes| refuse_yes(yes, "FerrumKV does not daemonize; run it in the foreground under a supervisor") } },
     Spec { name: "enable-debug-command", param: Param::EnableDebugCommand, mutable: false, default: "no",
-        kind: Kind::Bool { get: |c| c.enable_debug_command, set: |c, v| { c.enable_debug_command = v; Ok(()) } } },
+        kind: Kind::Enum { names: &Allowed::NAMES, get: |c| c.enable_debug_command.as_str(),
+            // `v` is one of the names, so it always parses.
+            set: |c, v| if let Some(a) = Allowed::from_name(v) { c.enable_debug_command = a } } },
     Spec { name: "protected-mode", param: Param::ProtectedMode, mutable: true, default: "yes",
         kind: Kind::Bool { get: |c| c.protected_mode, set: |c, v| { c.protected_mode = v; Ok(()) } } },
     Spec { name: "appendonly", param: Param::Appendonly, mutable: true, default: "no",

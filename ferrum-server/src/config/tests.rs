@@ -272,6 +272,31 @@ fn integer_options_refuse_what_string2ll_refuses() {
 }
 
 #[test]
+fn debug_command_may_be_allowed_to_local_clients_only() {
+    assert_eq!(Config::default().enable_debug_command, Allowed::No);
+    for (value, allowed) in [
+        ("yes", Allowed::Yes),
+        ("LOCAL", Allowed::Local),
+        ("no", Allowed::No),
+    ] {
+        let c = parse(&["--enable-debug-command", value]).expect(value);
+        assert_eq!(c.enable_debug_command, allowed);
+        assert_eq!(get1(&c, "enable-debug-command"), allowed.as_str());
+    }
+    let err = parse(&["--enable-debug-command", "maybe"])
+        .expect_err("not a setting")
+        .to_string();
+    assert!(
+        err.ends_with("must be one of the following: no, yes, local"),
+        "{err}"
+    );
+    let (loopback, remote) = ([127, 0, 0, 1].into(), [10, 0, 0, 1].into());
+    assert!(Allowed::Local.permits(loopback) && !Allowed::Local.permits(remote));
+    assert!(Allowed::Yes.permits(remote) && !Allowed::No.permits(loopback));
+    assert!(Allowed::Local.permits(std::net::Ipv6Addr::LOCALHOST.into()));
+}
+
+#[test]
 fn booleans_and_enums() {
     let c = parse(&[
         "--protected-mode",

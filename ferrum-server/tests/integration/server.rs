@@ -114,6 +114,19 @@ fn config_resetstat_zeroes_what_redis_zeroes() {
     assert_eq!(latency, ["latency_percentiles_usec_config|resetstat"]);
 }
 
+/// `enable-debug-command local` serves a loopback client, as Redis's
+/// `local` does; `no` refuses everyone with Redis's text.
+#[test]
+fn debug_command_for_local_clients_only() {
+    let local = TestServer::start_with(&["--enable-debug-command", "local"]);
+    let mut c = local.client();
+    let n: i64 = run(&mut c, &["DEBUG", "EXPIRE-CYCLE"]).unwrap();
+    assert_eq!(n, 0);
+    let off = TestServer::start_with(&["--enable-debug-command", "no"]);
+    let e = err(&mut off.client(), &["DEBUG", "EXPIRE-CYCLE"]);
+    assert!(e.starts_with("ERR DEBUG command not allowed."), "{e}");
+}
+
 #[test]
 fn config_get_set_with_globs() {
     let s = TestServer::start();
