@@ -140,21 +140,19 @@ struct Line {
 }
 
 impl Line {
+    /// `name value`, the value as it is.
     fn new(name: &str, value: &str, force: bool) -> Line {
-        Line {
-            text: format!("{name} {value}").into_bytes(),
-            force,
-        }
+        Line::of(format!("{name} {value}"), force)
     }
 
     /// `name "value"`, the value quoted as `sdscatrepr` quotes it.
     fn quoted(name: &str, value: &str, force: bool) -> Line {
         let mut text = format!("{name} ");
         push_repr(&mut text, value.as_bytes());
-        Line::new_raw(text, force)
+        Line::of(text, force)
     }
 
-    fn new_raw(text: String, force: bool) -> Line {
+    fn of(text: String, force: bool) -> Line {
         Line {
             text: text.into_bytes(),
             force,
