@@ -57,7 +57,9 @@ impl PolicyKind {
     ];
 
     /// The Redis name, as `CONFIG GET maxmemory-policy` prints it.
-    pub fn as_str(self) -> &'static str {
+    /// A `const fn`, so a configuration table can list the names as a
+    /// constant.
+    pub const fn as_str(self) -> &'static str {
         match self {
             PolicyKind::NoEviction => "noeviction",
             PolicyKind::AllKeysLru => "allkeys-lru",

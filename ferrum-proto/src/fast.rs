@@ -19,7 +19,7 @@ use std::ops::Range;
 
 use bytes::{Buf, Bytes, BytesMut};
 
-use crate::inline::split_args;
+use crate::inline::split_frames;
 use crate::line::{find_line, parse_i64, Scan, Terminator};
 use crate::{Frame, Limits, ProtoError};
 
@@ -144,7 +144,7 @@ fn inline(buf: &mut BytesMut, limits: &Limits) -> Result<Step, ProtoError> {
     else {
         return Ok(Step::Incomplete);
     };
-    let args = split_args(&buf[content])?;
+    let args = split_frames(&buf[content])?;
     buf.advance(next);
     Ok(if args.is_empty() {
         Step::Skipped

@@ -11,13 +11,32 @@ use bytes::Bytes;
 
 use crate::{Frame, ProtoError};
 
-/// Splits one inline line (without its terminator) into bulk-string frames.
+/// Splits a line into words by Redis's `sdssplitargs` rules (see the
+/// module docs), as redis-server splits inline commands and redis.conf
+/// lines.
+///
+/// ```
+/// let words = ferrum_proto::split_args(br#"SET k "hello world\n" 'it\'s'"#).unwrap();
+/// assert_eq!(words, [&b"SET"[..], b"k", b"hello world\n", b"it's"]);
+/// assert!(ferrum_proto::split_args(b"\"open").is_err());
+/// ```
 ///
 /// # Errors
 ///
 /// [`ProtoError::UnbalancedQuotes`] for an unterminated quote or a closing
 /// quote followed by a non-blank, exactly where `sdssplitargs` returns NULL.
-pub(crate) fn split_args(line: &[u8]) -> Result<Vec<Frame>, ProtoError> {
+pub fn split_args(line: &[u8]) -> Result<Vec<Vec<u8>>, ProtoError> {
+    split_with(line, |word| word)
+}
+
+/// Splits one inline command line (without its terminator) into
+/// bulk-string frames.
+pub(crate) fn split_frames(line: &[u8]) -> Result<Vec<Frame>, ProtoError> {
+    split_with(line, |word| Frame::Bulk(Bytes::from(word)))
+}
+
+/// The `sdssplitargs` loop, each word handed to `word` as it ends.
+fn split_with<T>(line: &[u8], mut word: impl FnMut(Vec<u8>) -> T) -> Result<Vec<T>, ProtoError> {
     let line = match line.iter().position(|&b| b == 0) {
         Some(nul) => &line[..nul],
         None => line,
@@ -102,7 +121,7 @@ pub(crate) fn split_args(line: &[u8]) -> Result<Vec<Frame>, ProtoError> {
                 break;
             }
         }
-        args.push(Frame::Bulk(Bytes::from(arg)));
+        args.push(word(arg));
     }
 }
 
@@ -146,16 +165,7 @@ mod tests {
     use super::*;
 
     fn split(line: &str) -> Result<Vec<Vec<u8>>, String> {
-        split_args(line.as_bytes())
-            .map(|args| {
-                args.into_iter()
-                    .map(|f| match f {
-                        Frame::Bulk(b) => b.to_vec(),
-                        other => panic!("not a bulk: {other:?}"),
-                    })
-                    .collect()
-            })
-            .map_err(|e| e.to_string())
+        split_args(line.as_bytes()).map_err(|e| e.to_string())
     }
 
     fn ok(args: &[&str]) -> Result<Vec<Vec<u8>>, String> {
@@ -204,6 +214,21 @@ mod tests {
         assert_eq!(split(r#"GET "a"b"#), err);
         assert_eq!(split(r#"GET 'a'b"#), err);
         assert_eq!(split(r#"GET "a\"#), err);
+    }
+
+    /// redis.conf lines, which redis-server splits with the same function.
+    #[test]
+    fn config_lines_split_the_same_way() {
+        assert_eq!(
+            split("\x0b\x0c a"),
+            ok(&["a"]),
+            "leading isspace() is skipped"
+        );
+        assert_eq!(split(r#"requirepass "a b""#), ok(&["requirepass", "a b"]));
+        assert_eq!(split(r#""" x"#), ok(&["", "x"]));
+        assert_eq!(split(r#""\n\r\t\"\\\q""#), ok(&["\n\r\t\"\\q"]));
+        assert_eq!(split(r#""\x41\x7a\xZZ""#), ok(&["AzxZZ"]));
+        assert_eq!(split_args(b"\"\\xff\"").ok(), Some(vec![vec![0xff]]));
     }
 
     #[test]

@@ -81,4 +81,6 @@ pub mod slot;
 pub use codec::RespCodec;
 pub use error::ProtoError;
 pub use frame::{Frame, Protocol};
+pub use inline::split_args;
 pub use limits::Limits;
+pub use line::parse_i64;

@@ -72,8 +72,20 @@ fn position(haystack: &[u8], needle: u8) -> Option<usize> {
     haystack.iter().position(|&b| b == needle)
 }
 
-/// Parses a decimal `i64` exactly as Redis's `string2ll` does.
-pub(crate) fn parse_i64(s: &[u8]) -> Option<i64> {
+/// Parses a decimal `i64` exactly as Redis's `string2ll` does: an optional
+/// `-`, then `0` or digits without a leading zero, fitting an `i64`; no
+/// `+`, no spaces, no `-0`. Redis reads lengths on the wire, integer
+/// arguments and integer configuration values by these rules.
+///
+/// ```
+/// use ferrum_proto::parse_i64;
+/// assert_eq!(parse_i64(b"-42"), Some(-42));
+/// assert_eq!(parse_i64(b"9223372036854775807"), Some(i64::MAX));
+/// for refused in [&b"+1"[..], b"01", b"-0", b" 1", b"", b"9223372036854775808"] {
+///     assert_eq!(parse_i64(refused), None);
+/// }
+/// ```
+pub fn parse_i64(s: &[u8]) -> Option<i64> {
     if s == b"0" {
         return Some(0);
     }

@@ -16,7 +16,7 @@ use combine::{
     value, Parser,
 };
 
-use crate::inline::split_args;
+use crate::inline::split_frames;
 use crate::line::parse_i64;
 use crate::parse::{fail, reject, Input, Line};
 use crate::{Frame, Limits, ProtoError};
@@ -99,7 +99,7 @@ fn inline<'a>(
     limits: Limits,
 ) -> impl Parser<Input<'a>, Output = Option<Frame>, PartialState = usize> {
     Line::lf(limits.max_inline_len, || ProtoError::TooBigInlineRequest).and_then(|line: &[u8]| {
-        match split_args(line) {
+        match split_frames(line) {
             Ok(args) if args.is_empty() => Ok(None),
             Ok(args) => Ok(Some(Frame::Array(args))),
             Err(err) => Err(fail(err)),

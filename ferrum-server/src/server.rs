@@ -115,7 +115,7 @@ impl Server {
             normal_obuf,
             acl,
             lacks_good_replicas: AtomicBool::new(config.lacks_good_replicas()),
-            debug_enabled: AtomicBool::new(config.enable_debug_command),
+            debug_command: config.enable_debug_command,
             config: RwLock::new(config),
             clients: ClientRegistry::default(),
             clock: Clock::new(),

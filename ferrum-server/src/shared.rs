@@ -41,8 +41,8 @@ pub(crate) struct Shared {
     /// [`Config::lacks_good_replicas`](crate::config::Config): read by
     /// every write, so cached here instead of behind the config lock.
     pub(crate) lacks_good_replicas: std::sync::atomic::AtomicBool,
-    /// `enable-debug-command`: whether `DEBUG` is allowed.
-    pub(crate) debug_enabled: std::sync::atomic::AtomicBool,
+    /// `enable-debug-command`: who may use `DEBUG` (fixed at start-up).
+    pub(crate) debug_command: crate::config::Allowed,
     /// Clients blocked in BLPOP and friends, by key.
     pub(crate) blocking: Arc<Blocking>,
     /// Pub/Sub channels and patterns.

@@ -844,6 +844,16 @@ pub(crate) const EXEC_UNKNOWN_COMMAND: &str = "ERR unknown command";
 
 /// `CONFIG REWRITE` of a server started without a configuration file.
 pub(crate) const CONFIG_NO_FILE: &str = "ERR The server is running without a config file";
+
+/// `CONFIG REWRITE` that could not write the file, with `strerror`'s reason.
+pub(crate) fn config_rewrite_failed(reason: &str) -> String {
+    format!("ERR Rewriting config file: {reason}")
+}
+
+/// `DEBUG CONFIG-REWRITE-FORCE-ALL` that could not write the file.
+pub(crate) fn debug_rewrite_failed(reason: &str) -> String {
+    format!("ERR CONFIG-REWRITE-FORCE-ALL failed: {reason}")
+}
 /// `DEBUG` while `enable-debug-command` is `no`.
 pub(crate) const DEBUG_NOT_ALLOWED: &str = "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.";
 

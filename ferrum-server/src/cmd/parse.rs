@@ -6,18 +6,8 @@ use bytes::Bytes;
 use super::error::{NOT_FLOAT, NOT_INTEGER, TIMEOUT_NEGATIVE, TIMEOUT_NOT_INTEGER};
 use super::CmdError;
 
-/// Parses a base-10 `i64` the way Redis's `string2ll` does: optional `-`,
-/// no `+`, no leading zeros, no spaces, at most 20 characters.
-pub(crate) fn parse_i64(b: &[u8]) -> Option<i64> {
-    if b.is_empty() || b.len() > 20 {
-        return None;
-    }
-    let digits = b.strip_prefix(b"-").unwrap_or(b);
-    if digits.is_empty() || !digits[0].is_ascii_digit() || (digits[0] == b'0' && b.len() > 1) {
-        return None;
-    }
-    std::str::from_utf8(b).ok()?.parse().ok()
-}
+/// Redis's `string2ll`, the protocol's own integer rules, for arguments.
+pub(crate) use ferrum_proto::parse_i64;
 
 /// An integer argument, or `ERR value is not an integer or out of range`.
 pub(crate) fn int_arg(b: &[u8]) -> Result<i64, CmdError> {

@@ -91,7 +91,7 @@ pub(crate) fn time(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
 }
 
 /// `CONFIG GET pattern [pattern ...] | SET name value [name value ...] |
-/// RESETSTAT | HELP`
+/// RESETSTAT | REWRITE | HELP`
 pub(crate) fn config(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let sub = &args[1];
     let sub_arity = |ok: bool, name: &str| {
@@ -116,14 +116,11 @@ pub(crate) fn config(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         config_set(ctx, &args[2..])
     } else if is(sub, "resetstat") {
         sub_arity(args.len() == 2, "resetstat")?;
-        ctx.store().reset_stats();
-        ctx.shared.stats.reset();
-        ctx.shared.latency.reset_histograms();
-        ctx.shared.lazyfree.reset();
-        ctx.shared.evict_clients.reset();
+        config_resetstat(ctx.shared);
         Ok(Frame::ok())
     } else if is(sub, "rewrite") {
-        Err(CmdError::msg(CONFIG_NO_FILE))
+        sub_arity(args.len() == 2, "rewrite")?;
+        config_rewrite(ctx, false, super::error::config_rewrite_failed)
     } else if is(sub, "help") {
         super::help_reply(&[
             "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -133,11 +130,61 @@ pub(crate) fn config(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             "    Set the configuration <directive> to <value>.",
             "RESETSTAT",
             "    Reset statistics reported by the INFO command.",
+            "REWRITE",
+            "    Rewrite the configuration file.",
             "HELP",
             "    Print this help.",
         ])
     } else {
         Err(CmdError::unknown_subcommand("CONFIG", sub))
+    }
+}
+
+/// `CONFIG RESETSTAT`: zeroes what Redis 7.0's `resetServerStats`,
+/// `resetCommandTableStats` and `resetErrorTableStats` zero, of what
+/// FerrumKV counts: INFO stats' connections, commands, network bytes,
+/// rejected connections, hits, misses, expired and evicted keys, evicted
+/// clients, error replies and lazily freed objects; `INFO commandstats`,
+/// `errorstats` and `latencystats` (subcommands' histograms included).
+/// As in Redis, the slow log, the latency monitor's events, `ACL LOG` and
+/// `rdb_changes_since_last_save` stay; so do the AHE controller's
+/// counters in `INFO ahe`, which are its learning state, not statistics.
+fn config_resetstat(shared: &crate::shared::Shared) {
+    shared.store.reset_stats();
+    shared.stats.reset();
+    shared.latency.reset_histograms();
+    shared.lazyfree.reset();
+    shared.evict_clients.reset();
+}
+
+/// Rewrites the configuration file the server started from for the
+/// current configuration and users (`CONFIG REWRITE`, or with
+/// `force_all` `DEBUG CONFIG-REWRITE-FORCE-ALL`).
+///
+/// # Errors
+///
+/// [`CONFIG_NO_FILE`] without a configuration file; else `failed` of the
+/// system's reason the file could not be rewritten (Redis quotes
+/// `strerror`).
+fn config_rewrite(ctx: &Ctx<'_>, force_all: bool, failed: fn(&str) -> String) -> CmdResult {
+    let config = ctx.shared.config().clone();
+    let Some(path) = &config.config_file else {
+        return Err(CmdError::msg(CONFIG_NO_FILE));
+    };
+    // With an ACL file the users live there, and no `user` line stays.
+    let users = crate::acl::acl_file_path(&config)
+        .is_none()
+        .then(|| ctx.shared.acl.list());
+    match crate::config::rewrite_file(path, &config, users.as_deref(), force_all) {
+        Ok(()) => {
+            tracing::warn!("CONFIG REWRITE executed with success.");
+            Ok(Frame::ok())
+        }
+        Err(e) => {
+            let reason = crate::config::strerror(&e);
+            tracing::warn!("CONFIG REWRITE failed: {reason}");
+            Err(CmdError::msg(failed(&reason)))
+        }
     }
 }
 
@@ -290,12 +337,7 @@ fn reload_tls(
 
 /// The store's policy settings from the configuration.
 pub(crate) fn policy_of(config: &crate::config::Config) -> (PolicyKind, PolicyConfig) {
-    // The config only holds names from `PolicyKind::ALL` (a config test
-    // checks the two lists agree), so the fallback is never taken.
-    let kind = config
-        .maxmemory_policy
-        .parse()
-        .unwrap_or(PolicyKind::NoEviction);
+    let kind = config.maxmemory_policy;
     let pc = PolicyConfig {
         samples: config.maxmemory_samples,
         lfu_log_factor: config.lfu_log_factor.min(255) as u8,
@@ -504,7 +546,7 @@ pub(crate) fn command(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 /// `DEBUG ADVANCE-CLOCK ms` moves the server's clock forward, so tests can
 /// cross TTLs without sleeping. Refused unless `enable-debug-command` is set.
 pub(crate) fn debug(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    if !ctx.shared.debug_enabled.load(Ordering::Relaxed) {
+    if !ctx.shared.debug_command.permits(ctx.conn.handle.addr.ip()) {
         return Err(CmdError::msg(DEBUG_NOT_ALLOWED));
     }
     let sub = &args[1];
@@ -531,6 +573,8 @@ pub(crate) fn debug(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         Ok(Frame::Integer(n as i64))
     } else if is(sub, "object") && args.len() == 3 {
         debug_object(ctx, &args[2])
+    } else if is(sub, "config-rewrite-force-all") && args.len() == 2 {
+        config_rewrite(ctx, true, super::error::debug_rewrite_failed)
     } else {
         Err(CmdError::unknown_subcommand("DEBUG", sub))
     }

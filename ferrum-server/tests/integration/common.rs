@@ -31,20 +31,33 @@ impl TestServer {
         TestServer::start_on(2, extra)
     }
 
+    /// A server started from the configuration file at `path` (which the
+    /// test arguments then override), as `ferrum-server path --port 0 ...`.
+    pub(crate) fn start_from_file(path: &std::path::Path) -> TestServer {
+        TestServer::start_args(2, Some(path), &[])
+    }
+
     /// A server whose runtime has `workers` worker threads, with extra
     /// `--name value` arguments.
     pub(crate) fn start_on(workers: usize, extra: &[&str]) -> TestServer {
-        let mut args: Vec<String> = [
-            "--port",
-            "0",
-            "--bind",
-            "127.0.0.1",
-            "--enable-debug-command",
-            "yes",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+        TestServer::start_args(workers, None, extra)
+    }
+
+    fn start_args(workers: usize, file: Option<&std::path::Path>, extra: &[&str]) -> TestServer {
+        let file = file.map(|p| p.to_string_lossy().into_owned());
+        let mut args: Vec<String> = file.into_iter().collect();
+        args.extend(
+            [
+                "--port",
+                "0",
+                "--bind",
+                "127.0.0.1",
+                "--enable-debug-command",
+                "yes",
+            ]
+            .iter()
+            .map(|s| s.to_string()),
+        );
         args.extend(extra.iter().map(|s| s.to_string()));
         let config = Config::from_args(args).expect("valid test configuration");
         let shutdown = CancellationToken::new();

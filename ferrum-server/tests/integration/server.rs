@@ -58,6 +58,75 @@ fn info_sections_use_redis_field_names() {
     assert_eq!(f["keyspace_hits"], "0");
 }
 
+/// `CONFIG RESETSTAT` zeroes what Redis 7.0's does, as redis-server
+/// 7.0.15 printed it for the same commands: the stats, then the command,
+/// error and latency tables hold only `CONFIG RESETSTAT` itself and the
+/// `INFO` reading them.
+#[test]
+fn config_resetstat_zeroes_what_redis_zeroes() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let _: () = run(&mut c, &["SET", "a", "1"]).unwrap();
+    let _: String = run(&mut c, &["GET", "a"]).unwrap();
+    let _: Option<String> = run(&mut c, &["GET", "missing"]).unwrap();
+    let _: () = run(&mut c, &["SET", "e", "1", "PX", "1"]).unwrap();
+    s.advance(&mut c, 10);
+    let _: Option<String> = run(&mut c, &["GET", "e"]).unwrap();
+    err(&mut c, &["LPUSH", "a", "x"]);
+    drop(s.client());
+    let before = info_fields(&run::<String>(&mut c, &["INFO", "stats"]).unwrap());
+    assert_eq!(before["expired_keys"], "1", "{before:?}");
+    assert_eq!(before["total_error_replies"], "1");
+    let _: () = run(&mut c, &["CONFIG", "RESETSTAT"]).unwrap();
+    let info: String = run(&mut c, &["INFO", "everything"]).unwrap();
+    let f = info_fields(&info);
+    for (field, value) in [
+        ("total_connections_received", "0"),
+        ("total_commands_processed", "1"),
+        ("rejected_connections", "0"),
+        ("expired_keys", "0"),
+        ("evicted_keys", "0"),
+        ("keyspace_hits", "0"),
+        ("keyspace_misses", "0"),
+        ("evicted_clients", "0"),
+        ("total_error_replies", "0"),
+        ("lazyfreed_objects", "0"),
+    ] {
+        assert_eq!(f[field], value, "{field}");
+    }
+    let section = |name: &str| -> Vec<&str> {
+        let start = info.find(name).expect(name) + name.len();
+        let body = &info[start..];
+        body[..body.find("\r\n#").unwrap_or(body.len())]
+            .split("\r\n")
+            .filter_map(|l| l.split_once(':').map(|(k, _)| k))
+            .collect()
+    };
+    let mut commands = section("# Commandstats");
+    commands.sort_unstable();
+    assert_eq!(
+        commands,
+        ["cmdstat_config|resetstat"],
+        "INFO itself counts after it runs"
+    );
+    assert!(section("# Errorstats").is_empty());
+    let latency = section("# Latencystats");
+    assert_eq!(latency, ["latency_percentiles_usec_config|resetstat"]);
+}
+
+/// `enable-debug-command local` serves a loopback client, as Redis's
+/// `local` does; `no` refuses everyone with Redis's text.
+#[test]
+fn debug_command_for_local_clients_only() {
+    let local = TestServer::start_with(&["--enable-debug-command", "local"]);
+    let mut c = local.client();
+    let n: i64 = run(&mut c, &["DEBUG", "EXPIRE-CYCLE"]).unwrap();
+    assert_eq!(n, 0);
+    let off = TestServer::start_with(&["--enable-debug-command", "no"]);
+    let e = err(&mut off.client(), &["DEBUG", "EXPIRE-CYCLE"]);
+    assert!(e.starts_with("ERR DEBUG command not allowed."), "{e}");
+}
+
 #[test]
 fn config_get_set_with_globs() {
     let s = TestServer::start();
