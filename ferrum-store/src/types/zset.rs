@@ -135,7 +135,8 @@ impl ZSet {
     /// Sets `member`'s score, adding it if new. Returns the old score.
     pub fn insert(&mut self, member: &[u8], score: f64) -> Option<f64> {
         if let Repr::Packed(p) = &mut self.0 {
-            let old = p.score(member);
+            let found = p.find(member);
+            let old = found.map(|(_, s)| s);
             if old == Some(score) {
                 return old;
             }
@@ -144,8 +145,8 @@ impl ZSet {
             if member.len() as u64 <= limits.zset_max_listpack_value
                 && len as u64 <= limits.zset_max_listpack_entries
             {
-                if old.is_some() {
-                    p.remove(member);
+                if let Some((off, _)) = found {
+                    p.remove_at(off);
                 }
                 p.insert_new(member, score);
                 return old;
