@@ -162,6 +162,20 @@ impl Tree {
         }
     }
 
+    /// One step of a descent from node `t` towards where the element in
+    /// slot `id` belongs, counting it into `t`'s subtree (`grow`) or out of
+    /// it. Returns whether the step went left, and the child it went to.
+    fn step(&mut self, t: u32, id: u32, grow: bool) -> (bool, u32) {
+        let left = self.less(id, t);
+        let n = &mut self.nodes[t as usize];
+        if grow {
+            n.size += 1;
+        } else {
+            n.size -= 1;
+        }
+        (left, if left { n.left } else { n.right })
+    }
+
     /// Links the lone node in slot `id` into the tree: one descent to where
     /// its priority puts it, counting it into every subtree on the way, and
     /// a split of the subtree found there into its two children. The
@@ -172,14 +186,8 @@ impl Tree {
         let priority = self.nodes[id as usize].priority;
         let (mut parent, mut left, mut t) = (NIL, false, self.root);
         while t != NIL && self.nodes[t as usize].priority > priority {
-            self.nodes[t as usize].size += 1;
             parent = t;
-            left = self.less(id, t);
-            t = if left {
-                self.nodes[t as usize].left
-            } else {
-                self.nodes[t as usize].right
-            };
+            (left, t) = self.step(t, id, true);
         }
         let (l, r) = self.split(t, id);
         let n = &mut self.nodes[id as usize];
@@ -197,14 +205,8 @@ impl Tree {
         while t != id {
             // The node is in the tree, so the descent meets it before NIL.
             debug_assert!(t != NIL, "slot {id} is not in the tree");
-            self.nodes[t as usize].size -= 1;
             parent = t;
-            left = self.less(id, t);
-            t = if left {
-                self.nodes[t as usize].left
-            } else {
-                self.nodes[t as usize].right
-            };
+            (left, t) = self.step(t, id, false);
         }
         let n = &self.nodes[id as usize];
         let merged = self.merge(n.left, n.right);
