@@ -41,7 +41,8 @@ taskset -c "$SERVER_CPU" redis-server --port "$rport" --bind 127.0.0.1 --save ''
 rpid=$!
 taskset -c "$SERVER_CPU" "$BIN" --port "$fport" --bind 127.0.0.1 >/dev/null 2>&1 &
 fpid=$!
-trap 'kill "$rpid" "$fpid" 2>/dev/null; wait 2>/dev/null || true' EXIT
+out=$(mktemp)
+trap 'kill "$rpid" "$fpid" 2>/dev/null; wait 2>/dev/null; rm -f "$out"' EXIT
 for port in "$rport" "$fport"; do
     for _ in $(seq 100); do
         redis-cli -p "$port" ping >/dev/null 2>&1 && break
@@ -81,7 +82,6 @@ bench() {
         -n "$(requests_of "${3:-$2}")" -q >/dev/null
 }
 
-out=$(mktemp)
 for run in $(seq "$RUNS"); do
     for test in ${TESTS//,/ }; do
         # Alternate which server goes first, run by run.
@@ -118,4 +118,3 @@ for test, sides in cpu.items():
     print(f"| {test} | {statistics.median(fs):.3f} | {statistics.median(rs):.3f} "
           f"| {statistics.median(ratios):.2f} | {show(ratios, '.2f')} | {show(fs, '.3f')} | {show(rs, '.3f')} |")
 EOF
-rm -f "$out"
