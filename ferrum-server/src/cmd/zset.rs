@@ -63,9 +63,20 @@ pub(crate) fn zadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         .chunks_exact(2)
         .map(|p| Ok((float_arg(&p[0])?, &p[1])))
         .collect::<Result<_, CmdError>>()?;
+    // Without a condition or INCR every pair is set as given, so one
+    // lookup a member does (the insert reports the old score).
+    let conditional = f.nx || f.xx || f.gt || f.lt || f.incr;
     let r = write(ctx, &args[1], !f.xx, |z: &mut ZSet| {
         let (mut added, mut changed, mut last) = (0, 0, None);
         for &(score, m) in &scored {
+            if !conditional {
+                match z.insert(m, score) {
+                    Some(c) if c != score => changed += 1,
+                    Some(_) => {}
+                    None => added += 1,
+                }
+                continue;
+            }
             let cur = z.score(m);
             let new = match (cur, f.incr) {
                 (Some(c), true) => c + score,

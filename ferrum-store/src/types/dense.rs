@@ -74,22 +74,36 @@ impl<T: Keyed> Dense<T> {
             .map(|&i| i as usize)
     }
 
+    /// The entry at `pos` (which must be in range), for modification.
+    pub(crate) fn entry_mut(&mut self, pos: usize) -> &mut T {
+        &mut self.entries[pos]
+    }
+
     pub(crate) fn get(&self, key: &[u8]) -> Option<&T> {
         self.position(key).map(|i| &self.entries[i])
     }
 
-    pub(crate) fn get_mut(&mut self, key: &[u8]) -> Option<&mut T> {
-        self.position(key).map(|i| &mut self.entries[i])
-    }
-
-    /// Appends an entry whose key the caller guarantees is absent.
-    pub(crate) fn push_new(&mut self, entry: T) {
-        let pos = self.entries.len() as u32;
-        let hash = hash_key(entry.key());
+    /// The position of `key`'s entry, or, when there is none, of the entry
+    /// `make` builds for it, appended; and whether it is new (`SADD`,
+    /// `HSET`). The key is hashed once. (hashbrown's `entry` would probe
+    /// once, but it grows a full table even when the key is present, and a
+    /// write that adds nothing must leave the table, and its memory, as it
+    /// was.)
+    pub(crate) fn find_or_push(&mut self, key: &[u8], make: impl FnOnce() -> T) -> (usize, bool) {
+        let hash = hash_key(key);
+        let entries = &self.entries;
+        if let Some(&i) = self
+            .index
+            .find(hash, |&i| entries[i as usize].key()[..] == *key)
+        {
+            return (i as usize, false);
+        }
+        let pos = self.entries.len();
         let entries = &self.entries;
         self.index
-            .insert_unique(hash, pos, |&i| hash_key(entries[i as usize].key()));
-        self.entries.push(entry);
+            .insert_unique(hash, pos as u32, |&i| hash_key(entries[i as usize].key()));
+        self.entries.push(make());
+        (pos, true)
     }
 
     /// Removes the entry with `key`, moving the last entry into its place.

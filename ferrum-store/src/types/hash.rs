@@ -185,15 +185,21 @@ impl Table {
     fn set(&mut self, field: &[u8], value: &[u8]) -> bool {
         let value = Bytes::copy_from_slice(value);
         self.elem_bytes += alloc_size(value.len());
-        if let Some((_, v)) = self.table.get_mut(field) {
-            let old = std::mem::replace(v, value);
+        // The value goes into a new entry, or replaces the present one's.
+        let mut value = Some(value);
+        let (pos, new) = self.table.find_or_push(field, || {
+            (
+                Bytes::copy_from_slice(field),
+                value.take().unwrap_or_default(),
+            )
+        });
+        if new {
+            self.elem_bytes += alloc_size(field.len());
+        } else if let Some(value) = value {
+            let old = std::mem::replace(&mut self.table.entry_mut(pos).1, value);
             self.elem_bytes -= alloc_size(old.len());
-            return false;
         }
-        let field = Bytes::copy_from_slice(field);
-        self.elem_bytes += alloc_size(field.len());
-        self.table.push_new((field, value));
-        true
+        new
     }
 }
 

@@ -106,19 +106,35 @@ impl Tree {
         (self.rng.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 32) as u32
     }
 
-    /// Splits `t` into the nodes for which `before` holds (a prefix of the
-    /// order, since `before` must be monotone) and the rest.
-    fn split(&mut self, t: u32, before: &impl Fn(&Node) -> bool) -> (u32, u32) {
+    /// Whether the element in slot `a` sorts before the one in slot `b`.
+    fn less(&self, a: u32, b: u32) -> bool {
+        let (x, y) = (&self.nodes[a as usize], &self.nodes[b as usize]);
+        cmp_elem((x.score, &x.member), (y.score, &y.member)) == Ordering::Less
+    }
+
+    /// Points the link that led to a subtree at `to`: `parent`'s left or
+    /// right child, or the root when `parent` is [`NIL`].
+    fn relink(&mut self, parent: u32, left: bool, to: u32) {
+        match parent {
+            NIL => self.root = to,
+            p if left => self.nodes[p as usize].left = to,
+            p => self.nodes[p as usize].right = to,
+        }
+    }
+
+    /// Splits `t` into the nodes that sort before the element in slot `at`
+    /// (which is not in `t`) and the rest.
+    fn split(&mut self, t: u32, at: u32) -> (u32, u32) {
         if t == NIL {
             return (NIL, NIL);
         }
-        if before(&self.nodes[t as usize]) {
-            let (l, r) = self.split(self.nodes[t as usize].right, before);
+        if self.less(t, at) {
+            let (l, r) = self.split(self.nodes[t as usize].right, at);
             self.nodes[t as usize].right = l;
             self.fix(t);
             (t, r)
         } else {
-            let (l, r) = self.split(self.nodes[t as usize].left, before);
+            let (l, r) = self.split(self.nodes[t as usize].left, at);
             self.nodes[t as usize].left = r;
             self.fix(t);
             (l, t)
@@ -146,11 +162,63 @@ impl Tree {
         }
     }
 
+    /// One step of a descent from node `t` towards where the element in
+    /// slot `id` belongs, counting it into `t`'s subtree (`grow`) or out of
+    /// it. Returns whether the step went left, and the child it went to.
+    fn step(&mut self, t: u32, id: u32, grow: bool) -> (bool, u32) {
+        let left = self.less(id, t);
+        let n = &mut self.nodes[t as usize];
+        if grow {
+            n.size += 1;
+        } else {
+            n.size -= 1;
+        }
+        (left, if left { n.left } else { n.right })
+    }
+
+    /// Links the lone node in slot `id` into the tree: one descent to where
+    /// its priority puts it, counting it into every subtree on the way, and
+    /// a split of the subtree found there into its two children. The
+    /// subtree a random priority lands on is small (expected O(1) nodes to
+    /// split), so this is a single O(log n) walk where split-then-merge
+    /// walked the whole depth three times.
+    fn attach(&mut self, id: u32) {
+        let priority = self.nodes[id as usize].priority;
+        let (mut parent, mut left, mut t) = (NIL, false, self.root);
+        while t != NIL && self.nodes[t as usize].priority > priority {
+            parent = t;
+            (left, t) = self.step(t, id, true);
+        }
+        let (l, r) = self.split(t, id);
+        let n = &mut self.nodes[id as usize];
+        n.left = l;
+        n.right = r;
+        self.fix(id);
+        self.relink(parent, left, id);
+    }
+
+    /// Unlinks the node in slot `id` from the tree, leaving it alone in its
+    /// slot: one descent to it, uncounting it from every subtree on the way,
+    /// then its two children merged in its place (expected O(1) work).
+    fn detach(&mut self, id: u32) {
+        let (mut parent, mut left, mut t) = (NIL, false, self.root);
+        while t != id {
+            // The node is in the tree, so the descent meets it before NIL.
+            debug_assert!(t != NIL, "slot {id} is not in the tree");
+            parent = t;
+            (left, t) = self.step(t, id, false);
+        }
+        let n = &self.nodes[id as usize];
+        let merged = self.merge(n.left, n.right);
+        self.relink(parent, left, merged);
+        let n = &mut self.nodes[id as usize];
+        n.left = NIL;
+        n.right = NIL;
+        n.size = 1;
+    }
+
     /// Inserts an element the caller guarantees is absent; returns its slot.
-    /// `key` is the member's bytes again, borrowed from the caller so that
-    /// the stored handle is never cloned (a clone would add a shared header
-    /// allocation to every member).
-    pub(crate) fn insert(&mut self, score: f64, member: Bytes, key: &[u8]) -> u32 {
+    pub(crate) fn insert(&mut self, score: f64, member: Bytes) -> u32 {
         let node = Node {
             score,
             member,
@@ -169,33 +237,45 @@ impl Tree {
                 (self.nodes.len() - 1) as u32
             }
         };
-        let (l, r) = self.split(self.root, &|n| {
-            cmp_elem((n.score, &n.member), (score, key)) == Ordering::Less
-        });
-        let l = self.merge(l, id);
-        self.root = self.merge(l, r);
+        self.attach(id);
         id
     }
 
-    /// Removes the element in slot `id`, whose member bytes are `member`,
-    /// returning the stored member.
-    pub(crate) fn remove(&mut self, id: u32, member: &[u8]) -> Bytes {
-        let score = self.nodes[id as usize].score;
-        let (l, r) = self.split(self.root, &|n| {
-            cmp_elem((n.score, &n.member), (score, member)) == Ordering::Less
-        });
-        let (_mid, r) = self.split(r, &|n| {
-            cmp_elem((n.score, &n.member), (score, member)) != Ordering::Greater
-        });
-        self.root = self.merge(l, r);
+    /// Gives the element in slot `id` a new score, keeping its slot and
+    /// member (`ZADD` and `ZINCRBY` of a present member: no allocation, and
+    /// the hash index stays as it is).
+    pub(crate) fn rescore(&mut self, id: u32, score: f64) {
+        self.detach(id);
+        self.nodes[id as usize].score = score;
+        self.attach(id);
+    }
+
+    /// Removes the element in slot `id`, returning the stored member.
+    pub(crate) fn remove(&mut self, id: u32) -> Bytes {
+        self.detach(id);
         let n = &mut self.nodes[id as usize];
         n.size = 0;
-        n.left = NIL;
-        n.right = NIL;
         let out = std::mem::take(&mut n.member);
         self.free.push(id);
         self.shrink_if_sparse();
         out
+    }
+
+    /// The slot of the first element (or, with `last`, the last one).
+    /// O(log n).
+    pub(crate) fn end(&self, last: bool) -> Option<u32> {
+        let mut t = self.root;
+        if t == NIL {
+            return None;
+        }
+        loop {
+            let n = &self.nodes[t as usize];
+            let next = if last { n.right } else { n.left };
+            if next == NIL {
+                return Some(t);
+            }
+            t = next;
+        }
     }
 
     fn shrink_if_sparse(&mut self) {
@@ -291,7 +371,7 @@ mod tests {
         let mut t = Tree::default();
         let mut ids = Vec::new();
         for (s, m) in [(3.0, "c"), (1.0, "z"), (1.0, "a"), (2.0, "b"), (-1.0, "n")] {
-            ids.push(t.insert(s, Bytes::from(m), m.as_bytes()));
+            ids.push(t.insert(s, Bytes::from(m)));
         }
         let order: Vec<_> = t
             .ranks(0, 10)
@@ -301,7 +381,7 @@ mod tests {
         assert_eq!(order, ["n", "a", "z", "b", "c"]);
         assert_eq!(t.count_before(|n| n.score < 2.0), 3);
         assert_eq!(t.node(t.select(3).unwrap()).member, "b");
-        t.remove(ids[1], b"z");
+        assert_eq!(t.remove(ids[1]), "z");
         let order: Vec<_> = t
             .ranks(1, 3)
             .into_iter()
@@ -309,5 +389,59 @@ mod tests {
             .collect();
         assert_eq!(order, ["a", "b"]);
         assert_eq!(t.len(), 4);
+    }
+
+    /// Checks every node below `t`: order, heap by priority, subtree size.
+    /// Returns the subtree's size.
+    fn check(t: &Tree, n: u32) -> u32 {
+        if n == NIL {
+            return 0;
+        }
+        let node = t.node(n);
+        for (child, before) in [(node.left, true), (node.right, false)] {
+            if child != NIL {
+                assert_eq!(t.less(child, n), before, "order at slot {n}");
+                assert!(t.node(child).priority <= node.priority, "heap at slot {n}");
+            }
+        }
+        let size = 1 + check(t, node.left) + check(t, node.right);
+        assert_eq!(node.size, size, "size at slot {n}");
+        size
+    }
+
+    #[test]
+    fn attach_and_detach_keep_the_treap_invariants() {
+        let mut t = Tree::default();
+        let mut live = Vec::new();
+        let mut rng = 7u64;
+        for step in 0..3000u32 {
+            rng = rng
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let score = f64::from((rng >> 40) as u32 % 50);
+            match (rng >> 33) % 4 {
+                0 | 1 => live.push(t.insert(score, Bytes::from(step.to_string()))),
+                2 if !live.is_empty() => {
+                    let id = live[(rng >> 20) as usize % live.len()];
+                    t.rescore(id, score);
+                }
+                _ if !live.is_empty() => {
+                    let id = live.swap_remove((rng >> 20) as usize % live.len());
+                    let member = t.node(id).member.clone();
+                    assert_eq!(t.remove(id), member);
+                }
+                _ => {}
+            }
+            assert_eq!(check(&t, t.root) as usize, live.len());
+        }
+        let first = t.end(false).map(|i| t.node(i).score);
+        let last = t.end(true).map(|i| t.node(i).score);
+        let ranked: Vec<f64> = t
+            .ranks(0, t.len())
+            .iter()
+            .map(|&i| t.node(i).score)
+            .collect();
+        assert_eq!(first, ranked.first().copied());
+        assert_eq!(last, ranked.last().copied());
     }
 }

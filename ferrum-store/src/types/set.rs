@@ -239,13 +239,11 @@ impl Set {
 
 impl Table {
     fn insert(&mut self, m: &[u8]) -> bool {
-        if self.table.position(m).is_some() {
-            return false;
+        let (_, new) = self.table.find_or_push(m, || Bytes::copy_from_slice(m));
+        if new {
+            self.elem_bytes += alloc_size(m.len());
         }
-        let m = Bytes::copy_from_slice(m);
-        self.elem_bytes += alloc_size(m.len());
-        self.table.push_new(m);
-        true
+        new
     }
 }
 

@@ -38,8 +38,18 @@ impl ZPacked {
     }
 
     pub(crate) fn score(&self, member: &[u8]) -> Option<f64> {
+        self.find(member).map(|(_, s)| s)
+    }
+
+    /// The offset of `member`'s entry and its score.
+    pub(crate) fn find(&self, member: &[u8]) -> Option<(usize, f64)> {
         let off = self.0.find(member, 2)?;
-        Some(read_score(self.0.get(self.0.next(off))))
+        Some((off, read_score(self.0.get(self.0.next(off)))))
+    }
+
+    /// Removes the member whose entry is at `off` (from [`find`](Self::find)).
+    pub(crate) fn remove_at(&mut self, off: usize) {
+        self.0.delete(off, 2);
     }
 
     /// Inserts a member known to be absent, at its place in the order.
@@ -54,13 +64,11 @@ impl ZPacked {
     }
 
     pub(crate) fn remove(&mut self, member: &[u8]) -> bool {
-        match self.0.find(member, 2) {
-            Some(off) => {
-                self.0.delete(off, 2);
-                true
-            }
-            None => false,
+        let found = self.find(member);
+        if let Some((off, _)) = found {
+            self.remove_at(off);
         }
+        found.is_some()
     }
 
     pub(crate) fn rank(&self, member: &[u8]) -> Option<usize> {

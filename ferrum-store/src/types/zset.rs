@@ -135,7 +135,8 @@ impl ZSet {
     /// Sets `member`'s score, adding it if new. Returns the old score.
     pub fn insert(&mut self, member: &[u8], score: f64) -> Option<f64> {
         if let Repr::Packed(p) = &mut self.0 {
-            let old = p.score(member);
+            let found = p.find(member);
+            let old = found.map(|(_, s)| s);
             if old == Some(score) {
                 return old;
             }
@@ -144,8 +145,8 @@ impl ZSet {
             if member.len() as u64 <= limits.zset_max_listpack_value
                 && len as u64 <= limits.zset_max_listpack_entries
             {
-                if old.is_some() {
-                    p.remove(member);
+                if let Some((off, _)) = found {
+                    p.remove_at(off);
                 }
                 p.insert_new(member, score);
                 return old;
@@ -215,6 +216,9 @@ impl ZSet {
     /// Removes and returns up to `count` members from the low end (or the
     /// high end with `max`), in pop order. Reused by blocking pops.
     pub fn pop(&mut self, count: usize, max: bool) -> Vec<(Bytes, f64)> {
+        if let Repr::Skip(s) = &mut self.0 {
+            return std::iter::from_fn(|| s.pop_end(max)).take(count).collect();
+        }
         let (len, n) = (self.len(), count.min(self.len()));
         let (from, to) = if max { (len - n, len) } else { (0, n) };
         let mut picked = self.range_by_rank(from, to);
@@ -271,21 +275,20 @@ impl Skip {
     }
 
     pub(crate) fn insert(&mut self, member: &[u8], score: f64) -> Option<f64> {
-        let old = self.score(member);
-        match old {
-            Some(s) if s == score => return old,
-            Some(_) => {
-                self.remove(member);
+        if let Some(id) = self.slot_of(member) {
+            let old = self.tree.node(id).score;
+            if old != score {
+                self.tree.rescore(id, score);
             }
-            None => {}
+            return Some(old);
         }
         let m = Bytes::copy_from_slice(member);
         self.elem_bytes += alloc_size(m.len());
-        let id = self.tree.insert(score, m, member);
+        let id = self.tree.insert(score, m);
         let tree = &self.tree;
         self.index
             .insert_unique(hash_key(member), id, |&i| hash_key(&tree.node(i).member));
-        old
+        None
     }
 
     /// Removes `member`. Returns whether it was there.
@@ -298,12 +301,32 @@ impl Skip {
             return false;
         };
         let (id, _) = slot.remove();
-        let m = self.tree.remove(id, member);
+        self.free_slot(id);
+        true
+    }
+
+    /// Removes the lowest member (the highest with `max`) and returns it
+    /// with its score: a walk down one edge of the tree, with no lookup by
+    /// member bytes in the tree and no copy of them.
+    pub(crate) fn pop_end(&mut self, max: bool) -> Option<(Bytes, f64)> {
+        let id = self.tree.end(max)?;
+        let score = self.tree.node(id).score;
+        let hash = hash_key(&self.tree.node(id).member);
+        if let Ok(slot) = self.index.find_entry(hash, |&i| i == id) {
+            slot.remove();
+        }
+        Some((self.free_slot(id), score))
+    }
+
+    /// Takes the member in slot `id`, already out of the index, out of the
+    /// tree and the byte count.
+    fn free_slot(&mut self, id: u32) -> Bytes {
+        let m = self.tree.remove(id);
         self.elem_bytes -= alloc_size(m.len());
         if self.len() == 0 {
             self.index = HashTable::new();
         }
-        true
+        m
     }
 
     /// 0-based rank of `member` in ascending order.
