@@ -1,8 +1,23 @@
 //! The server's one clock: Unix milliseconds, read once per command.
 //!
-//! Readings come from `tokio::time::Instant` anchored to the wall clock at
-//! start, so they are monotonic, and an offset lets tests (through the
-//! opt-in `DEBUG ADVANCE-CLOCK` command) move time forward without sleeping.
+//! A reading is one `tokio::time::Instant` (cheap, and what `tokio::time`
+//! timeouts compare against) mapped to Unix time by an anchor: the wall
+//! clock's microseconds at a known instant. Redis reads `gettimeofday` for
+//! every command, so its absolute times (`EXPIREAT`, `PXAT`, `TIME`, ...)
+//! are the wall clock's; the anchor keeps ours so:
+//!
+//! - it is kept in microseconds, and the instant is read *before* the wall
+//!   clock, so a reading is never behind the wall clock a client reads just
+//!   before it sends a command (a millisecond anchor plus whole elapsed
+//!   milliseconds sat up to 1 ms behind, and `GETEX PXAT now+10000` then
+//!   had a `PTTL` of 10001);
+//! - the server's cron re-reads it ([`Clock::resync`]), so a step of the
+//!   system clock (NTP, `date -s`, a resumed VM) shows within one tick.
+//!   Between steps the two clocks run at the same rate: Linux slews
+//!   `CLOCK_MONOTONIC` and `CLOCK_REALTIME` alike.
+//!
+//! An offset lets tests (through the opt-in `DEBUG ADVANCE-CLOCK` command)
+//! move time forward without sleeping.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -10,23 +25,27 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use ferrum_store::Millis;
 use tokio::time::Instant;
 
-/// Unix time in milliseconds, monotonic for the life of the process.
+/// Unix time in milliseconds, following the wall clock.
 #[derive(Debug)]
 pub(crate) struct Clock {
     start: Instant,
-    start_unix_ms: u64,
+    /// Unix seconds at start (`LASTSAVE`), fixed for the process's life.
+    start_unix_secs: u64,
+    /// Unix microseconds at `start`, as of the last [`Clock::resync`].
+    anchor_us: AtomicU64,
     offset_ms: AtomicU64,
 }
 
 impl Clock {
     /// A clock anchored to the current wall-clock time.
     pub(crate) fn new() -> Clock {
-        let start_unix_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64);
+        // The instant first: see the module doc.
+        let start = Instant::now();
+        let anchor_us = wall_micros();
         Clock {
-            start: Instant::now(),
-            start_unix_ms,
+            start,
+            start_unix_secs: anchor_us / 1_000_000,
+            anchor_us: AtomicU64::new(anchor_us),
             offset_ms: AtomicU64::new(0),
         }
     }
@@ -45,15 +64,29 @@ impl Clock {
     /// The reading of an instant already taken (the end of the previous
     /// command of a pipeline, which is when the next one starts).
     pub(crate) fn reading_at(&self, at: Instant) -> (Millis, Instant) {
-        let elapsed = at.duration_since(self.start).as_millis() as u64;
-        let ms = self.start_unix_ms + self.offset_ms.load(Ordering::Relaxed) + elapsed;
-        (Millis(ms), at)
+        (Millis(self.unix_micros_at(at) / 1000), at)
     }
 
     /// Now, in Unix microseconds (for `TIME`).
     pub(crate) fn now_micros(&self) -> u64 {
-        let elapsed = self.start.elapsed().as_micros() as u64;
-        (self.start_unix_ms + self.offset_ms.load(Ordering::Relaxed)) * 1000 + elapsed
+        self.unix_micros_at(Instant::now())
+    }
+
+    fn unix_micros_at(&self, at: Instant) -> u64 {
+        let elapsed_us = at.saturating_duration_since(self.start).as_micros() as u64;
+        let offset_us = self.offset_ms.load(Ordering::Relaxed) * 1000;
+        self.anchor_us.load(Ordering::Relaxed) + elapsed_us + offset_us
+    }
+
+    /// Re-reads the wall clock against the monotonic one, so that a step of
+    /// the system clock shows in the readings that follow (backwards too,
+    /// as in Redis). Called by the server's cron, never per command.
+    pub(crate) fn resync(&self) {
+        let now = Instant::now();
+        let wall_us = wall_micros();
+        let elapsed_us = now.saturating_duration_since(self.start).as_micros() as u64;
+        let anchor = wall_us.saturating_sub(elapsed_us);
+        self.anchor_us.store(anchor, Ordering::Relaxed);
     }
 
     /// Seconds since the server started (for `INFO server`).
@@ -64,7 +97,7 @@ impl Clock {
     /// Unix seconds when the server started (`LASTSAVE`: nothing is ever
     /// saved, so the last "save" is the empty dataset at start).
     pub(crate) fn start_unix_secs(&self) -> u64 {
-        self.start_unix_ms / 1000
+        self.start_unix_secs
     }
 
     /// Moves the clock forward by `ms`.
@@ -76,5 +109,51 @@ impl Clock {
 impl Default for Clock {
     fn default() -> Self {
         Clock::new()
+    }
+}
+
+/// The wall clock's Unix microseconds. Read just after an instant, the
+/// pair maps later instants to a time never behind the wall clock (ahead
+/// of it by the nanoseconds between the two reads).
+fn wall_micros() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn readings_are_never_behind_the_wall_clock() {
+        let clock = Clock::new();
+        for _ in 0..10_000 {
+            let before = wall_micros();
+            let (ms, _) = clock.reading();
+            assert!(ms.0 >= before / 1000, "{} behind {before} us", ms.0);
+            assert!(clock.now_micros() >= before);
+        }
+    }
+
+    #[test]
+    fn resync_follows_a_step_of_the_wall_clock() {
+        let clock = Clock::new();
+        // A clock whose anchor is an hour off, as after `date -s`.
+        clock.anchor_us.fetch_sub(3_600_000_000, Ordering::Relaxed);
+        let before = wall_micros();
+        assert!(clock.now_micros() < before);
+        clock.resync();
+        assert!(clock.now_micros() >= before);
+        assert!(clock.now_micros() < wall_micros() + 1_000_000);
+    }
+
+    #[test]
+    fn advance_moves_readings_but_not_the_anchor() {
+        let clock = Clock::new();
+        clock.advance(60_000);
+        let before = wall_micros();
+        clock.resync();
+        assert!(clock.now().0 >= before / 1000 + 60_000);
     }
 }

@@ -227,6 +227,8 @@ async fn expire_loop(shared: Arc<Shared>, shutdown: CancellationToken) {
             () = tokio::time::sleep(tick) => {}
             () = shutdown.cancelled() => return,
         }
+        // A step of the system clock shows in readings from here on.
+        shared.clock.resync();
         crate::pause::hold_expiry(&shared);
         let active = shared
             .active_expire

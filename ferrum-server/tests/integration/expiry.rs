@@ -150,3 +150,23 @@ fn active_expiry_removes_keys_nobody_reads() {
     let info: String = run(&mut c, &["INFO", "keyspace"]).unwrap();
     assert!(info.contains("db0:keys=10,expires=0,avg_ttl=0"), "{info}");
 }
+
+/// Redis's `GETEX PXAT option` test: a deadline the client computes from
+/// its own wall clock leaves at most the TTL it meant, since the server's
+/// clock is never behind the wall clock the client read first.
+#[test]
+fn absolute_deadlines_follow_the_wall_clock() {
+    let s = TestServer::start_on(1, &[]);
+    let mut c = s.client();
+    let _: () = run(&mut c, &["SET", "foo", "bar"]).unwrap();
+    for _ in 0..300 {
+        let wall_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("after 1970")
+            .as_millis();
+        let at = (wall_ms + 10_000).to_string();
+        let _: String = run(&mut c, &["GETEX", "foo", "PXAT", &at]).unwrap();
+        let pttl: i64 = run(&mut c, &["PTTL", "foo"]).unwrap();
+        assert!((5_000..=10_000).contains(&pttl), "PTTL {pttl}");
+    }
+}
