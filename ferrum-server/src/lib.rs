@@ -38,6 +38,7 @@ mod notify;
 mod obuf;
 mod pause;
 mod pubsub;
+pub mod runtime;
 mod script;
 mod server;
 mod shared;

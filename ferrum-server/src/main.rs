@@ -72,12 +72,7 @@ fn main() -> anyhow::Result<()> {
         )
         .init();
     ferrum_server::alloc::set_global(ferrum_server::alloc::SELECTED);
-    let mut builder = tokio::runtime::Builder::new_multi_thread();
-    if let Some(workers) = worker_count(config.worker_threads) {
-        builder.worker_threads(workers);
-    }
-    let runtime = builder
-        .enable_all()
+    let runtime = ferrum_server::runtime::builder(worker_count(config.worker_threads))
         .build()
         .context("could not start the runtime")?;
     runtime.block_on(async {

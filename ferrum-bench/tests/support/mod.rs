@@ -47,9 +47,7 @@ impl TestServer {
         let token = shutdown.clone();
         let (tx, rx) = mpsc::channel();
         let thread = thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(1)
-                .enable_all()
+            let rt = ferrum_server::runtime::builder(Some(1))
                 .build()
                 .expect("runtime");
             rt.block_on(async move {

@@ -327,3 +327,81 @@ fn the_exporter_reads_the_same_blocked_clients_counter() {
         "{body}"
     );
 }
+
+/// Commands of two clients that arrive together run in arrival order, as
+/// Redis runs them: a reader that sent `XREADGROUP ... BLOCK 0` just before
+/// another client's `DEL` (or `FLUSHALL`) has blocked by then, and is
+/// released with `-UNBLOCKED`, not refused with `-NOGROUP` (Redis's
+/// "Blocking XREADGROUP: key deleted" and "flushed DB"). Each round sends
+/// the two back to back; tokio's LIFO slot ran the later one first in
+/// nearly every round (`ferrum_server::runtime`).
+#[test]
+fn commands_that_arrive_together_run_in_arrival_order() {
+    let s = TestServer::start_on(1, &[]);
+    let mut c = s.client();
+    let mut writer = s.raw();
+    for round in 0..20 {
+        let _: i64 = run(&mut c, &["DEL", "mystream"]).unwrap();
+        let _: String = run(&mut c, &["XADD", "mystream", "666", "f", "v"]).unwrap();
+        let _: () = run(&mut c, &["XGROUP", "CREATE", "mystream", "mygroup", "$"]).unwrap();
+        let mut reader = s.raw();
+        reader.send(&resp(&[b"PING"]));
+        expect(&mut reader, b"+PONG\r\n");
+        reader.send(&resp(&[
+            b"XREADGROUP",
+            b"GROUP",
+            b"mygroup",
+            b"Alice",
+            b"BLOCK",
+            b"0",
+            b"STREAMS",
+            b"mystream",
+            b">",
+        ]));
+        if round % 2 == 0 {
+            writer.send(&resp(&[b"DEL", b"mystream"]));
+        } else {
+            writer.send(&resp(&[b"FLUSHALL"]));
+        }
+        expect(
+            &mut reader,
+            b"-UNBLOCKED the stream key no longer exists\r\n",
+        );
+        expect(
+            &mut writer,
+            if round % 2 == 0 {
+                b":1\r\n"
+            } else {
+                b"+OK\r\n"
+            },
+        );
+    }
+}
+
+/// Redis's "BRPOPLPUSH does not affect WATCH while still blocked": an
+/// `EXEC` that arrived just before the push that serves a blocked
+/// BRPOPLPUSH runs first, so the move does not touch the key it watched.
+#[test]
+fn an_exec_that_arrived_first_runs_before_the_push_that_serves_a_waiter() {
+    let s = TestServer::start_on(1, &[]);
+    let mut c = s.client();
+    let mut pusher = s.raw();
+    for _ in 0..10 {
+        let _: i64 = run(&mut c, &["DEL", "srclist", "dstlist", "somekey"]).unwrap();
+        let _: () = run(&mut c, &["SET", "somekey", "somevalue"]).unwrap();
+        let mut blocked = block(&s, &[b"BRPOPLPUSH", b"srclist", b"dstlist", b"0"]);
+        wait_blocked(&mut c, 1);
+        let mut watcher = s.raw();
+        watcher.send(&resp(&[b"WATCH", b"dstlist"]));
+        expect(&mut watcher, b"+OK\r\n");
+        watcher.send(&resp(&[b"MULTI"]));
+        expect(&mut watcher, b"+OK\r\n");
+        watcher.send(&resp(&[b"GET", b"somekey"]));
+        expect(&mut watcher, b"+QUEUED\r\n");
+        watcher.send(&resp(&[b"EXEC"]));
+        pusher.send(&resp(&[b"LPUSH", b"srclist", b"element"]));
+        expect(&mut watcher, b"*1\r\n$9\r\nsomevalue\r\n");
+        expect(&mut pusher, b":1\r\n");
+        expect(&mut blocked, b"$7\r\nelement\r\n");
+    }
+}

@@ -64,9 +64,7 @@ impl TestServer {
         let (tx, rx) = std::sync::mpsc::channel();
         let token = shutdown.clone();
         let thread = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(workers)
-                .enable_all()
+            let rt = ferrum_server::runtime::builder(Some(workers))
                 .build()
                 .expect("runtime");
             rt.block_on(async move {
