@@ -49,8 +49,15 @@
 //!   by 5 points the step goes their way instead: frequency's regrets
 //!   grow the window, recency's shrink it. When the hit ratio jumps by
 //!   more than 5 points (the workload changed) it restarts with a full step
-//!   in the direction the regrets point. The learned `w` is the recency weight that
+//!   in the direction the regrets point. When the regrets stay lopsided
+//!   period after period (smoothed), the steps double up to a quarter of
+//!   the cache (a *surge*), so a rotating hot set reaches a large window
+//!   in a few periods. The learned `w` is the recency weight that
 //!   `controller_state` reports.
+//! - *The sketch follows the split.* While the window holds most of the
+//!   cache the duels decide only main's few entries, so the sketch is
+//!   sized for half the cache from `w = 0.45` and a quarter from `w = 0.7`
+//!   (with overlapping bands), and the bytes hold more keys.
 //!
 //! # Why it adapts, and why it does not collapse
 //!
@@ -87,11 +94,12 @@
 //! the store passes the key's hash with every hit (it hashed the key to
 //! find it) and answers for the two or three entries an eviction weighs
 //! (`EvictionPolicy::evict`'s `key_hash`). Per entry of the cache: 8 bytes
-//! of sketch and doorkeeper and 2 bytes of ghost history (a 32-bit
+//! of sketch and doorkeeper (4 or 2 while the window holds most of the
+//! cache) and 2 bytes of ghost history (a 32-bit
 //! fingerprint per remembered eviction, one in two remembered), both sized
 //! for exactly the entries tracked at their last resize and resized,
 //! keeping their contents, when the count moves by a sixteenth, so a full
-//! cache pays 10 bytes per entry beside the node and memory follows the
+//! cache pays 10 bytes per entry beside the node (4 with a large window) and memory follows the
 //! entries down (DEL, expiry) as well as up, per policy instance (per
 //! shard) rather than from a high-water mark. With `expired_first`, keys
 //! with a deadline add 8 bytes each and 4 per slot (`heap::Deadlines`). `heap_bytes` counts all
@@ -209,6 +217,16 @@ pub struct AheConfig {
     /// key hash (1: every eviction). Default: 2, 2 bytes per entry instead
     /// of 4; see `ghost.rs` for what it was measured against.
     pub ghost_sample: u32,
+    /// Size the frequency sketch for about main's share of the cache:
+    /// half the entries while the window holds most of it, a quarter
+    /// while it holds nearly all of it (see [`SketchSize`]). Default:
+    /// true. A large window is where recency serves best (a rotating hot
+    /// set), the duels then decide only the small main region's entries,
+    /// and at equal memory the bytes freed hold more keys: on the
+    /// equal-memory simulator at WORKLOADS.md scale 10 (16 shards) `shift`
+    /// gains 0.4 points; skewed and scanning workloads keep a small window
+    /// and the whole sketch.
+    pub sketch_follows_share: bool,
     /// Seed of the admission jitter. Default: 0.
     pub seed: u64,
 }
@@ -222,6 +240,7 @@ impl Default for AheConfig {
             protected_idle_factor: 10,
             expired_first: false,
             ghost_sample: ghost::SAMPLE,
+            sketch_follows_share: true,
             seed: 0,
         }
     }
@@ -270,6 +289,45 @@ const DEMOTE_AGE: u8 = 5;
 /// Ages are kept modulo 8 (3 bits); they never reach 8, as every new epoch
 /// clamps the protected entries older than [`DEMOTE_AGE`] to it.
 const AGE_MASK: u8 = 7;
+
+/// The fraction of the cache's entries the frequency sketch is sized for,
+/// as a right shift of the count: the whole cache, half or a quarter.
+///
+/// Three coarse sizes with overlapping bands, so the sketch is resized
+/// only when the share clearly moved. Each resize merges or splits blocks
+/// (`FrequencySketch::resize`), and merging inflates estimates by
+/// collisions: a sketch that followed the share in fine steps, period by
+/// period, was re-merged at every move, and the inflated counts let scan
+/// keys through (`scan` lost 3 points at 5,000 equal entries). Doubling
+/// or halving moves each block's counts to the blocks that split or join
+/// its hash range, so little is lost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct SketchSize {
+    shift: u32,
+}
+
+impl SketchSize {
+    const WHOLE: SketchSize = SketchSize { shift: 0 };
+
+    /// The size for recency share `w`, moving from `self` only when `w`
+    /// is clearly past a threshold: half from 0.45 (back below 0.35), a
+    /// quarter from 0.7 (back below 0.6). Main then holds at most 55% or
+    /// 30% of the cache.
+    fn follow(self, w: f64) -> SketchSize {
+        let shift = match self.shift {
+            _ if w >= 0.7 => 2,
+            2 if w >= 0.6 => 2,
+            _ if w >= 0.45 => 1,
+            1 if w >= 0.35 => 1,
+            _ => 0,
+        };
+        SketchSize { shift }
+    }
+
+    fn entries(self, cache: usize) -> usize {
+        (cache >> self.shift).max(16)
+    }
+}
 
 /// Per-slot links, the region and the age of the last access: 8 bytes, as
 /// for exact LRU. Each `u32` holds a 29-bit slot id; the 3 bits above hold
@@ -367,6 +425,11 @@ pub struct Ahe {
     /// Hits and misses per epoch: a fifth of the idle limit.
     epoch_len: u64,
     rng: SmallRng,
+    /// The sketch's size as a fraction of the cache.
+    sketch_size: SketchSize,
+    /// The entry count the sketch and the ghost history were last sized
+    /// for.
+    history_sized: usize,
     config: AheConfig,
 }
 
@@ -387,6 +450,8 @@ impl Ahe {
             epoch_ticks: 0,
             epoch_len: u64::MAX,
             rng: SmallRng::seed_from_u64(config.seed),
+            sketch_size: SketchSize::WHOLE,
+            history_sized: 0,
             config,
         }
     }
@@ -532,16 +597,24 @@ impl Ahe {
 
     /// Keeps the sketch and the ghost history sized for the entries
     /// tracked now: when that count leaves `[15/16, 17/16]` of the size
-    /// they were last given, both are resized to exactly that count,
-    /// keeping what they hold. A resize is O(n) and needs the count to move
-    /// by n/16, so O(1) amortised; memory follows the entries down as well
-    /// as up, and a full cache (whose count stays put) pays for exactly its
-    /// entries.
+    /// they were last given, both are resized to exactly that count (the
+    /// sketch to its fraction of it, [`SketchSize`]), keeping what they
+    /// hold; the sketch is resized too when the share moves it to another
+    /// fraction. A resize is O(n) and needs the count to move by n/16 or
+    /// the share to cross a band, so O(1) amortised; memory follows the
+    /// entries down as well as up, and a full cache (whose count stays
+    /// put) pays for exactly its entries.
     fn fit_history(&mut self) {
         let t = self.tracked.max(16);
-        let sized = self.sketch.entries();
-        if t > sized + sized / 16 || t < sized - sized / 16 {
-            self.sketch.resize(t, t);
+        let size = match self.config.sketch_follows_share {
+            true => self.sketch_size.follow(self.climber.recency_share()),
+            false => SketchSize::WHOLE,
+        };
+        let sized = self.history_sized;
+        if size != self.sketch_size || t > sized + sized / 16 || t < sized - sized / 16 {
+            self.sketch_size = size;
+            self.history_sized = t;
+            self.sketch.resize(size.entries(t), t);
             self.ghost.resize(t);
         }
     }

@@ -87,6 +87,7 @@ pub(crate) struct FrequencySketch {
 
 impl FrequencySketch {
     /// Entries the sketch is sized for.
+    #[cfg(test)]
     pub(crate) fn entries(&self) -> usize {
         self.entries
     }

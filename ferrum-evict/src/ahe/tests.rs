@@ -366,3 +366,85 @@ fn a_protected_entry_is_demoted_after_five_epochs_idle_not_before() {
     ahe.evict(Millis(0), &by_id);
     assert!(dump(&ahe).ends_with("P[1]"), "{}", dump(&ahe));
 }
+
+#[test]
+fn the_sketch_follows_the_share_in_coarse_bands() {
+    let whole = SketchSize::WHOLE;
+    assert_eq!(whole.follow(0.44), whole);
+    let half = whole.follow(0.45);
+    assert_eq!(half.entries(1_000), 500);
+    // Hovering near a threshold does not flip the size back and forth.
+    assert_eq!(half.follow(0.36), half);
+    assert_eq!(half.follow(0.34), whole);
+    let quarter = half.follow(0.7);
+    assert_eq!(quarter.entries(1_000), 250);
+    assert_eq!(whole.follow(0.8), quarter);
+    assert_eq!(quarter.follow(0.61), quarter);
+    assert_eq!(quarter.follow(0.59), half);
+    assert_eq!(quarter.follow(0.1), whole);
+    assert_eq!(quarter.entries(40), 16, "never below 16 entries");
+}
+
+/// An AHE whose window starts at `share` and stays there.
+fn pinned(share: f64, sketch_follows_share: bool) -> Ahe {
+    Ahe::new(AheConfig {
+        climber: ClimberConfig {
+            initial_share: share,
+            min_share: share,
+            max_share: share,
+            ..ClimberConfig::default()
+        },
+        sketch_follows_share,
+        ..AheConfig::default()
+    })
+}
+
+#[test]
+fn a_large_window_sizes_the_sketch_for_main_only() {
+    let fill = |ahe: &mut Ahe| {
+        for i in 0..8_000 {
+            insert(ahe, i);
+        }
+    };
+    let (mut small, mut large, mut fixed) =
+        (pinned(0.01, true), pinned(0.8, true), pinned(0.8, false));
+    fill(&mut small);
+    fill(&mut large);
+    fill(&mut fixed);
+    let sized = small.sketch.entries();
+    assert!((8_000 * 16 / 17..=8_000).contains(&sized), "{sized}");
+    assert_eq!(large.sketch.entries(), large.history_sized / 4);
+    assert_eq!(fixed.sketch.entries(), sized);
+    // A quarter of the sketch's 8 bytes per entry saved: 6 bytes a key.
+    let saved = fixed.heap_bytes() - large.heap_bytes();
+    assert!(
+        (8_000 * 16 / 17 * 6..=8_000 * 6 + 128).contains(&saved),
+        "{saved}"
+    );
+    // The ghost history stays sized for the whole cache either way.
+    assert_eq!(large.ghost.heap_bytes(), fixed.ghost.heap_bytes());
+}
+
+#[test]
+fn a_sketch_grown_back_to_the_whole_cache_keeps_its_ranking() {
+    // The window holds most of the cache (the sketch is a quarter), then
+    // shrinks (the sketch grows back to the whole cache): a key read many
+    // times still out-counts one read twice.
+    let mut ahe = pinned(0.8, true);
+    for i in 0..4_000 {
+        insert(&mut ahe, i);
+    }
+    for _ in 0..10 {
+        ahe.sketch.increment(fingerprint(h(7)));
+    }
+    ahe.sketch.increment(fingerprint(h(8)));
+    ahe.climber = HillClimber::new(ClimberConfig {
+        initial_share: 0.01,
+        ..ClimberConfig::default()
+    });
+    ahe.fit_history();
+    assert_eq!(ahe.sketch_size, SketchSize::WHOLE);
+    let sized = ahe.sketch.entries();
+    assert!((4_000 * 16 / 17..=4_000).contains(&sized), "{sized}");
+    assert!(ahe.sketch.frequency(fingerprint(h(7))) > ahe.sketch.frequency(fingerprint(h(8))));
+}
