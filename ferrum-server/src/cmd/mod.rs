@@ -14,6 +14,7 @@
 //! [`execute`] folds both into its [`Reply`].
 
 pub(crate) mod acl;
+mod args;
 mod bitops;
 mod blocking;
 pub(crate) mod category;
