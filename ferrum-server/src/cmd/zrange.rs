@@ -9,6 +9,7 @@ use bytes::Bytes;
 use ferrum_proto::Frame;
 use ferrum_store::types::{LexBound, ScoreBound, ZSet};
 
+use super::args::Args;
 use super::coll::{read, read_in, resp3, store_in, write_count};
 use super::error::{MIN_MAX_FLOAT, MIN_MAX_LEX, ZRANGE_BYLEX_WITHSCORES, ZRANGE_LIMIT_BY_RANK};
 use super::parse::{int_arg, is, parse_f64};
@@ -123,9 +124,8 @@ fn parse_range(
     mut rev: bool,
 ) -> Result<Range, CmdError> {
     let (mut limit, mut with_scores) = (None, false);
-    let mut i = 0;
-    while i < opts.len() {
-        let a = &opts[i];
+    let mut opts = Args::new(opts);
+    while let Some(a) = opts.next() {
         if is(a, "withscores") && (modern || by != b'l') {
             with_scores = true;
         } else if modern && is(a, "byscore") {
@@ -134,13 +134,11 @@ fn parse_range(
             by = b'l';
         } else if modern && is(a, "rev") {
             rev = true;
-        } else if is(a, "limit") && i + 2 < opts.len() {
-            limit = Some((int_arg(&opts[i + 1])?, int_arg(&opts[i + 2])?));
-            i += 2;
+        } else if is(a, "limit") && opts.remaining() >= 2 {
+            limit = Some((opts.int()?, opts.int()?));
         } else {
             return Err(CmdError::syntax());
         }
-        i += 1;
     }
     if with_scores && by == b'l' {
         return Err(CmdError::msg(ZRANGE_BYLEX_WITHSCORES));

@@ -8,6 +8,7 @@ use ferrum_proto::Frame;
 use ferrum_store::types::ZSet;
 use ferrum_store::{Millis, Shard, StoreError};
 
+use super::args::Args;
 use super::coll::{
     cursor_arg, matches, positive_count, random_reply, read, read_in, resp3, scan_opts, scan_reply,
     write, write_count, write_in, Picker, RandomCount,
@@ -31,22 +32,20 @@ struct AddFlags {
 /// `ZADD key [NX|XX] [GT|LT] [CH] [INCR] score member [score member ...]`
 pub(crate) fn zadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let mut f = AddFlags::default();
-    let mut i = 2;
-    while i < args.len() {
-        let a = &args[i];
+    let mut opts = Args::new(&args[2..]);
+    loop {
         let flag = match () {
-            _ if is(a, "nx") => &mut f.nx,
-            _ if is(a, "xx") => &mut f.xx,
-            _ if is(a, "gt") => &mut f.gt,
-            _ if is(a, "lt") => &mut f.lt,
-            _ if is(a, "ch") => &mut f.ch,
-            _ if is(a, "incr") => &mut f.incr,
+            _ if opts.flag("nx") => &mut f.nx,
+            _ if opts.flag("xx") => &mut f.xx,
+            _ if opts.flag("gt") => &mut f.gt,
+            _ if opts.flag("lt") => &mut f.lt,
+            _ if opts.flag("ch") => &mut f.ch,
+            _ if opts.flag("incr") => &mut f.incr,
             _ => break,
         };
         *flag = true;
-        i += 1;
     }
-    let pairs = &args[i..];
+    let pairs = opts.rest();
     if pairs.is_empty() || pairs.len() % 2 != 0 {
         return Err(CmdError::syntax());
     }
