@@ -11,31 +11,10 @@ use ferrum_store::types::{LexBound, ScoreBound, ZSet};
 
 use super::args::Args;
 use super::coll::{read, read_in, resp3, store_in, write_count};
-use super::error::{MIN_MAX_FLOAT, MIN_MAX_LEX, ZRANGE_BYLEX_WITHSCORES, ZRANGE_LIMIT_BY_RANK};
-use super::parse::{int_arg, is, parse_f64};
-use super::zset::scored_reply;
+use super::error::{ZRANGE_BYLEX_WITHSCORES, ZRANGE_LIMIT_BY_RANK};
+use super::parse::{int_arg, is};
+use super::zset::{lex_bound, score_bound, scored_reply};
 use super::{CmdError, CmdResult, Ctx};
-
-/// Parses a score bound: `1.5`, `(1.5`, `-inf`, `+inf`.
-pub(crate) fn score_bound(b: &[u8]) -> Result<ScoreBound, CmdError> {
-    let (exclusive, text) = match b.strip_prefix(b"(") {
-        Some(rest) => (true, rest),
-        None => (false, b),
-    };
-    let value = parse_f64(text).ok_or_else(|| CmdError::msg(MIN_MAX_FLOAT))?;
-    Ok(ScoreBound { value, exclusive })
-}
-
-/// Parses a lex bound: `-`, `+`, `[member`, `(member`.
-pub(crate) fn lex_bound(b: &[u8]) -> Result<LexBound, CmdError> {
-    match b {
-        b"-" => Ok(LexBound::Min),
-        b"+" => Ok(LexBound::Max),
-        [b'[', rest @ ..] => Ok(LexBound::Incl(Bytes::copy_from_slice(rest))),
-        [b'(', rest @ ..] => Ok(LexBound::Excl(Bytes::copy_from_slice(rest))),
-        _ => Err(CmdError::msg(MIN_MAX_LEX)),
-    }
-}
 
 /// What a range selects.
 #[derive(Clone, Debug, PartialEq)]

@@ -1,11 +1,13 @@
 //! Sorted-set commands on single members and counts: ZADD, ZINCRBY, ZREM,
 //! ZCARD, ZSCORE, ZMSCORE, ZRANK, ZREVRANK, ZCOUNT, ZLEXCOUNT, ZPOPMIN,
-//! ZPOPMAX, ZRANDMEMBER, ZSCAN. Ranges are in `zrange.rs`, the `...STORE`
-//! aggregations in `zstore.rs`.
+//! ZPOPMAX, ZRANDMEMBER, ZSCAN, with the score and lex bounds and the
+//! scored reply the other sorted-set files share. Ranges are in
+//! `zrange.rs`, the `...STORE` aggregations in `zstore.rs`; both build on
+//! this file and it on neither.
 
 use bytes::Bytes;
 use ferrum_proto::Frame;
-use ferrum_store::types::ZSet;
+use ferrum_store::types::{LexBound, ScoreBound, ZSet};
 use ferrum_store::{Millis, Shard, StoreError};
 
 use super::args::Args;
@@ -13,10 +15,32 @@ use super::coll::{
     cursor_arg, matches, positive_count, random_reply, read, read_in, resp3, scan_opts, scan_reply,
     write, write_count, write_in, Picker, RandomCount,
 };
-use super::error::{SCORE_NAN, ZADD_GT_LT_NX, ZADD_INCR_PAIR, ZADD_XX_NX};
-use super::parse::{f64_bytes, float_arg, is};
-use super::zrange::{lex_bound, score_bound};
+use super::error::{
+    MIN_MAX_FLOAT, MIN_MAX_LEX, SCORE_NAN, ZADD_GT_LT_NX, ZADD_INCR_PAIR, ZADD_XX_NX,
+};
+use super::parse::{f64_bytes, float_arg, is, parse_f64};
 use super::{CmdError, CmdResult, Ctx};
+
+/// Parses a score bound: `1.5`, `(1.5`, `-inf`, `+inf`.
+pub(crate) fn score_bound(b: &[u8]) -> Result<ScoreBound, CmdError> {
+    let (exclusive, text) = match b.strip_prefix(b"(") {
+        Some(rest) => (true, rest),
+        None => (false, b),
+    };
+    let value = parse_f64(text).ok_or_else(|| CmdError::msg(MIN_MAX_FLOAT))?;
+    Ok(ScoreBound { value, exclusive })
+}
+
+/// Parses a lex bound: `-`, `+`, `[member`, `(member`.
+pub(crate) fn lex_bound(b: &[u8]) -> Result<LexBound, CmdError> {
+    match b {
+        b"-" => Ok(LexBound::Min),
+        b"+" => Ok(LexBound::Max),
+        [b'[', rest @ ..] => Ok(LexBound::Incl(Bytes::copy_from_slice(rest))),
+        [b'(', rest @ ..] => Ok(LexBound::Excl(Bytes::copy_from_slice(rest))),
+        _ => Err(CmdError::msg(MIN_MAX_LEX)),
+    }
+}
 
 /// `ZADD` flags.
 #[derive(Default)]
