@@ -13,8 +13,9 @@ use std::collections::BTreeMap;
 use bytes::Bytes;
 use ferrum_store::glob::glob_match;
 
-use crate::cmd::category::{self, SUBCOMMANDS};
+use crate::cmd::category;
 use crate::cmd::getkeys::KeyRole;
+use crate::cmd::SUBCOMMANDS;
 use crate::cmd::{flag, lookup, CommandSpec, COMMANDS};
 
 /// Why a rule was refused. Each has Redis's wording in `ACL SETUSER`'s

@@ -7,9 +7,10 @@ use std::sync::Arc;
 use bytes::Bytes;
 use ferrum_proto::Frame;
 
-use super::category::{self, SubcommandSpec, SUBCOMMANDS};
+use super::category::{self, SubcommandSpec};
 use super::error::acl as e;
 use super::parse::{int_arg, is};
+use super::SUBCOMMANDS;
 use super::{CmdError, CmdResult, CommandSpec, Ctx};
 use crate::acl::{self, Acl, AclCommand, Context, Denied, Event, Reason, Refusal, User};
 

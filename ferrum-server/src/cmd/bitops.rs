@@ -9,6 +9,7 @@ use bytes::Bytes;
 use ferrum_proto::Frame;
 use ferrum_store::{Access, Millis, Shard};
 
+use super::args::Args;
 use super::error::{
     BITFIELD_OVERFLOW, BITFIELD_RO_GET_ONLY, BITFIELD_TYPE, BITOP_NOT_SINGLE, BITPOS_BIT,
     BIT_OFFSET, BIT_VALUE,
@@ -411,19 +412,10 @@ struct FieldCmd {
 fn parse_fields(args: &[Bytes], read_only: bool) -> Result<Vec<FieldCmd>, CmdError> {
     let mut out = Vec::new();
     let mut overflow = Overflow::Wrap;
-    let mut i = 0;
-    while i < args.len() {
-        let a = &args[i];
-        let need = |n: usize| {
-            if i + n < args.len() {
-                Ok(())
-            } else {
-                Err(CmdError::syntax())
-            }
-        };
+    let mut args = Args::new(args);
+    while let Some(a) = args.next() {
         if is(a, "overflow") {
-            need(1)?;
-            let o = &args[i + 1];
+            let o = args.expect()?;
             overflow = if is(o, "wrap") {
                 Overflow::Wrap
             } else if is(o, "sat") {
@@ -433,7 +425,6 @@ fn parse_fields(args: &[Bytes], read_only: bool) -> Result<Vec<FieldCmd>, CmdErr
             } else {
                 return Err(CmdError::msg(BITFIELD_OVERFLOW));
             };
-            i += 2;
             continue;
         }
         let kind = if is(a, "get") {
@@ -445,13 +436,16 @@ fn parse_fields(args: &[Bytes], read_only: bool) -> Result<Vec<FieldCmd>, CmdErr
         } else {
             return Err(CmdError::syntax());
         };
-        need(if kind == 0 { 2 } else { 3 })?;
-        let ty = FieldType::parse(&args[i + 1])?;
-        let offset = bit_offset(&args[i + 2], Some(ty.bits))?;
+        // Every argument of the operation must be there before any is read.
+        if args.remaining() < if kind == 0 { 2 } else { 3 } {
+            return Err(CmdError::syntax());
+        }
+        let ty = FieldType::parse(args.expect()?)?;
+        let offset = bit_offset(args.expect()?, Some(ty.bits))?;
         let op = match kind {
             0 => FieldOp::Get,
-            1 => FieldOp::Set(int_arg(&args[i + 3])?),
-            _ => FieldOp::IncrBy(int_arg(&args[i + 3])?),
+            1 => FieldOp::Set(args.int()?),
+            _ => FieldOp::IncrBy(args.int()?),
         };
         if read_only && op != FieldOp::Get {
             return Err(CmdError::msg(BITFIELD_RO_GET_ONLY));
@@ -462,7 +456,6 @@ fn parse_fields(args: &[Bytes], read_only: bool) -> Result<Vec<FieldCmd>, CmdErr
             offset,
             overflow,
         });
-        i += if kind == 0 { 3 } else { 4 };
     }
     Ok(out)
 }

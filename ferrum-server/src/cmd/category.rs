@@ -7,7 +7,7 @@
 
 use bytes::Bytes;
 
-use super::{flag, CommandSpec};
+use super::{flag, CommandSpec, SUBCOMMANDS};
 
 /// `@keyspace`: generic key commands.
 pub(crate) const KEYSPACE: u32 = 1 << 0;
@@ -114,8 +114,16 @@ pub(crate) struct SubcommandSpec {
     pub(crate) full_name: &'static str,
     /// Redis arity, the container's name included.
     pub(crate) arity: i32,
+    /// Bits from [`flag`], as `COMMAND INFO` reports them.
+    pub(crate) flags: u16,
     /// Bits from this module.
     pub(crate) categories: u32,
+    /// First key, last key and step, as the container's row has them.
+    pub(crate) keys: (i32, i32, i32),
+    /// The Redis version that added it (`COMMAND DOCS`).
+    pub(crate) since: &'static str,
+    /// One line for `COMMAND DOCS`.
+    pub(crate) summary: &'static str,
 }
 
 impl SubcommandSpec {
@@ -140,7 +148,7 @@ pub(crate) fn subcommands_of(
         .filter(move |(_, s)| s.container() == container.name)
 }
 
-/// The index in [`SUBCOMMANDS`] of what a call of `spec` with `args`
+/// The index in [`SUBCOMMANDS`](super::SUBCOMMANDS) of what a call of `spec` with `args`
 /// runs: `args[1]` (in any case) when `spec` is a container and that is
 /// one of its subcommands.
 pub(crate) fn subcommand_of_call(spec: &'static CommandSpec, args: &[Bytes]) -> Option<usize> {
@@ -149,131 +157,3 @@ pub(crate) fn subcommand_of_call(spec: &'static CommandSpec, args: &[Bytes]) -> 
         .find(|(_, s)| s.name().as_bytes().eq_ignore_ascii_case(sub))
         .map(|(i, _)| i)
 }
-
-macro_rules! sub {
-    ($name:literal, $arity:expr, [$($cat:ident)|*]) => {
-        SubcommandSpec { full_name: $name, arity: $arity, categories: 0 $(| $cat)* }
-    };
-}
-
-/// Redis 7.0's subcommands of the container commands FerrumKV serves
-/// (`CLUSTER`'s only as far as they are answered), with their categories.
-#[rustfmt::skip]
-pub(crate) static SUBCOMMANDS: &[SubcommandSpec] = &[
-sub!("client|caching", 3, [SLOW | CONNECTION]),
-    sub!("client|getname", 2, [SLOW | CONNECTION]),
-    sub!("client|getredir", 2, [SLOW | CONNECTION]),
-    sub!("client|help", 2, [SLOW | CONNECTION]),
-    sub!("client|id", 2, [SLOW | CONNECTION]),
-    sub!("client|info", 2, [SLOW | CONNECTION]),
-    sub!("client|kill", -3, [ADMIN | SLOW | DANGEROUS | CONNECTION]),
-    sub!("client|list", -2, [ADMIN | SLOW | DANGEROUS | CONNECTION]),
-    sub!("client|no-evict", 3, [ADMIN | SLOW | DANGEROUS | CONNECTION]),
-    sub!("client|pause", -3, [ADMIN | SLOW | DANGEROUS | CONNECTION]),
-    sub!("client|reply", 3, [SLOW | CONNECTION]),
-    sub!("client|setinfo", -4, [SLOW | CONNECTION]),
-    sub!("client|setname", 3, [SLOW | CONNECTION]),
-    sub!("client|tracking", -3, [SLOW | CONNECTION]),
-    sub!("client|trackinginfo", 2, [SLOW | CONNECTION]),
-    sub!("client|unblock", -3, [ADMIN | SLOW | DANGEROUS | CONNECTION]),
-    sub!("client|unpause", 2, [ADMIN | SLOW | DANGEROUS | CONNECTION]),
-    sub!("config|get", -3, [ADMIN | SLOW | DANGEROUS]),
-    sub!("config|help", 2, [SLOW]),
-    sub!("config|resetstat", 2, [ADMIN | SLOW | DANGEROUS]),
-    sub!("config|rewrite", 2, [ADMIN | SLOW | DANGEROUS]),
-    sub!("config|set", -4, [ADMIN | SLOW | DANGEROUS]),
-    sub!("command|count", 2, [SLOW | CONNECTION]),
-    sub!("command|docs", -2, [SLOW | CONNECTION]),
-    sub!("command|getkeys", -4, [SLOW | CONNECTION]),
-    sub!("command|getkeysandflags", -4, [SLOW | CONNECTION]),
-    sub!("command|help", 2, [SLOW | CONNECTION]),
-    sub!("command|info", -2, [SLOW | CONNECTION]),
-    sub!("command|list", -2, [SLOW | CONNECTION]),
-    sub!("object|encoding", 3, [KEYSPACE | READ | SLOW]),
-    sub!("object|freq", 3, [KEYSPACE | READ | SLOW]),
-    sub!("object|help", 2, [KEYSPACE | SLOW]),
-    sub!("object|idletime", 3, [KEYSPACE | READ | SLOW]),
-    sub!("object|refcount", 3, [KEYSPACE | READ | SLOW]),
-    sub!("memory|doctor", 2, [SLOW]),
-    sub!("memory|help", 2, [SLOW]),
-    sub!("memory|malloc-stats", 2, [SLOW]),
-    sub!("memory|purge", 2, [SLOW]),
-    sub!("memory|stats", 2, [SLOW]),
-    sub!("memory|usage", -3, [READ | SLOW]),
-    sub!("xinfo|consumers", 4, [READ | STREAM | SLOW]),
-    sub!("xinfo|groups", 3, [READ | STREAM | SLOW]),
-    sub!("xinfo|help", 2, [STREAM | SLOW]),
-    sub!("xinfo|stream", -3, [READ | STREAM | SLOW]),
-    sub!("xgroup|create", -5, [WRITE | STREAM | SLOW]),
-    sub!("xgroup|createconsumer", 5, [WRITE | STREAM | SLOW]),
-    sub!("xgroup|delconsumer", 5, [WRITE | STREAM | SLOW]),
-    sub!("xgroup|destroy", 4, [WRITE | STREAM | SLOW]),
-    sub!("xgroup|help", 2, [STREAM | SLOW]),
-    sub!("xgroup|setid", -5, [WRITE | STREAM | SLOW]),
-    sub!("script|debug", 3, [SLOW | SCRIPTING]),
-    sub!("script|exists", -3, [SLOW | SCRIPTING]),
-    sub!("script|flush", -2, [SLOW | SCRIPTING]),
-    sub!("script|help", 2, [SLOW | SCRIPTING]),
-    sub!("script|kill", 2, [SLOW | SCRIPTING]),
-    sub!("script|load", 3, [SLOW | SCRIPTING]),
-    sub!("function|delete", 3, [WRITE | SLOW | SCRIPTING]),
-    sub!("function|dump", 2, [SLOW | SCRIPTING]),
-    sub!("function|flush", -2, [WRITE | SLOW | SCRIPTING]),
-    sub!("function|help", 2, [SLOW | SCRIPTING]),
-    sub!("function|kill", 2, [SLOW | SCRIPTING]),
-    sub!("function|list", -2, [SLOW | SCRIPTING]),
-    sub!("function|load", -3, [WRITE | SLOW | SCRIPTING]),
-    sub!("function|restore", -3, [WRITE | SLOW | SCRIPTING]),
-    sub!("function|stats", 2, [SLOW | SCRIPTING]),
-    sub!("pubsub|channels", -2, [PUBSUB | SLOW]),
-    sub!("pubsub|help", 2, [SLOW]),
-    sub!("pubsub|numpat", 2, [PUBSUB | SLOW]),
-    sub!("pubsub|numsub", -2, [PUBSUB | SLOW]),
-    sub!("pubsub|shardchannels", -2, [PUBSUB | SLOW]),
-    sub!("pubsub|shardnumsub", -2, [PUBSUB | SLOW]),
-    sub!("slowlog|get", -2, [ADMIN | SLOW | DANGEROUS]),
-    sub!("slowlog|help", 2, [SLOW]),
-    sub!("slowlog|len", 2, [ADMIN | SLOW | DANGEROUS]),
-    sub!("slowlog|reset", 2, [ADMIN | SLOW | DANGEROUS]),
-    sub!("latency|doctor", 2, [ADMIN | SLOW | DANGEROUS]),
-    sub!("latency|graph", 3, [ADMIN | SLOW | DANGEROUS]),
-    sub!("latency|help", 2, [SLOW]),
-    sub!("latency|histogram", -2, [ADMIN | SLOW | DANGEROUS]),
-    sub!("latency|history", 3, [ADMIN | SLOW | DANGEROUS]),
-    sub!("latency|latest", 2, [ADMIN | SLOW | DANGEROUS]),
-    sub!("latency|reset", -2, [ADMIN | SLOW | DANGEROUS]),
-    sub!("cluster|addslots", -3, [ADMIN | SLOW | DANGEROUS]),
-    sub!("cluster|addslotsrange", -4, [ADMIN | SLOW | DANGEROUS]),
-    sub!("cluster|bumpepoch", 2, [ADMIN | SLOW | DANGEROUS]),
-    sub!("cluster|countkeysinslot", 3, [SLOW]),
-    sub!("cluster|delslots", -3, [ADMIN | SLOW | DANGEROUS]),
-    sub!("cluster|delslotsrange", -4, [ADMIN | SLOW | DANGEROUS]),
-    sub!("cluster|flushslots", 2, [ADMIN | SLOW | DANGEROUS]),
-    sub!("cluster|forget", 3, [ADMIN | SLOW | DANGEROUS]),
-    sub!("cluster|getkeysinslot", 4, [SLOW]),
-    sub!("cluster|help", 2, [SLOW]),
-    sub!("cluster|info", 2, [SLOW]),
-    sub!("cluster|keyslot", 3, [SLOW]),
-    sub!("cluster|meet", -4, [ADMIN | SLOW | DANGEROUS]),
-    sub!("cluster|myid", 2, [SLOW]),
-    sub!("cluster|nodes", 2, [SLOW]),
-    sub!("cluster|reset", -2, [ADMIN | SLOW | DANGEROUS]),
-    sub!("cluster|saveconfig", 2, [ADMIN | SLOW | DANGEROUS]),
-    sub!("cluster|set-config-epoch", 3, [ADMIN | SLOW | DANGEROUS]),
-    sub!("cluster|setslot", -4, [ADMIN | SLOW | DANGEROUS]),
-    sub!("cluster|shards", 2, [SLOW]),
-    sub!("cluster|slots", 2, [SLOW]),
-    sub!("acl|cat", -2, [SLOW]),
-    sub!("acl|deluser", -3, [ADMIN | SLOW | DANGEROUS]),
-    sub!("acl|dryrun", -4, [ADMIN | SLOW | DANGEROUS]),
-    sub!("acl|genpass", -2, [SLOW]),
-    sub!("acl|getuser", 3, [ADMIN | SLOW | DANGEROUS]),
-    sub!("acl|help", 2, [SLOW]),
-    sub!("acl|list", 2, [ADMIN | SLOW | DANGEROUS]),
-    sub!("acl|load", 2, [ADMIN | SLOW | DANGEROUS]),
-    sub!("acl|log", -2, [ADMIN | SLOW | DANGEROUS]),
-    sub!("acl|save", 2, [ADMIN | SLOW | DANGEROUS]),
-    sub!("acl|setuser", -3, [ADMIN | SLOW | DANGEROUS]),
-    sub!("acl|users", 2, [ADMIN | SLOW | DANGEROUS]),
-    sub!("acl|whoami", 2, [SLOW]),
-];

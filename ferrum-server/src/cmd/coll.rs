@@ -11,6 +11,7 @@ use bytes::Bytes;
 use ferrum_proto::{Frame, Protocol};
 use ferrum_store::{Access, Millis, Shard, StoreError, Typed};
 
+use super::args::Args;
 use super::parse::parse_i64;
 use super::{CmdError, CmdResult, Ctx};
 
@@ -168,9 +169,9 @@ pub(crate) fn cursor_arg(b: &[u8]) -> Result<u64, CmdError> {
 /// Options of `HSCAN`/`SSCAN`/`ZSCAN`: `[MATCH pattern] [COUNT count]`.
 pub(crate) fn scan_opts(args: &[Bytes]) -> Result<(Option<Bytes>, usize), CmdError> {
     let (mut pattern, mut count) = (None, 10usize);
-    let mut rest = args.iter();
+    let mut rest = Args::new(args);
     while let Some(a) = rest.next() {
-        let v = rest.next().ok_or_else(CmdError::syntax)?;
+        let v = rest.expect()?;
         if super::parse::is(a, "match") {
             pattern = Some(v.clone());
         } else if super::parse::is(a, "count") {

@@ -5,6 +5,7 @@ use std::sync::atomic::Ordering;
 use bytes::Bytes;
 use ferrum_proto::{Frame, Protocol};
 
+use super::args::Args;
 use super::error::{
     hello_option, kill_no_such_user, setinfo_chars, unknown_client_type, unrecognized_option,
     AUTH_NOT_SET, CACHING_NOT_TRACKING, CACHING_NO_NOT_OPTOUT, CACHING_YES_NOT_OPTIN,
@@ -86,15 +87,16 @@ pub(crate) fn hello(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         };
     }
     let mut name = None;
-    let mut rest = args.iter().skip(2);
+    let mut rest = Args::at(args, 2);
     while let Some(opt) = rest.next() {
         if is(opt, "auth") {
-            let (Some(user), Some(pass)) = (rest.next(), rest.next()) else {
+            let (user, pass) = (rest.next(), rest.next());
+            let (Some(user), Some(pass)) = (user, pass) else {
                 return Err(CmdError::syntax());
             };
             check_auth(ctx, user, pass)?;
         } else if is(opt, "setname") {
-            let n = rest.next().ok_or_else(CmdError::syntax)?;
+            let n = rest.expect()?;
             validate_name(n)?;
             name = Some(n.clone());
         } else {
@@ -433,16 +435,14 @@ fn client_unblock(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 /// [OPTOUT] [NOLOOP]`.
 fn client_tracking(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let mut mode = crate::tracking::Mode::default();
-    let mut i = 1;
-    while i < args.len() {
-        let more = i + 1 < args.len();
-        let a = &args[i];
+    let mut opts = Args::at(args, 1);
+    while let Some(a) = opts.next() {
+        let more = !opts.is_empty();
         if is(a, "redirect") && more {
-            i += 1;
             if mode.redirect != 0 {
                 return Err(CmdError::msg(TRACKING_ONE_REDIRECT));
             }
-            let id = int_arg(&args[i])?;
+            let id = opts.int()?;
             let found = u64::try_from(id)
                 .ok()
                 .and_then(|id| ctx.shared.clients.get(id));
@@ -459,12 +459,10 @@ fn client_tracking(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         } else if is(a, "noloop") {
             mode.noloop = true;
         } else if is(a, "prefix") && more {
-            i += 1;
-            mode.prefixes.push(args[i].clone());
+            mode.prefixes.push(opts.expect()?.clone());
         } else {
             return Err(CmdError::syntax());
         }
-        i += 1;
     }
     let id = ctx.conn.handle.id;
     if is(&args[0], "on") {

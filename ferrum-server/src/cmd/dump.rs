@@ -17,6 +17,7 @@ use ferrum_proto::Frame;
 use ferrum_store::types::{End, Hash, List, Set, ZSet};
 use ferrum_store::{Access, Millis, Value, ValueRef};
 
+use super::args::Args;
 use super::error::{
     BUSYKEY, DUMP_BAD_DATA, DUMP_BAD_PAYLOAD, DUMP_STREAM, RESTORE_FREQ, RESTORE_IDLETIME,
     RESTORE_TTL,
@@ -593,34 +594,28 @@ pub(crate) fn dump(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 pub(crate) fn restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let (mut replace, mut absttl) = (false, false);
     let (mut idle, mut freq): (Option<i64>, Option<i64>) = (None, None);
-    let mut j = 4;
-    while j < args.len() {
-        let more = j + 1 < args.len();
-        let a = &args[j];
+    let mut opts = Args::at(args, 4);
+    while let Some(a) = opts.next() {
+        let more = !opts.is_empty();
         if is(a, "replace") {
             replace = true;
         } else if is(a, "absttl") {
             absttl = true;
         } else if is(a, "idletime") && more && freq.is_none() {
-            let v =
-                parse_i64(&args[j + 1]).ok_or_else(|| CmdError::msg(super::error::NOT_INTEGER))?;
+            let v = opts.int()?;
             if v < 0 {
                 return Err(CmdError::msg(RESTORE_IDLETIME));
             }
             idle = Some(v);
-            j += 1;
         } else if is(a, "freq") && more && idle.is_none() {
-            let v =
-                parse_i64(&args[j + 1]).ok_or_else(|| CmdError::msg(super::error::NOT_INTEGER))?;
+            let v = opts.int()?;
             if !(0..=255).contains(&v) {
                 return Err(CmdError::msg(RESTORE_FREQ));
             }
             freq = Some(v);
-            j += 1;
         } else {
             return Err(CmdError::syntax());
         }
-        j += 1;
     }
     let ttl = parse_i64(&args[2]).ok_or_else(|| CmdError::msg(super::error::NOT_INTEGER))?;
     if ttl < 0 {

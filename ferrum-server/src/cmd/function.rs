@@ -5,6 +5,7 @@ use bytes::Bytes;
 use ferrum_proto::Frame;
 use ferrum_store::glob::glob_match;
 
+use super::args::Args;
 use super::dump::{function_codes, function_payload};
 use super::error::{
     function_unknown_argument, function_unknown_option, subcommand_syntax, BAD_FUNCTION_PAYLOAD,
@@ -129,21 +130,18 @@ fn delete(ctx: &mut Ctx<'_>, name: &Bytes) -> CmdResult {
 /// `FUNCTION LIST [LIBRARYNAME pattern] [WITHCODE]`
 fn list(ctx: &mut Ctx<'_>, rest: &[Bytes]) -> CmdResult {
     let (mut pattern, mut with_code) = (None, false);
-    let mut i = 0;
-    while i < rest.len() {
-        let arg = &rest[i];
+    let mut rest = Args::new(rest);
+    while let Some(arg) = rest.next() {
         if is(arg, "withcode") && !with_code {
             with_code = true;
         } else if is(arg, "libraryname") && pattern.is_none() {
-            i += 1;
             let p = rest
-                .get(i)
+                .next()
                 .ok_or_else(|| CmdError::msg(FUNCTION_LIST_NO_NAME))?;
             pattern = Some(p.clone());
         } else {
             return Err(CmdError::msg(function_unknown_argument(arg)));
         }
-        i += 1;
     }
     let engine = ctx.shared.scripting.engine();
     let libraries = engine

@@ -14,12 +14,13 @@ use bytes::Bytes;
 use ferrum_proto::Frame;
 use ferrum_store::types::ZSet;
 
+use super::args::Args;
 use super::coll::{read, read_in, store_in};
 use super::error::{
     geo_bad_pair, geo_exactly_one, geo_need_numeric, geo_store_with, COUNT_ABOVE_ZERO,
     GEO_ANY_NEEDS_COUNT, GEO_BOX_NEGATIVE, GEO_MEMBER_DECODE, GEO_RADIUS_NEGATIVE, GEO_UNIT,
 };
-use super::parse::{float_arg, int_arg, is};
+use super::parse::{float_arg, is};
 use super::{zset, CmdError, CmdResult, Ctx};
 
 const LAT_MIN: f64 = -85.051_128_78;
@@ -112,19 +113,18 @@ fn unit_factor(arg: &[u8]) -> Result<f64, CmdError> {
 /// `GEOADD key [NX | XX] [CH] longitude latitude member [...]`: a `ZADD`
 /// of each member at its geohash, as Redis rewrites it.
 pub(crate) fn geoadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let mut i = 2;
+    let mut opts = Args::at(args, 2);
     let (mut nx, mut xx) = (false, false);
-    while i < args.len() {
-        if is(&args[i], "nx") {
+    loop {
+        if opts.flag("nx") {
             nx = true;
-        } else if is(&args[i], "xx") {
+        } else if opts.flag("xx") {
             xx = true;
-        } else if !is(&args[i], "ch") {
+        } else if !opts.flag("ch") {
             break;
         }
-        i += 1;
     }
-    let triples = &args[i..];
+    let triples = opts.rest();
     if triples.is_empty() || triples.len() % 3 != 0 {
         return Err(CmdError::syntax());
     }
@@ -132,7 +132,7 @@ pub(crate) fn geoadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         // Unlike ZADD, Redis's GEOADD calls this a syntax error.
         return Err(CmdError::syntax());
     }
-    let mut zargs: Vec<Bytes> = args[..i].to_vec();
+    let mut zargs: Vec<Bytes> = args[..args.len() - triples.len()].to_vec();
     zargs[0] = Bytes::from_static(b"zadd");
     for t in triples.chunks_exact(3) {
         let (lon, lat) = lon_lat(&t[..2])?;
@@ -569,11 +569,9 @@ fn parse(z: Option<&ZSet>, args: &[Bytes], kind: Kind) -> Result<Query, CmdError
         Kind::Radius { ro: true } | Kind::ByMember { ro: true }
     );
     let (mut from_member, mut from_loc, mut by_radius, mut by_box) = (false, false, false, false);
-    let rest = &args[base..];
-    let mut i = 0;
-    while i < rest.len() {
-        let a = &rest[i];
-        let left = rest.len() - i - 1;
+    let mut rest = Args::at(args, base);
+    while let Some(a) = rest.next() {
+        let left = rest.remaining();
         if is(a, "withdist") {
             q.with_dist = true;
         } else if is(a, "withhash") {
@@ -587,47 +585,42 @@ fn parse(z: Option<&ZSet>, args: &[Bytes], kind: Kind) -> Result<Query, CmdError
         } else if is(a, "desc") {
             q.sort = Some(false);
         } else if is(a, "count") && left >= 1 {
-            let n = int_arg(&rest[i + 1])?;
+            let n = rest.int()?;
             if n <= 0 {
                 return Err(CmdError::msg(COUNT_ABOVE_ZERO));
             }
             q.count = n as usize;
-            i += 1;
         } else if (is(a, "store") || is(a, "storedist")) && left >= 1 && !nostore && !search {
-            q.store = Some(rest[i + 1].clone());
+            q.store = Some(rest.expect()?.clone());
             q.store_dist = is(a, "storedist");
-            i += 1;
         } else if is(a, "storedist") && kind == Kind::SearchStore {
             q.store_dist = true;
         } else if is(a, "frommember") && left >= 1 && search && !from_loc {
+            let member = rest.expect()?;
             if let Some(z) = z {
-                center = Some(member_pos(z, &rest[i + 1])?);
+                center = Some(member_pos(z, member)?);
             }
             from_member = true;
-            i += 1;
         } else if is(a, "fromlonlat") && left >= 2 && search && !from_member {
-            center = Some(lon_lat(&rest[i + 1..i + 3])?);
+            center = Some(lon_lat(rest.next_n(2)?)?);
             from_loc = true;
-            i += 2;
         } else if is(a, "byradius") && left >= 2 && search && !by_box {
-            let (r, c) = radius_unit(&rest[i + 1..i + 3])?;
+            let (r, c) = radius_unit(rest.next_n(2)?)?;
             (area, conv) = (Some(Area::Radius(r)), c);
             by_radius = true;
-            i += 2;
         } else if is(a, "bybox") && left >= 3 && search && !by_radius {
-            let width = need_float(&rest[i + 1], "width")?;
-            let height = need_float(&rest[i + 2], "height")?;
+            let [w, h, unit] = rest.take_array()?;
+            let width = need_float(w, "width")?;
+            let height = need_float(h, "height")?;
             if width < 0.0 || height < 0.0 {
                 return Err(CmdError::msg(GEO_BOX_NEGATIVE));
             }
-            conv = unit_factor(&rest[i + 3])?;
+            conv = unit_factor(unit)?;
             area = Some(Area::Box { width, height });
             by_box = true;
-            i += 3;
         } else {
             return Err(CmdError::syntax());
         }
-        i += 1;
     }
     if q.store.is_some() && (q.with_dist || q.with_hash || q.with_coord) {
         let what = if kind == Kind::SearchStore {

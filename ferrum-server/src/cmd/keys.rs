@@ -6,6 +6,7 @@ use ferrum_proto::Frame;
 use ferrum_store::glob::glob_match;
 use ferrum_store::{Access, ValueKind};
 
+use super::args::Args;
 use super::error::{NO_SUCH_KEY, OBJECT_FREQ_NOT_LFU, OBJECT_IDLETIME_LFU};
 use super::parse::{db_arg, is, parse_i64};
 use super::{CmdError, CmdResult, Ctx};
@@ -111,13 +112,12 @@ pub(crate) fn renamenx(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 /// `COPY source destination [DB destination-db] [REPLACE]`
 pub(crate) fn copy(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let (mut dst_db, mut replace) = (ctx.db(), false);
-    let mut rest = args[3..].iter();
+    let mut rest = Args::at(args, 3);
     while let Some(a) = rest.next() {
         if is(a, "replace") {
             replace = true;
         } else if is(a, "db") {
-            let n = rest.next().ok_or_else(CmdError::syntax)?;
-            dst_db = db_arg(n, ctx.store().databases())?;
+            dst_db = db_arg(rest.expect()?, ctx.store().databases())?;
         } else {
             return Err(CmdError::syntax());
         }
@@ -194,9 +194,9 @@ pub(crate) fn keys(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 pub(crate) fn scan(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let cursor = super::coll::cursor_arg(&args[1])?;
     let (mut pattern, mut count, mut kind) = (None, 10usize, None);
-    let mut rest = args[2..].iter();
+    let mut rest = Args::at(args, 2);
     while let Some(a) = rest.next() {
-        let v = rest.next().ok_or_else(CmdError::syntax)?;
+        let v = rest.expect()?;
         if is(a, "match") {
             pattern = Some(v.clone());
         } else if is(a, "count") {

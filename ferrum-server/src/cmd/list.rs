@@ -8,6 +8,7 @@ use ferrum_proto::Frame;
 use ferrum_store::types::{End, List};
 use ferrum_store::{Access, Locked, Millis, Shard, StoreError};
 
+use super::args::Args;
 use super::coll::{bulks, check_type, positive_count, read, write, write_count, write_in};
 use super::error::{INDEX_RANGE, NO_SUCH_KEY};
 use super::error::{LPOS_COUNT_NEGATIVE, LPOS_MAXLEN_NEGATIVE, LPOS_RANK_ZERO};
@@ -160,9 +161,9 @@ pub(crate) fn ltrim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 /// `LPOS key element [RANK rank] [COUNT num-matches] [MAXLEN len]`
 pub(crate) fn lpos(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let (mut rank, mut count, mut maxlen) = (1i64, None, 0usize);
-    let mut rest = args[3..].iter();
+    let mut rest = Args::at(args, 3);
     while let Some(opt) = rest.next() {
-        let v = rest.next().ok_or_else(CmdError::syntax)?;
+        let v = rest.expect()?;
         if is(opt, "rank") {
             rank = int_arg(v)?;
             if rank == 0 {

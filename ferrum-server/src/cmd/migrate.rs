@@ -25,6 +25,7 @@ use bytes::{Bytes, BytesMut};
 use ferrum_proto::{Frame, Protocol};
 use ferrum_store::{Access, Entry, Millis};
 
+use super::args::Args;
 use super::parse::{is, parse_i64};
 use super::{dump, error, CmdError, CmdResult, Ctx};
 use crate::migrate::Link;
@@ -230,31 +231,27 @@ impl<'a> Migrate<'a> {
             password: None,
             keys: &args[3..4],
         };
-        let mut j = 6;
-        while j < args.len() {
-            let more = args.len() - 1 - j;
-            let a = &args[j];
+        let mut opts = Args::at(args, 6);
+        while let Some(a) = opts.next() {
+            let more = opts.remaining();
             if is(a, "copy") {
                 m.copy = true;
             } else if is(a, "replace") {
                 m.replace = true;
             } else if is(a, "auth") && more >= 1 {
-                m.password = Some(&args[j + 1]);
-                j += 1;
+                m.password = Some(opts.expect()?);
             } else if is(a, "auth2") && more >= 2 {
-                m.username = Some(&args[j + 1]);
-                m.password = Some(&args[j + 2]);
-                j += 2;
+                m.username = Some(opts.expect()?);
+                m.password = Some(opts.expect()?);
             } else if is(a, "keys") {
                 if !args[3].is_empty() {
                     return Err(CmdError::msg(error::MIGRATE_KEYS_NOT_EMPTY));
                 }
-                m.keys = &args[j + 1..];
+                m.keys = opts.take_rest();
                 break;
             } else {
                 return Err(CmdError::syntax());
             }
-            j += 1;
         }
         let not_integer = || CmdError::msg(error::NOT_INTEGER);
         let timeout = parse_i64(&args[5]).ok_or_else(not_integer)?;

@@ -14,6 +14,7 @@
 //! [`execute`] folds both into its [`Reply`].
 
 pub(crate) mod acl;
+mod args;
 mod bitops;
 mod blocking;
 pub(crate) mod category;
@@ -65,12 +66,12 @@ use crate::client::ConnState;
 use crate::shared::Shared;
 
 pub(crate) use blocking::{retry as retry_blocked, unblocked_reply, BlockOp, BlockSpec};
-pub(crate) use category::SUBCOMMANDS;
 pub(crate) use error::{CmdError, CmdResult, MAX_CLIENTS, PROTECTED_MODE_DENIED};
 pub(crate) use latency::{Histograms, Latency};
 pub(crate) use server::policy_of;
 pub(crate) use slowlog::SlowLog;
 pub(crate) use table::COMMANDS;
+pub(crate) use table::SUBCOMMANDS;
 
 /// Command flags, as `COMMAND INFO` reports them.
 pub(crate) mod flag {

@@ -8,9 +8,12 @@ use ferrum_proto::Frame;
 use ferrum_store::glob::glob_match;
 use ferrum_store::{PolicyConfig, PolicyKind};
 
+use super::category::SubcommandSpec;
 use super::error::{CONFIG_NO_FILE, DEBUG_NOT_ALLOWED, SWAPDB_FIRST, SWAPDB_SECOND};
 use super::parse::{int_arg, int_in_range, is};
-use super::{category, flag, getkeys, lookup, CmdError, CmdResult, CommandSpec, Ctx, COMMANDS};
+use super::{
+    category, flag, getkeys, lookup, CmdError, CmdResult, CommandSpec, Ctx, COMMANDS, SUBCOMMANDS,
+};
 
 pub(crate) fn dbsize(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     let db = ctx.db();
@@ -347,13 +350,68 @@ pub(crate) fn policy_of(config: &crate::config::Config) -> (PolicyKind, PolicyCo
     (kind, pc)
 }
 
-/// One command's `COMMAND INFO` entry, in Redis 7's ten-element shape.
-fn command_info(c: &CommandSpec) -> Frame {
-    let mut flags: Vec<Frame> = flag::NAMES
+/// What `COMMAND INFO` and `COMMAND DOCS` name: a command's row, or a
+/// subcommand's (`config|get`, any case), as in Redis 7.
+#[derive(Clone, Copy)]
+enum Named {
+    Command(&'static CommandSpec),
+    Sub(&'static SubcommandSpec),
+}
+
+fn named(name: &[u8]) -> Option<Named> {
+    if let Some(c) = lookup(name) {
+        return Some(Named::Command(c));
+    }
+    SUBCOMMANDS
         .iter()
-        .filter(|(bit, _)| c.has(*bit))
+        .find(|s| s.full_name.as_bytes().eq_ignore_ascii_case(name))
+        .map(Named::Sub)
+}
+
+fn flag_names(flags: u16) -> Vec<Frame> {
+    flag::NAMES
+        .iter()
+        .filter(|(bit, _)| flags & bit != 0)
         .map(|(_, name)| Frame::simple(name))
-        .collect();
+        .collect()
+}
+
+/// The fields of a `COMMAND INFO` entry, in Redis 7's ten-element shape.
+struct InfoEntry {
+    name: &'static str,
+    arity: i32,
+    flags: Vec<Frame>,
+    keys: (i32, i32, i32),
+    categories: u32,
+    tips: &'static [&'static str],
+    key_specs: Vec<Frame>,
+    subcommands: Vec<Frame>,
+}
+
+impl InfoEntry {
+    fn frame(self) -> Frame {
+        Frame::Array(vec![
+            Frame::bulk(self.name),
+            Frame::Integer(i64::from(self.arity)),
+            Frame::Set(self.flags),
+            Frame::Integer(i64::from(self.keys.0)),
+            Frame::Integer(i64::from(self.keys.1)),
+            Frame::Integer(i64::from(self.keys.2)),
+            Frame::Set(
+                category::names_of(self.categories)
+                    .map(Frame::bulk)
+                    .collect(),
+            ),
+            Frame::Set(self.tips.iter().map(|t| Frame::bulk(*t)).collect()),
+            Frame::Set(self.key_specs),
+            Frame::Array(self.subcommands),
+        ])
+    }
+}
+
+/// One command's `COMMAND INFO` entry, its subcommands' entries last.
+fn command_info(c: &'static CommandSpec) -> Frame {
+    let mut flags = flag_names(c.flags);
     // Commands whose keys the first/last/step triple cannot describe.
     if MOVABLE_KEYS.contains(&c.name) {
         flags.push(Frame::simple("movablekeys"));
@@ -364,25 +422,55 @@ fn command_info(c: &CommandSpec) -> Frame {
     } else {
         (&[][..], Vec::new())
     };
-    Frame::Array(vec![
-        Frame::bulk(c.name),
-        Frame::Integer(i64::from(c.arity)),
-        Frame::Set(flags),
-        Frame::Integer(i64::from(c.first_key)),
-        Frame::Integer(i64::from(c.last_key)),
-        Frame::Integer(i64::from(c.step)),
-        Frame::Set(category::names_of(c.categories).map(Frame::bulk).collect()),
-        Frame::Set(tips.iter().map(|t| Frame::bulk(*t)).collect()),
-        Frame::Set(key_specs),
-        Frame::Array(Vec::new()),
-    ])
+    InfoEntry {
+        name: c.name,
+        arity: c.arity,
+        flags,
+        keys: (c.first_key, c.last_key, c.step),
+        categories: c.categories,
+        tips,
+        key_specs,
+        subcommands: category::subcommands_of(c)
+            .map(|(_, s)| subcommand_info(s))
+            .collect(),
+    }
+    .frame()
 }
 
-fn command_docs(c: &CommandSpec) -> Frame {
-    Frame::Map(vec![
+fn subcommand_info(s: &'static SubcommandSpec) -> Frame {
+    InfoEntry {
+        name: s.full_name,
+        arity: s.arity,
+        flags: flag_names(s.flags),
+        keys: s.keys,
+        categories: s.categories,
+        tips: &[],
+        key_specs: Vec::new(),
+        subcommands: Vec::new(),
+    }
+    .frame()
+}
+
+fn command_docs(c: &'static CommandSpec) -> Frame {
+    let mut docs = vec![
         (Frame::bulk("summary"), Frame::bulk(c.summary)),
         (Frame::bulk("since"), Frame::bulk("1.0.0")),
         (Frame::bulk("group"), Frame::bulk(c.group)),
+    ];
+    let subs: Vec<(Frame, Frame)> = category::subcommands_of(c)
+        .map(|(_, s)| (Frame::bulk(s.full_name), subcommand_docs(s, c.group)))
+        .collect();
+    if !subs.is_empty() {
+        docs.push((Frame::bulk("subcommands"), Frame::Map(subs)));
+    }
+    Frame::Map(docs)
+}
+
+fn subcommand_docs(s: &SubcommandSpec, group: &'static str) -> Frame {
+    Frame::Map(vec![
+        (Frame::bulk("summary"), Frame::bulk(s.summary)),
+        (Frame::bulk("since"), Frame::bulk(s.since)),
+        (Frame::bulk("group"), Frame::bulk(group)),
     ])
 }
 
@@ -487,9 +575,6 @@ pub(crate) fn command(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let Some(sub) = args.get(1) else {
         return Ok(Frame::Array(COMMANDS.iter().map(command_info).collect()));
     };
-    let named = |names: &[Bytes]| -> Vec<Option<&'static CommandSpec>> {
-        names.iter().map(|n| lookup(n)).collect()
-    };
     if is(sub, "count") {
         Ok(Frame::Integer(COMMANDS.len() as i64))
     } else if is(sub, "list") {
@@ -499,21 +584,31 @@ pub(crate) fn command(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             return Ok(Frame::Array(COMMANDS.iter().map(command_info).collect()));
         }
         Ok(Frame::Array(
-            named(&args[2..])
-                .into_iter()
-                .map(|c| c.map_or(Frame::NullArray, command_info))
+            args[2..]
+                .iter()
+                .map(|n| match named(n) {
+                    Some(Named::Command(c)) => command_info(c),
+                    Some(Named::Sub(s)) => subcommand_info(s),
+                    None => Frame::NullArray,
+                })
                 .collect(),
         ))
     } else if is(sub, "docs") {
-        let specs: Vec<&CommandSpec> = if args.len() == 2 {
-            COMMANDS.iter().collect()
+        let specs: Vec<Named> = if args.len() == 2 {
+            COMMANDS.iter().map(Named::Command).collect()
         } else {
-            named(&args[2..]).into_iter().flatten().collect()
+            args[2..].iter().filter_map(|n| named(n)).collect()
         };
         Ok(Frame::Map(
             specs
                 .into_iter()
-                .map(|c| (Frame::bulk(c.name), command_docs(c)))
+                .map(|n| match n {
+                    Named::Command(c) => (Frame::bulk(c.name), command_docs(c)),
+                    Named::Sub(s) => {
+                        let group = lookup(s.container().as_bytes()).map_or("", |c| c.group);
+                        (Frame::bulk(s.full_name), subcommand_docs(s, group))
+                    }
+                })
                 .collect(),
         ))
     } else if is(sub, "getkeys") || is(sub, "getkeysandflags") {

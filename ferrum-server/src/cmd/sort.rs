@@ -17,9 +17,10 @@ use ferrum_proto::Frame;
 use ferrum_store::types::{Hash, List, Set, ZSet};
 use ferrum_store::{Access, Locked, Millis, Typed, ValueRef};
 
+use super::args::Args;
 use super::coll::store_in;
-use super::error::{NOT_INTEGER, SORT_NOT_DOUBLE};
-use super::parse::{is, parse_i64};
+use super::error::SORT_NOT_DOUBLE;
+use super::parse::is;
 use super::{CmdError, CmdResult, Ctx};
 
 /// The parsed options of one call.
@@ -38,9 +39,9 @@ struct Opts {
 /// `GET` patterns need, as in Redis.
 fn parse(args: &[Bytes], read_only: bool, read_all: bool) -> Result<Opts, CmdError> {
     let mut o = Opts::default();
-    let mut j = 2;
-    while j < args.len() {
-        let (a, left) = (&args[j], args.len() - j - 1);
+    let mut args = Args::at(args, 2);
+    while let Some(a) = args.next() {
+        let left = args.remaining();
         if is(a, "asc") {
             o.desc = false;
         } else if is(a, "desc") {
@@ -48,31 +49,25 @@ fn parse(args: &[Bytes], read_only: bool, read_all: bool) -> Result<Opts, CmdErr
         } else if is(a, "alpha") {
             o.alpha = true;
         } else if is(a, "limit") && left >= 2 {
-            let n = |b: &Bytes| parse_i64(b).ok_or_else(|| CmdError::msg(NOT_INTEGER));
-            o.limit = Some((n(&args[j + 1])?, n(&args[j + 2])?));
-            j += 2;
+            o.limit = Some((args.int()?, args.int()?));
         } else if is(a, "store") && left >= 1 && !read_only {
-            o.store = Some(args[j + 1].clone());
-            j += 1;
+            o.store = Some(args.expect()?.clone());
         } else if is(a, "by") && left >= 1 {
-            let p = args[j + 1].clone();
+            let p = args.expect()?.clone();
             // A pattern without `*` names no key per element: don't sort.
             o.dont_sort = !p.contains(&b'*');
             if !o.dont_sort && !read_all {
                 return Err(CmdError::msg(super::error::acl::SORT_BY));
             }
             o.by = Some(p);
-            j += 1;
         } else if is(a, "get") && left >= 1 {
             if !read_all {
                 return Err(CmdError::msg(super::error::acl::SORT_GET));
             }
-            o.gets.push(args[j + 1].clone());
-            j += 1;
+            o.gets.push(args.expect()?.clone());
         } else {
             return Err(CmdError::syntax());
         }
-        j += 1;
     }
     Ok(o)
 }

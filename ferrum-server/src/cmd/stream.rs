@@ -7,6 +7,7 @@ use bytes::Bytes;
 use ferrum_proto::Frame;
 use ferrum_store::types::{AddError, EncodingLimits, Group, IdSpec, Stream, StreamId, Trim};
 
+use super::args::Args;
 use super::coll::{read, write};
 use super::error::{
     nogroup_for_key, subcommand_syntax, NO_SUCH_KEY, STREAM_ID, STREAM_INTERVAL_START,
@@ -28,23 +29,17 @@ fn id_arg(b: &[u8], default_seq: u64) -> Result<StreamId, CmdError> {
     StreamId::parse(b, default_seq).ok_or_else(|| CmdError::msg(STREAM_ID))
 }
 
-/// Parses a trim clause at `args[*i]` if there is one, advancing `i`.
-fn parse_trim(args: &[Bytes], i: &mut usize) -> Result<Option<TrimArgs>, CmdError> {
-    let maxlen = is(&args[*i], "maxlen");
-    if !maxlen && !is(&args[*i], "minid") {
+/// Takes a trim clause from `args` if one is next.
+fn parse_trim(args: &mut Args<'_>) -> Result<Option<TrimArgs>, CmdError> {
+    let maxlen = args.flag("maxlen");
+    if !maxlen && !args.flag("minid") {
         return Ok(None);
     }
-    *i += 1;
-    let mut approx = false;
-    match args.get(*i) {
-        Some(a) if &a[..] == b"~" => {
-            approx = true;
-            *i += 1;
-        }
-        Some(a) if &a[..] == b"=" => *i += 1,
-        _ => {}
+    let approx = args.flag("~");
+    if !approx {
+        args.flag("=");
     }
-    let t = args.get(*i).ok_or_else(CmdError::syntax)?;
+    let t = args.expect()?;
     let how = if maxlen {
         match parse_i64(t) {
             Some(n) if n >= 0 => Trim::MaxLen(n as usize),
@@ -54,10 +49,9 @@ fn parse_trim(args: &[Bytes], i: &mut usize) -> Result<Option<TrimArgs>, CmdErro
     } else {
         Trim::MinId(id_arg(t, 0)?)
     };
-    *i += 1;
     let mut limit = if approx { default_trim_limit() } else { 0 };
-    if args.get(*i).is_some_and(|a| is(a, "limit")) {
-        let n = int_arg(args.get(*i + 1).ok_or_else(CmdError::syntax)?)?;
+    if args.flag("limit") {
+        let n = args.int()?;
         if n < 0 {
             return Err(CmdError::msg(XADD_LIMIT_NEGATIVE));
         }
@@ -65,7 +59,6 @@ fn parse_trim(args: &[Bytes], i: &mut usize) -> Result<Option<TrimArgs>, CmdErro
             return Err(CmdError::msg(XADD_LIMIT_NOT_APPROX));
         }
         limit = n as usize;
-        *i += 2;
     }
     Ok(Some(TrimArgs { how, approx, limit }))
 }
@@ -86,21 +79,18 @@ fn id_frame(id: StreamId) -> Frame {
 
 /// `XADD key [NOMKSTREAM] [MAXLEN|MINID [=|~] threshold [LIMIT count]] *|id field value [field value ...]`
 pub(crate) fn xadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let (mut i, mut nomkstream, mut trim) = (2, false, None);
-    while i < args.len() {
-        if is(&args[i], "nomkstream") {
+    let (mut opts, mut nomkstream, mut trim) = (Args::at(args, 2), false, None);
+    loop {
+        if opts.flag("nomkstream") {
             nomkstream = true;
-            i += 1;
-        } else if let Some(t) = parse_trim(args, &mut i)? {
+        } else if let Some(t) = parse_trim(&mut opts)? {
             trim = Some(t);
         } else {
             break;
         }
     }
-    let Some(id_text) = args.get(i) else {
-        return Err(CmdError::syntax());
-    };
-    let fields = &args[i + 1..];
+    let id_text = opts.expect()?;
+    let fields = opts.rest();
     if fields.is_empty() || fields.len() % 2 != 0 {
         return Err(CmdError::Arity("xadd".to_owned()));
     }
@@ -208,13 +198,11 @@ pub(crate) fn xdel(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 /// `XTRIM key MAXLEN|MINID [=|~] threshold [LIMIT count]`
 pub(crate) fn xtrim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let mut i = 2;
-    let Some(t) = parse_trim(args, &mut i)? else {
+    let mut opts = Args::at(args, 2);
+    let Some(t) = parse_trim(&mut opts)? else {
         return Err(CmdError::syntax());
     };
-    if i != args.len() {
-        return Err(CmdError::syntax());
-    }
+    opts.finish()?;
     let n = write(ctx, &args[1], false, |s: &mut Stream| {
         s.trim(t.how, t.approx, t.limit)
     })?;
@@ -275,24 +263,22 @@ pub(crate) fn xread_reply(served: Vec<Frame>, resp3: bool) -> Frame {
 /// `XREAD [COUNT count] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]`
 pub(crate) fn xread(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let (mut count, mut block, mut streams) = (usize::MAX, None, None);
-    let mut i = 1;
-    while i < args.len() {
-        let more = i + 1 < args.len();
-        if is(&args[i], "block") && more {
-            block = Some(timeout_ms(&args[i + 1])?);
-            i += 2;
-        } else if is(&args[i], "count") && more {
-            let n = int_arg(&args[i + 1])?;
+    let mut opts = Args::at(args, 1);
+    while let Some(a) = opts.next() {
+        let more = !opts.is_empty();
+        if is(a, "block") && more {
+            block = Some(timeout_ms(opts.expect()?)?);
+        } else if is(a, "count") && more {
+            let n = opts.int()?;
             count = if n <= 0 { usize::MAX } else { n as usize };
-            i += 2;
-        } else if is(&args[i], "streams") && more {
-            streams = Some(i + 1);
+        } else if is(a, "streams") && more {
+            streams = Some(opts.take_rest());
             break;
         } else {
             return Err(CmdError::syntax());
         }
     }
-    let (keys, ids) = stream_list(args, streams)?;
+    let (keys, ids) = stream_list(streams)?;
     let mut after = Vec::with_capacity(ids.len());
     for (key, id) in keys.iter().zip(ids) {
         let last = read(ctx, key, |s: &Stream| s.last_id())?;
@@ -324,17 +310,17 @@ pub(crate) fn xread(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 pub(crate) fn xsetid(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let id = id_arg(&args[2], 0)?;
     let (mut added, mut max_del) = (None, None);
-    let mut i = 3;
-    while i < args.len() {
-        let more = i + 1 < args.len();
-        if is(&args[i], "entriesadded") && more {
-            let n = int_arg(&args[i + 1])?;
+    let mut opts = Args::at(args, 3);
+    while let Some(a) = opts.next() {
+        let more = !opts.is_empty();
+        if is(a, "entriesadded") && more {
+            let n = opts.int()?;
             if n < 0 {
                 return Err(CmdError::msg(XSETID_ADDED_NEGATIVE));
             }
             added = Some(n as u64);
-        } else if is(&args[i], "maxdeletedid") && more {
-            let m = id_arg(&args[i + 1], 0)?;
+        } else if is(a, "maxdeletedid") && more {
+            let m = id_arg(opts.expect()?, 0)?;
             if id < m {
                 return Err(CmdError::msg(XSETID_BELOW_MAX_DELETED));
             }
@@ -342,7 +328,6 @@ pub(crate) fn xsetid(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         } else {
             return Err(CmdError::syntax());
         }
-        i += 2;
     }
     let done = write(ctx, &args[1], false, |s: &mut Stream| {
         if let Some(top) = s.last_entry_id() {
@@ -576,16 +561,12 @@ fn stream_info(s: &Stream, opts: &[Bytes]) -> CmdResult {
     Ok(Frame::Map(out))
 }
 
-/// The `STREAMS key ... id ...` tail of `XREAD`/`XREADGROUP`, whose first key
-/// is at `streams` (`None`: no `STREAMS` option), split into keys and IDs.
-pub(super) fn stream_list(
-    args: &[Bytes],
-    streams: Option<usize>,
-) -> Result<(&[Bytes], &[Bytes]), CmdError> {
-    let Some(first) = streams else {
+/// The `STREAMS key ... id ...` tail of `XREAD`/`XREADGROUP`, the arguments
+/// after `STREAMS` (`None`: no `STREAMS` option), split into keys and IDs.
+pub(super) fn stream_list(streams: Option<&[Bytes]>) -> Result<(&[Bytes], &[Bytes]), CmdError> {
+    let Some(rest) = streams else {
         return Err(CmdError::syntax());
     };
-    let rest = &args[first..];
     if rest.len() % 2 != 0 {
         return Err(CmdError::msg(XREAD_UNBALANCED));
     }

@@ -4,7 +4,8 @@ use bytes::Bytes;
 use ferrum_proto::Frame;
 use ferrum_store::{Access, Millis, Shard, StoreError, Value};
 
-use super::error::{invalid_expire_time, DECREMENT_OVERFLOW, OFFSET_RANGE, SYNTAX};
+use super::args::Args;
+use super::error::{invalid_expire_time, DECREMENT_OVERFLOW, OFFSET_RANGE};
 use super::parse::{f64_bytes, float_arg, i64_bytes, int_arg, is, parse_f64, parse_i64};
 use super::{CmdError, CmdResult, Ctx};
 
@@ -76,9 +77,8 @@ impl SetOptions {
 
     fn parse(args: &[Bytes]) -> Result<SetOptions, CmdError> {
         let mut o = SetOptions::default();
-        let mut i = 0;
-        while i < args.len() {
-            let a = &args[i];
+        let mut args = Args::new(args);
+        while let Some(a) = args.next() {
             let has_expire = o.expire.is_some() || o.keepttl;
             if is(a, "nx") && !o.xx {
                 o.nx = true;
@@ -89,13 +89,10 @@ impl SetOptions {
             } else if is(a, "keepttl") && !has_expire {
                 o.keepttl = true;
             } else if ["ex", "px", "exat", "pxat"].iter().any(|u| is(a, u)) && !has_expire {
-                let n = args.get(i + 1).ok_or_else(|| CmdError::msg(SYNTAX))?;
-                o.expire = Some(ExpireArg::parse(a, n, "set")?);
-                i += 1;
+                o.expire = Some(ExpireArg::parse(a, args.expect()?, "set")?);
             } else {
-                return Err(CmdError::msg(SYNTAX));
+                return Err(CmdError::syntax());
             }
-            i += 1;
         }
         Ok(o)
     }
@@ -482,22 +479,19 @@ pub(crate) fn setrange(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 /// Redis's dynamic programme and backtrack, so ties resolve as in Redis.
 pub(crate) fn lcs(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let (mut len_only, mut idx, mut with_len, mut min_len) = (false, false, false, 0i64);
-    let mut i = 3;
-    while i < args.len() {
-        let a = &args[i];
+    let mut opts = Args::new(&args[3..]);
+    while let Some(a) = opts.next() {
         if is(a, "len") {
             len_only = true;
         } else if is(a, "idx") {
             idx = true;
         } else if is(a, "withmatchlen") {
             with_len = true;
-        } else if is(a, "minmatchlen") && i + 1 < args.len() {
-            min_len = int_arg(&args[i + 1])?.max(0);
-            i += 1;
+        } else if is(a, "minmatchlen") {
+            min_len = opts.int()?.max(0);
         } else {
             return Err(CmdError::syntax());
         }
-        i += 1;
     }
     if len_only && idx {
         return Err(CmdError::msg(super::error::LCS_LEN_AND_IDX));
@@ -595,6 +589,7 @@ pub(crate) fn lcs(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cmd::error::SYNTAX;
 
     fn args(v: &[&'static str]) -> Vec<Bytes> {
         v.iter().map(|s| Bytes::from_static(s.as_bytes())).collect()

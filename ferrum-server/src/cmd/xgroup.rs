@@ -9,6 +9,7 @@ use bytes::Bytes;
 use ferrum_proto::Frame;
 use ferrum_store::types::{Claim, Group, GroupEntry, Stream, StreamId};
 
+use super::args::Args;
 use super::coll::{read, write};
 use super::error::{
     invalid_min_idle, invalid_xclaim_option, nogroup_for_key, nogroup_no_key,
@@ -54,18 +55,16 @@ const XGROUP_HELP: &[&str] = &[
 /// `[ENTRIESREAD n]` (and MKSTREAM for CREATE) after the ID.
 fn group_opts(opts: &[Bytes], create: bool) -> Result<(bool, Option<u64>), CmdError> {
     let (mut mkstream, mut read) = (false, None);
-    let mut i = 0;
-    while i < opts.len() {
-        if create && is(&opts[i], "mkstream") {
+    let mut opts = Args::new(opts);
+    while let Some(a) = opts.next() {
+        if create && is(a, "mkstream") {
             mkstream = true;
-            i += 1;
-        } else if is(&opts[i], "entriesread") && i + 1 < opts.len() {
-            let n = int_arg(&opts[i + 1])?;
+        } else if is(a, "entriesread") && !opts.is_empty() {
+            let n = opts.int()?;
             if n < -1 {
                 return Err(CmdError::msg(XGROUP_ENTRIESREAD));
             }
             read = (n >= 0).then_some(n as u64);
-            i += 2;
         } else {
             return Err(CmdError::syntax());
         }
@@ -217,30 +216,27 @@ pub(crate) fn read_new(
 pub(crate) fn xreadgroup(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let (mut count, mut block, mut noack, mut streams, mut group) =
         (usize::MAX, None, false, None, None);
-    let mut i = 1;
-    while i < args.len() {
-        let more = args.len() - i - 1;
-        if is(&args[i], "block") && more >= 1 {
-            block = Some(timeout_ms(&args[i + 1])?);
-            i += 2;
-        } else if is(&args[i], "count") && more >= 1 {
-            let n = int_arg(&args[i + 1])?;
+    let mut opts = Args::at(args, 1);
+    while let Some(a) = opts.next() {
+        let more = opts.remaining();
+        if is(a, "block") && more >= 1 {
+            block = Some(timeout_ms(opts.expect()?)?);
+        } else if is(a, "count") && more >= 1 {
+            let n = opts.int()?;
             count = if n <= 0 { usize::MAX } else { n as usize };
-            i += 2;
-        } else if is(&args[i], "streams") && more >= 1 {
-            streams = Some(i + 1);
+        } else if is(a, "streams") && more >= 1 {
+            streams = Some(opts.take_rest());
             break;
-        } else if is(&args[i], "group") && more >= 2 {
-            group = Some((args[i + 1].clone(), args[i + 2].clone()));
-            i += 3;
-        } else if is(&args[i], "noack") {
+        } else if is(a, "group") && more >= 2 {
+            let (g, c) = (opts.expect()?, opts.expect()?);
+            group = Some((g.clone(), c.clone()));
+        } else if is(a, "noack") {
             noack = true;
-            i += 1;
         } else {
             return Err(CmdError::syntax());
         }
     }
-    let (keys, ids) = super::stream::stream_list(args, streams)?;
+    let (keys, ids) = super::stream::stream_list(streams)?;
     let Some((gname, cname)) = group else {
         return Err(CmdError::msg(XREADGROUP_NO_GROUP));
     };
@@ -448,44 +444,35 @@ pub(crate) fn xclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         time: now,
         ..Claim::default()
     };
-    let mut j = 5;
+    let mut opts = Args::at(args, 5);
     let mut ids = Vec::new();
-    while j < args.len() {
-        match StreamId::parse(&args[j], 0) {
-            Some(id) => ids.push(id),
-            None => break,
-        }
-        j += 1;
+    while let Some(id) = opts.peek().and_then(|a| StreamId::parse(a, 0)) {
+        ids.push(id);
+        opts.next();
     }
     let opt_int = |a: &Bytes, what: &str| {
         parse_i64(a).ok_or_else(|| CmdError::msg(invalid_xclaim_option(what)))
     };
     let mut time = None;
-    while j < args.len() {
-        let more = j + 1 < args.len();
-        let a = &args[j];
+    while let Some(a) = opts.next() {
+        let more = !opts.is_empty();
         if is(a, "force") {
             o.force = true;
         } else if is(a, "justid") {
             o.justid = true;
         } else if is(a, "idle") && more {
-            j += 1;
-            time = Some(now as i64 - opt_int(&args[j], "IDLE")?);
+            time = Some(now as i64 - opt_int(opts.expect()?, "IDLE")?);
         } else if is(a, "time") && more {
-            j += 1;
-            time = Some(opt_int(&args[j], "TIME")?);
+            time = Some(opt_int(opts.expect()?, "TIME")?);
         } else if is(a, "retrycount") && more {
-            j += 1;
             // A negative count, as in Redis, is as good as none.
-            let n = opt_int(&args[j], "RETRYCOUNT")?;
+            let n = opt_int(opts.expect()?, "RETRYCOUNT")?;
             o.retry = u64::try_from(n).ok();
         } else if is(a, "lastid") && more {
-            j += 1;
-            o.last_id = Some(id_arg(&args[j])?);
+            o.last_id = Some(id_arg(opts.expect()?)?);
         } else {
             return Err(CmdError::msg(unknown_xclaim_option(a)));
         }
-        j += 1;
     }
     if let Some(t) = time {
         // A time in the future or before the epoch means now, as in Redis.
@@ -510,18 +497,16 @@ pub(crate) fn xautoclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let min = min_idle(&args[4], "XAUTOCLAIM")?;
     let start = super::stream::range_end(&args[5], true)?;
     let (mut count, mut justid) = (100usize, false);
-    let mut j = 6;
-    while j < args.len() {
-        if is(&args[j], "count") && j + 1 < args.len() {
-            let n = parse_i64(&args[j + 1]).ok_or_else(|| CmdError::msg(COUNT_ABOVE_ZERO))?;
+    let mut opts = Args::at(args, 6);
+    while let Some(a) = opts.next() {
+        if is(a, "count") && !opts.is_empty() {
+            let n = parse_i64(opts.expect()?).ok_or_else(|| CmdError::msg(COUNT_ABOVE_ZERO))?;
             if !(1..=i64::MAX / 10).contains(&n) {
                 return Err(CmdError::msg(COUNT_ABOVE_ZERO));
             }
             count = n as usize;
-            j += 2;
-        } else if is(&args[j], "justid") {
+        } else if is(a, "justid") {
             justid = true;
-            j += 1;
         } else {
             return Err(CmdError::syntax());
         }

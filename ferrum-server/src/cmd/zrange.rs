@@ -9,32 +9,12 @@ use bytes::Bytes;
 use ferrum_proto::Frame;
 use ferrum_store::types::{LexBound, ScoreBound, ZSet};
 
+use super::args::Args;
 use super::coll::{read, read_in, resp3, store_in, write_count};
-use super::error::{MIN_MAX_FLOAT, MIN_MAX_LEX, ZRANGE_BYLEX_WITHSCORES, ZRANGE_LIMIT_BY_RANK};
-use super::parse::{int_arg, is, parse_f64};
-use super::zset::scored_reply;
+use super::error::{ZRANGE_BYLEX_WITHSCORES, ZRANGE_LIMIT_BY_RANK};
+use super::parse::{int_arg, is};
+use super::zset::{lex_bound, score_bound, scored_reply};
 use super::{CmdError, CmdResult, Ctx};
-
-/// Parses a score bound: `1.5`, `(1.5`, `-inf`, `+inf`.
-pub(crate) fn score_bound(b: &[u8]) -> Result<ScoreBound, CmdError> {
-    let (exclusive, text) = match b.strip_prefix(b"(") {
-        Some(rest) => (true, rest),
-        None => (false, b),
-    };
-    let value = parse_f64(text).ok_or_else(|| CmdError::msg(MIN_MAX_FLOAT))?;
-    Ok(ScoreBound { value, exclusive })
-}
-
-/// Parses a lex bound: `-`, `+`, `[member`, `(member`.
-pub(crate) fn lex_bound(b: &[u8]) -> Result<LexBound, CmdError> {
-    match b {
-        b"-" => Ok(LexBound::Min),
-        b"+" => Ok(LexBound::Max),
-        [b'[', rest @ ..] => Ok(LexBound::Incl(Bytes::copy_from_slice(rest))),
-        [b'(', rest @ ..] => Ok(LexBound::Excl(Bytes::copy_from_slice(rest))),
-        _ => Err(CmdError::msg(MIN_MAX_LEX)),
-    }
-}
 
 /// What a range selects.
 #[derive(Clone, Debug, PartialEq)]
@@ -123,9 +103,8 @@ fn parse_range(
     mut rev: bool,
 ) -> Result<Range, CmdError> {
     let (mut limit, mut with_scores) = (None, false);
-    let mut i = 0;
-    while i < opts.len() {
-        let a = &opts[i];
+    let mut opts = Args::new(opts);
+    while let Some(a) = opts.next() {
         if is(a, "withscores") && (modern || by != b'l') {
             with_scores = true;
         } else if modern && is(a, "byscore") {
@@ -134,13 +113,11 @@ fn parse_range(
             by = b'l';
         } else if modern && is(a, "rev") {
             rev = true;
-        } else if is(a, "limit") && i + 2 < opts.len() {
-            limit = Some((int_arg(&opts[i + 1])?, int_arg(&opts[i + 2])?));
-            i += 2;
+        } else if is(a, "limit") && opts.remaining() >= 2 {
+            limit = Some((opts.int()?, opts.int()?));
         } else {
             return Err(CmdError::syntax());
         }
-        i += 1;
     }
     if with_scores && by == b'l' {
         return Err(CmdError::msg(ZRANGE_BYLEX_WITHSCORES));

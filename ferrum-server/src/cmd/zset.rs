@@ -1,21 +1,46 @@
 //! Sorted-set commands on single members and counts: ZADD, ZINCRBY, ZREM,
 //! ZCARD, ZSCORE, ZMSCORE, ZRANK, ZREVRANK, ZCOUNT, ZLEXCOUNT, ZPOPMIN,
-//! ZPOPMAX, ZRANDMEMBER, ZSCAN. Ranges are in `zrange.rs`, the `...STORE`
-//! aggregations in `zstore.rs`.
+//! ZPOPMAX, ZRANDMEMBER, ZSCAN, with the score and lex bounds and the
+//! scored reply the other sorted-set files share. Ranges are in
+//! `zrange.rs`, the `...STORE` aggregations in `zstore.rs`; both build on
+//! this file and it on neither.
 
 use bytes::Bytes;
 use ferrum_proto::Frame;
-use ferrum_store::types::ZSet;
+use ferrum_store::types::{LexBound, ScoreBound, ZSet};
 use ferrum_store::{Millis, Shard, StoreError};
 
+use super::args::Args;
 use super::coll::{
     cursor_arg, matches, positive_count, random_reply, read, read_in, resp3, scan_opts, scan_reply,
     write, write_count, write_in, Picker, RandomCount,
 };
-use super::error::{SCORE_NAN, ZADD_GT_LT_NX, ZADD_INCR_PAIR, ZADD_XX_NX};
-use super::parse::{f64_bytes, float_arg, is};
-use super::zrange::{lex_bound, score_bound};
+use super::error::{
+    MIN_MAX_FLOAT, MIN_MAX_LEX, SCORE_NAN, ZADD_GT_LT_NX, ZADD_INCR_PAIR, ZADD_XX_NX,
+};
+use super::parse::{f64_bytes, float_arg, is, parse_f64};
 use super::{CmdError, CmdResult, Ctx};
+
+/// Parses a score bound: `1.5`, `(1.5`, `-inf`, `+inf`.
+pub(crate) fn score_bound(b: &[u8]) -> Result<ScoreBound, CmdError> {
+    let (exclusive, text) = match b.strip_prefix(b"(") {
+        Some(rest) => (true, rest),
+        None => (false, b),
+    };
+    let value = parse_f64(text).ok_or_else(|| CmdError::msg(MIN_MAX_FLOAT))?;
+    Ok(ScoreBound { value, exclusive })
+}
+
+/// Parses a lex bound: `-`, `+`, `[member`, `(member`.
+pub(crate) fn lex_bound(b: &[u8]) -> Result<LexBound, CmdError> {
+    match b {
+        b"-" => Ok(LexBound::Min),
+        b"+" => Ok(LexBound::Max),
+        [b'[', rest @ ..] => Ok(LexBound::Incl(Bytes::copy_from_slice(rest))),
+        [b'(', rest @ ..] => Ok(LexBound::Excl(Bytes::copy_from_slice(rest))),
+        _ => Err(CmdError::msg(MIN_MAX_LEX)),
+    }
+}
 
 /// `ZADD` flags.
 #[derive(Default)]
@@ -31,22 +56,20 @@ struct AddFlags {
 /// `ZADD key [NX|XX] [GT|LT] [CH] [INCR] score member [score member ...]`
 pub(crate) fn zadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let mut f = AddFlags::default();
-    let mut i = 2;
-    while i < args.len() {
-        let a = &args[i];
+    let mut opts = Args::new(&args[2..]);
+    loop {
         let flag = match () {
-            _ if is(a, "nx") => &mut f.nx,
-            _ if is(a, "xx") => &mut f.xx,
-            _ if is(a, "gt") => &mut f.gt,
-            _ if is(a, "lt") => &mut f.lt,
-            _ if is(a, "ch") => &mut f.ch,
-            _ if is(a, "incr") => &mut f.incr,
+            _ if opts.flag("nx") => &mut f.nx,
+            _ if opts.flag("xx") => &mut f.xx,
+            _ if opts.flag("gt") => &mut f.gt,
+            _ if opts.flag("lt") => &mut f.lt,
+            _ if opts.flag("ch") => &mut f.ch,
+            _ if opts.flag("incr") => &mut f.incr,
             _ => break,
         };
         *flag = true;
-        i += 1;
     }
-    let pairs = &args[i..];
+    let pairs = opts.rest();
     if pairs.is_empty() || pairs.len() % 2 != 0 {
         return Err(CmdError::syntax());
     }

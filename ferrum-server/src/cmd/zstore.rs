@@ -9,6 +9,7 @@ use ferrum_proto::Frame;
 use ferrum_store::types::{Set, ZSet};
 use ferrum_store::{Access, StoreError, Typed};
 
+use super::args::Args;
 use super::coll::resp3;
 use super::coll::store_in;
 use super::error::LIMIT_NEGATIVE;
@@ -101,26 +102,23 @@ fn parse_opts(opts: &[Bytes], nkeys: usize, op: Op, reply: bool) -> Result<Opts,
         agg: Aggregate::Sum,
         with_scores: false,
     };
-    let mut i = 0;
-    while i < opts.len() {
-        let rest = opts.len() - i - 1;
-        if op != Op::Diff && is(&opts[i], "weights") && rest >= nkeys {
-            for (w, arg) in o.weights.iter_mut().zip(&opts[i + 1..]) {
+    let mut opts = Args::new(opts);
+    while let Some(opt) = opts.next() {
+        let rest = opts.remaining();
+        if op != Op::Diff && is(opt, "weights") && rest >= nkeys {
+            for (w, arg) in o.weights.iter_mut().zip(opts.next_n(nkeys)?) {
                 *w = parse_f64(arg).ok_or_else(|| CmdError::msg(WEIGHT_FLOAT))?;
             }
-            i += nkeys + 1;
-        } else if op != Op::Diff && is(&opts[i], "aggregate") && rest >= 1 {
-            let a = &opts[i + 1];
+        } else if op != Op::Diff && is(opt, "aggregate") && rest >= 1 {
+            let a = opts.expect()?;
             o.agg = match () {
                 _ if is(a, "sum") => Aggregate::Sum,
                 _ if is(a, "min") => Aggregate::Min,
                 _ if is(a, "max") => Aggregate::Max,
                 _ => return Err(CmdError::syntax()),
             };
-            i += 2;
-        } else if reply && is(&opts[i], "withscores") {
+        } else if reply && is(opt, "withscores") {
             o.with_scores = true;
-            i += 1;
         } else {
             return Err(CmdError::syntax());
         }

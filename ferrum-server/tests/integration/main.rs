@@ -26,6 +26,7 @@ mod lists;
 mod metrics;
 mod migrate;
 mod notifications;
+mod options;
 mod pause;
 mod process;
 mod protocol;

@@ -270,6 +270,86 @@ fn command_introspection() {
     assert!(format!("{docs:?}").contains("summary"));
 }
 
+/// A subcommand is a row of its own, as in Redis 7.0.15: `COMMAND INFO
+/// config` lists `config|get` and the others last, `COMMAND INFO
+/// config|get` (any case) answers with that row, and `COMMAND DOCS client`
+/// has a `subcommands` map with each one's docs.
+#[test]
+fn command_info_and_docs_report_subcommands_as_rows() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let bulk = |v: &redis::Value| match v {
+        redis::Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
+        redis::Value::SimpleString(s) => s.clone(),
+        other => panic!("{other:?}"),
+    };
+    let info: Vec<Vec<redis::Value>> =
+        run(&mut c, &["COMMAND", "INFO", "config", "CONFIG|get"]).unwrap();
+    let redis::Value::Array(subs) = &info[0][9] else {
+        panic!("{:?}", info[0][9])
+    };
+    let names: Vec<String> = subs
+        .iter()
+        .map(|s| match s {
+            redis::Value::Array(row) => bulk(&row[0]),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "config|get",
+            "config|help",
+            "config|resetstat",
+            "config|rewrite",
+            "config|set"
+        ]
+    );
+    let get = &info[1];
+    assert_eq!(bulk(&get[0]), "config|get");
+    assert_eq!(get[1], redis::Value::Int(-3));
+    let redis::Value::Array(flags) = &get[2] else {
+        panic!("{:?}", get[2])
+    };
+    let flags: Vec<String> = flags.iter().map(bulk).collect();
+    assert_eq!(flags, ["admin", "noscript", "stale"]);
+    let redis::Value::Array(cats) = &get[6] else {
+        panic!("{:?}", get[6])
+    };
+    let cats: Vec<String> = cats.iter().map(bulk).collect();
+    assert_eq!(cats, ["@admin", "@slow", "@dangerous"]);
+    // OBJECT's subcommands name their key as the container does.
+    let object: Vec<Vec<redis::Value>> =
+        run(&mut c, &["COMMAND", "INFO", "object|encoding"]).unwrap();
+    assert_eq!(
+        object[0][3..6],
+        [
+            redis::Value::Int(2),
+            redis::Value::Int(2),
+            redis::Value::Int(1)
+        ]
+    );
+    let docs = format!(
+        "{:?}",
+        run::<redis::Value>(&mut c, &["COMMAND", "DOCS", "client"]).unwrap()
+    );
+    assert!(docs.contains("subcommands"), "{docs}");
+    assert!(docs.contains("client|list"), "{docs}");
+    assert!(
+        docs.contains("Get the list of client connections"),
+        "{docs}"
+    );
+    let docs = format!(
+        "{:?}",
+        run::<redis::Value>(&mut c, &["COMMAND", "DOCS", "config|set"]).unwrap()
+    );
+    assert!(
+        docs.contains("Set configuration parameters to the given values"),
+        "{docs}"
+    );
+    assert!(docs.contains("2.0.0"), "{docs}");
+}
+
 #[test]
 fn dbsize_flush_swapdb_time() {
     let s = TestServer::start();
