@@ -187,6 +187,34 @@ pub(crate) fn scan_opts(args: &[Bytes]) -> Result<(Option<Bytes>, usize), CmdErr
     Ok((pattern, count))
 }
 
+/// `HSCAN`/`SSCAN`/`ZSCAN key cursor [MATCH pattern] [COUNT count]` over a
+/// `T`, checked in Redis's order: the cursor, then the key (a missing key
+/// answers an empty scan whatever its options say, another type
+/// `WRONGTYPE`), then the options. `step` scans from the cursor, pushing the
+/// reply items of each element that `pass`es the pattern, and returns the
+/// next cursor.
+pub(crate) fn scan_coll<T: Typed>(
+    ctx: &mut Ctx<'_>,
+    args: &[Bytes],
+    step: impl FnOnce(&T, u64, usize, &dyn Fn(&[u8]) -> bool, &mut Vec<Frame>) -> u64,
+) -> CmdResult {
+    let cursor = cursor_arg(&args[2])?;
+    let opts = scan_opts(&args[3..]);
+    let reply = read(ctx, &args[1], |coll: &T| {
+        let (pattern, count) = opts?;
+        let mut items = Vec::new();
+        let next = step(
+            coll,
+            cursor,
+            count,
+            &|item| matches(&pattern, item),
+            &mut items,
+        );
+        Ok(scan_reply(next, items))
+    })?;
+    reply.unwrap_or_else(|| Ok(scan_reply(0, Vec::new())))
+}
+
 /// The reply to a `SCAN`-family step: the next cursor and the items.
 pub(crate) fn scan_reply(next: u64, items: Vec<Frame>) -> Frame {
     let cursor = Bytes::copy_from_slice(itoa::Buffer::new().format(next).as_bytes());

@@ -86,32 +86,34 @@ pub(crate) fn hello(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             None => return Err(CmdError::msg(PROTOCOL_NOT_INTEGER)),
         };
     }
-    let mut name = None;
+    // As Redis's helloCommand: every option is read first (one short of
+    // its values is a syntax error naming it), then AUTH, then the
+    // authentication check, then the name.
+    let (mut auth, mut name) = (None, None);
     let mut rest = Args::at(args, 2);
     while let Some(opt) = rest.next() {
-        if is(opt, "auth") {
-            let (user, pass) = (rest.next(), rest.next());
-            let (Some(user), Some(pass)) = (user, pass) else {
-                return Err(CmdError::syntax());
-            };
-            check_auth(ctx, user, pass)?;
-        } else if is(opt, "setname") {
-            let n = rest.expect()?;
-            validate_name(n)?;
-            name = Some(n.clone());
+        if is(opt, "auth") && rest.remaining() >= 2 {
+            let [user, pass] = rest.take_array()?;
+            auth = Some((user, pass));
+        } else if is(opt, "setname") && !rest.is_empty() {
+            name = Some(rest.expect()?);
         } else {
             return Err(CmdError::msg(hello_option(opt)));
         }
+    }
+    if let Some((user, pass)) = auth {
+        check_auth(ctx, user, pass)?;
     }
     if !ctx.conn.authenticated && ctx.shared.requires_auth() {
         return Err(CmdError::msg(HELLO_NOAUTH));
     }
     if let Some(n) = name {
+        validate_name(n)?;
         *ctx.conn
             .handle
             .name
             .lock()
-            .unwrap_or_else(|p| p.into_inner()) = Some(n);
+            .unwrap_or_else(|p| p.into_inner()) = Some(n.clone());
     }
     ctx.conn.protocol = protocol;
     let resp = if protocol == Protocol::Resp3 { 3 } else { 2 };

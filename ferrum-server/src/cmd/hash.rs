@@ -6,8 +6,7 @@ use ferrum_store::types::Hash;
 use ferrum_store::StoreError;
 
 use super::coll::{
-    bulks, cursor_arg, matches, random_reply, read, read_in, resp3, scan_opts, scan_reply, write,
-    write_count, Picker, RandomCount,
+    bulks, random_reply, read, read_in, resp3, scan_coll, write, write_count, Picker, RandomCount,
 };
 use super::error::{HASH_NOT_FLOAT, HASH_NOT_INTEGER, NAN_OR_INFINITY};
 use super::parse::{f64_bytes, float_arg, i64_bytes, int_arg, parse_f64, parse_i64};
@@ -183,19 +182,14 @@ pub(crate) fn hrandfield(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 /// `HSCAN key cursor [MATCH pattern] [COUNT count]`
 pub(crate) fn hscan(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let cursor = cursor_arg(&args[2])?;
-    let (pattern, count) = scan_opts(&args[3..])?;
-    let r = read(ctx, &args[1], |h: &Hash| {
-        let mut items = Vec::new();
-        let next = h.scan(cursor, count, |f, v| {
-            if matches(&pattern, f) {
+    scan_coll(ctx, args, |h: &Hash, cursor, count, pass, items| {
+        h.scan(cursor, count, |f, v| {
+            if pass(f) {
                 items.extend([
                     Frame::Bulk(Bytes::copy_from_slice(f)),
                     Frame::Bulk(Bytes::copy_from_slice(v)),
                 ]);
             }
-        });
-        scan_reply(next, items)
-    })?;
-    Ok(r.unwrap_or_else(|| scan_reply(0, Vec::new())))
+        })
+    })
 }

@@ -6,8 +6,8 @@ use ferrum_store::types::Set;
 use ferrum_store::{Locked, Millis};
 
 use super::coll::{
-    bulk_set, bulks, check_type, cursor_arg, matches, positive_count, random_reply, read, read_in,
-    scan_opts, scan_reply, store_in, write_count, write_in, Picker, RandomCount,
+    bulk_set, bulks, check_type, positive_count, random_reply, read, read_in, scan_coll, store_in,
+    write_count, write_in, Picker, RandomCount,
 };
 use super::error::{LIMIT_NEGATIVE, NUMKEYS_POSITIVE, NUMKEYS_TOO_MANY};
 use super::parse::{is, parse_i64};
@@ -281,16 +281,11 @@ pub(crate) fn sintercard(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 /// `SSCAN key cursor [MATCH pattern] [COUNT count]`
 pub(crate) fn sscan(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let cursor = cursor_arg(&args[2])?;
-    let (pattern, count) = scan_opts(&args[3..])?;
-    let r = read(ctx, &args[1], |s: &Set| {
-        let mut items = Vec::new();
-        let next = s.scan(cursor, count, |m| {
-            if matches(&pattern, m) {
+    scan_coll(ctx, args, |s: &Set, cursor, count, pass, items| {
+        s.scan(cursor, count, |m| {
+            if pass(m) {
                 items.push(Frame::Bulk(Bytes::copy_from_slice(m)));
             }
-        });
-        scan_reply(next, items)
-    })?;
-    Ok(r.unwrap_or_else(|| scan_reply(0, Vec::new())))
+        })
+    })
 }

@@ -12,7 +12,7 @@ use ferrum_store::types::{Claim, Group, GroupEntry, Stream, StreamId};
 use super::args::Args;
 use super::coll::{read, write};
 use super::error::{
-    invalid_min_idle, invalid_xclaim_option, nogroup_for_key, nogroup_no_key,
+    invalid_min_idle, invalid_xclaim_option, nogroup_for_key, nogroup_no_key, subcommand_syntax,
     unknown_xclaim_option, BUSYGROUP, COUNT_ABOVE_ZERO, STREAM_ID, XGROUP_ENTRIESREAD,
     XGROUP_NEEDS_KEY, XREADGROUP_DOLLAR, XREADGROUP_GROUP_GONE, XREADGROUP_KEY_GONE,
     XREADGROUP_NO_GROUP,
@@ -53,7 +53,7 @@ const XGROUP_HELP: &[&str] = &[
 ];
 
 /// `[ENTRIESREAD n]` (and MKSTREAM for CREATE) after the ID.
-fn group_opts(opts: &[Bytes], create: bool) -> Result<(bool, Option<u64>), CmdError> {
+fn group_opts(sub: &[u8], opts: &[Bytes], create: bool) -> Result<(bool, Option<u64>), CmdError> {
     let (mut mkstream, mut read) = (false, None);
     let mut opts = Args::new(opts);
     while let Some(a) = opts.next() {
@@ -66,7 +66,8 @@ fn group_opts(opts: &[Bytes], create: bool) -> Result<(bool, Option<u64>), CmdEr
             }
             read = (n >= 0).then_some(n as u64);
         } else {
-            return Err(CmdError::syntax());
+            // Redis's addReplySubcommandSyntaxError, as for an extra argument.
+            return Err(CmdError::msg(subcommand_syntax("XGROUP", sub)));
         }
     }
     Ok((mkstream, read))
@@ -77,8 +78,10 @@ pub(crate) fn xgroup(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let sub = &args[1];
     let (name, min, max) = match () {
         _ if is(sub, "help") => ("help", 2, 2),
-        _ if is(sub, "create") => ("create", 5, 8),
-        _ if is(sub, "setid") => ("setid", 5, 7),
+        // Options past the fixed arguments are read by `group_opts`, which
+        // rejects what it does not know, as Redis does.
+        _ if is(sub, "create") => ("create", 5, usize::MAX),
+        _ if is(sub, "setid") => ("setid", 5, usize::MAX),
         _ if is(sub, "destroy") => ("destroy", 4, 4),
         _ if is(sub, "createconsumer") => ("createconsumer", 5, 5),
         _ if is(sub, "delconsumer") => ("delconsumer", 5, 5),
@@ -93,8 +96,8 @@ pub(crate) fn xgroup(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let (key, group) = (&args[2], &args[3]);
     let now = ctx.now.0;
     let (mkstream, entries_read) = match name {
-        "create" => group_opts(&args[5..], true)?,
-        "setid" => group_opts(&args[5..], false)?,
+        "create" => group_opts(sub, &args[5..], true)?,
+        "setid" => group_opts(sub, &args[5..], false)?,
         _ => (false, None),
     };
     // `-` and `+` stand for the smallest and largest IDs, as in Redis.

@@ -105,7 +105,7 @@ fn parse_range(
     let (mut limit, mut with_scores) = (None, false);
     let mut opts = Args::new(opts);
     while let Some(a) = opts.next() {
-        if is(a, "withscores") && (modern || by != b'l') {
+        if is(a, "withscores") {
             with_scores = true;
         } else if modern && is(a, "byscore") {
             by = b's';

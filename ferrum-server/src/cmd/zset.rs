@@ -12,8 +12,8 @@ use ferrum_store::{Millis, Shard, StoreError};
 
 use super::args::Args;
 use super::coll::{
-    cursor_arg, matches, positive_count, random_reply, read, read_in, resp3, scan_opts, scan_reply,
-    write, write_count, write_in, Picker, RandomCount,
+    positive_count, random_reply, read, read_in, resp3, scan_coll, write, write_count, write_in,
+    Picker, RandomCount,
 };
 use super::error::{
     MIN_MAX_FLOAT, MIN_MAX_LEX, SCORE_NAN, ZADD_GT_LT_NX, ZADD_INCR_PAIR, ZADD_XX_NX,
@@ -307,19 +307,14 @@ pub(crate) fn zrandmember(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 /// `ZSCAN key cursor [MATCH pattern] [COUNT count]`. Scores are bulk
 /// strings in both protocols, as in Redis.
 pub(crate) fn zscan(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let cursor = cursor_arg(&args[2])?;
-    let (pattern, count) = scan_opts(&args[3..])?;
-    let r = read(ctx, &args[1], |z: &ZSet| {
-        let mut items = Vec::new();
-        let next = z.scan(cursor, count, |m, s| {
-            if matches(&pattern, m) {
+    scan_coll(ctx, args, |z: &ZSet, cursor, count, pass, items| {
+        z.scan(cursor, count, |m, s| {
+            if pass(m) {
                 items.extend([
                     Frame::Bulk(Bytes::copy_from_slice(m)),
                     Frame::Bulk(f64_bytes(s)),
                 ]);
             }
-        });
-        scan_reply(next, items)
-    })?;
-    Ok(r.unwrap_or_else(|| scan_reply(0, Vec::new())))
+        })
+    })
 }

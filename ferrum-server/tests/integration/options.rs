@@ -181,3 +181,47 @@ fn list_and_stream_options() {
     .unwrap();
     assert_eq!(ids, ["1-0"]);
 }
+
+/// Where Redis reads a key before its options, or names the option or
+/// subcommand in its error, checked against Redis 7.0.15.
+#[test]
+fn the_errors_that_name_what_was_wrong() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let _: i64 = run(&mut c, &["ZADD", "z", "1", "a"]).unwrap();
+    let _: i64 = run(&mut c, &["HSET", "h", "f", "v"]).unwrap();
+    let _: String = run(&mut c, &["XADD", "s", "1-0", "f", "v"]).unwrap();
+    let bylex = "ERR syntax error, WITHSCORES not supported in combination with BYLEX";
+    check(
+        &mut c,
+        &[
+            (&["ZRANGEBYLEX", "z", "-", "+", "WITHSCORES"], bylex),
+            (&["ZRANGE", "z", "-", "+", "BYLEX", "WITHSCORES"], bylex),
+            (&["HSCAN", "h", "0", "COUNT", "x"], NOT_INTEGER),
+            (
+                &["SSCAN", "h", "0", "COUNT", "x"],
+                "WRONGTYPE Operation against a key holding the wrong kind of value",
+            ),
+            (&["HELLO", "3", "AUTH", "a"], "ERR Syntax error in HELLO option 'AUTH'"),
+            (&["hello", "3", "setname"], "ERR Syntax error in HELLO option 'setname'"),
+            (
+                &["HELLO", "3", "AUTH", "u", "wrong", "BOGUS"],
+                "ERR Syntax error in HELLO option 'BOGUS'",
+            ),
+            (
+                &["XGROUP", "SETID", "s", "g", "0", "x", "y"],
+                "ERR unknown subcommand or wrong number of arguments for 'SETID'. Try XGROUP HELP.",
+            ),
+            (
+                &["XGROUP", "create", "s", "g2", "$", "MKSTREAM", "x"],
+                "ERR unknown subcommand or wrong number of arguments for 'create'. Try XGROUP HELP.",
+            ),
+        ],
+    );
+    // A missing key answers an empty scan whatever its options say.
+    for cmd in ["HSCAN", "SSCAN", "ZSCAN"] {
+        let (cursor, items): (String, Vec<String>) =
+            run(&mut c, &[cmd, "nokey", "0", "COUNT", "x"]).unwrap();
+        assert_eq!((cursor.as_str(), items.len()), ("0", 0), "{cmd}");
+    }
+}
