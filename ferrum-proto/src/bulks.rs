@@ -15,7 +15,7 @@
 //! tests) get the ordinary frame back with [`Bulks::into_frame`] or walk
 //! the elements with [`Bulks::iter`].
 
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::Bytes;
 
 use crate::Frame;
 
@@ -36,11 +36,12 @@ pub enum BulksKind {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Bulks {
     kind: BulksKind,
-    /// Elements in the body (keys and values both, for a map). A `u32` keeps
-    /// [`Frame`] at its size; [`BulksWriter::finish`] never makes more.
+    /// Elements in the body (keys and values both, for a map). A `u32` and
+    /// a `Vec` (not `Bytes`) keep [`Frame`] at its 40 bytes;
+    /// [`BulksWriter::finish`] never makes more.
     count: u32,
     /// Every element as `$<len>\r\n<bytes>\r\n`, back to back.
-    body: Bytes,
+    body: Vec<u8>,
 }
 
 impl Bulks {
@@ -73,15 +74,19 @@ impl Bulks {
     }
 
     /// The same reply as an ordinary frame: an array, set or map of
-    /// [`Frame::Bulk`]s, which encodes to the same bytes.
+    /// [`Frame::Bulk`]s (slices of the body, which becomes their one shared
+    /// buffer), which encodes to the same bytes.
     pub fn into_frame(self) -> Frame {
-        let items = self.iter().map(Frame::Bulk);
+        let len = self.len();
+        let ranges: Vec<_> = self.iter().ranges().collect();
+        let body = Bytes::from(self.body);
+        let items = ranges.into_iter().map(|r| Frame::Bulk(body.slice(r)));
         match self.kind {
             BulksKind::Array => Frame::Array(items.collect()),
             BulksKind::Set => Frame::Set(items.collect()),
             BulksKind::Map => {
                 let mut items = items;
-                let mut pairs = Vec::with_capacity(self.len() / 2);
+                let mut pairs = Vec::with_capacity(len / 2);
                 while let (Some(k), Some(v)) = (items.next(), items.next()) {
                     pairs.push((k, v));
                 }
@@ -93,14 +98,18 @@ impl Bulks {
 
 /// Iterator over a [`Bulks`]'s elements.
 pub struct BulksIter<'a> {
-    body: &'a Bytes,
+    body: &'a [u8],
     at: usize,
 }
 
-impl Iterator for BulksIter<'_> {
-    type Item = Bytes;
+impl<'a> BulksIter<'a> {
+    /// Where each element lies in the body.
+    fn ranges(self) -> impl Iterator<Item = std::ops::Range<usize>> + 'a {
+        let mut it = self;
+        std::iter::from_fn(move || it.next_range())
+    }
 
-    fn next(&mut self) -> Option<Bytes> {
+    fn next_range(&mut self) -> Option<std::ops::Range<usize>> {
         // The body was written by `BulksWriter`, so it is well formed; a
         // malformed one would end the walk rather than panic.
         let rest = self.body.get(self.at..)?;
@@ -113,7 +122,16 @@ impl Iterator for BulksIter<'_> {
             return None;
         }
         self.at = end + 2;
-        Some(self.body.slice(start..end))
+        Some(start..end)
+    }
+}
+
+impl<'a> Iterator for BulksIter<'a> {
+    type Item = &'a [u8];
+
+    fn next(&mut self) -> Option<&'a [u8]> {
+        let body = self.body;
+        self.next_range().map(|r| &body[r])
     }
 }
 
@@ -134,7 +152,7 @@ impl Iterator for BulksIter<'_> {
 /// ```
 #[derive(Debug, Default)]
 pub struct BulksWriter {
-    buf: BytesMut,
+    buf: Vec<u8>,
     count: usize,
 }
 
@@ -145,7 +163,7 @@ impl BulksWriter {
         // Each element adds `$`, its length's digits and two CRLFs: 7 bytes
         // up to 99 bytes long, 8 up to 999.
         BulksWriter {
-            buf: BytesMut::with_capacity(bytes + elements * 8),
+            buf: Vec::with_capacity(bytes + elements * 8),
             count: 0,
         }
     }
@@ -155,11 +173,11 @@ impl BulksWriter {
         let mut len = itoa::Buffer::new();
         let len = len.format(item.len()).as_bytes();
         self.buf.reserve(len.len() + item.len() + 5);
-        self.buf.put_u8(b'$');
-        self.buf.put_slice(len);
-        self.buf.put_slice(b"\r\n");
-        self.buf.put_slice(item);
-        self.buf.put_slice(b"\r\n");
+        self.buf.push(b'$');
+        self.buf.extend_from_slice(len);
+        self.buf.extend_from_slice(b"\r\n");
+        self.buf.extend_from_slice(item);
+        self.buf.extend_from_slice(b"\r\n");
         self.count += 1;
     }
 
@@ -190,7 +208,7 @@ impl BulksWriter {
         let bulks = Bulks {
             kind,
             count: u32::try_from(self.count).unwrap_or(u32::MAX),
-            body: self.buf.freeze(),
+            body: self.buf,
         };
         if bulks.len() == self.count {
             Frame::Bulks(bulks)
@@ -204,6 +222,7 @@ impl BulksWriter {
 mod tests {
     use super::*;
     use crate::Protocol;
+    use bytes::BytesMut;
     use proptest::prelude::*;
 
     fn written(items: &[Vec<u8>], kind: BulksKind) -> Frame {
@@ -253,7 +272,7 @@ mod tests {
             unreachable!("checked above")
         };
         assert_eq!(b.len(), items.len());
-        assert!(b.iter().map(|e| e.to_vec()).eq(items.iter().cloned()));
+        assert!(b.iter().eq(items.iter().map(|i| &i[..])));
         assert!(matches!(
             (b.into_frame(), &o),
             (Frame::Array(_), Frame::Array(_))
