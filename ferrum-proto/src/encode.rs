@@ -12,7 +12,7 @@ use std::io::Write as _;
 
 use bytes::{BufMut, BytesMut};
 
-use crate::{Frame, Protocol};
+use crate::{BulksKind, Frame, Protocol};
 
 const CRLF: &[u8] = b"\r\n";
 
@@ -82,6 +82,14 @@ impl Frame {
             Frame::Verbatim { text, .. } => bulk(dst, b'$', text),
             Frame::BigNumber(digits) if resp3 => line(dst, b'(', digits),
             Frame::BigNumber(digits) => bulk(dst, b'$', digits),
+            Frame::Bulks(bulks) => {
+                match (bulks.kind(), resp3) {
+                    (BulksKind::Set, true) => header(dst, b'~', bulks.len()),
+                    (BulksKind::Map, true) => header(dst, b'%', bulks.len() / 2),
+                    _ => header(dst, b'*', bulks.len()),
+                }
+                dst.extend_from_slice(bulks.body());
+            }
         }
     }
 }

@@ -2,6 +2,8 @@
 
 use bytes::Bytes;
 
+use crate::Bulks;
+
 /// Which RESP version a connection speaks. `HELLO 3` switches to RESP3.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Protocol {
@@ -17,7 +19,10 @@ pub enum Protocol {
 /// Strings are binary [`Bytes`], never `String`. RESP3-only types are encoded
 /// down to their RESP2 equivalents when the connection speaks RESP2, the way
 /// Redis does (a map becomes a flat array, a double a bulk string, ...).
-#[derive(Clone, Debug, PartialEq)]
+///
+/// Frames compare by the reply they stand for: a [`Frame::Bulks`] equals the
+/// array, set or map of bulk strings it encodes the same as.
+#[derive(Clone, Debug)]
 pub enum Frame {
     /// `+OK\r\n`
     Simple(Bytes),
@@ -53,6 +58,36 @@ pub enum Frame {
     BigNumber(Bytes),
     /// RESP3 out-of-band push `>`; an array in RESP2.
     Push(Vec<Frame>),
+    /// An array, set or map of bulk strings already written as RESP (see
+    /// [`crate::BulksWriter`]): a many-element reply without a frame per
+    /// element. Never produced by the decoder.
+    Bulks(Bulks),
+}
+
+impl PartialEq for Frame {
+    fn eq(&self, other: &Frame) -> bool {
+        use Frame::*;
+        match (self, other) {
+            (Bulks(a), Bulks(b)) => a == b || a.clone().into_frame() == b.clone().into_frame(),
+            (Bulks(a), b) | (b, Bulks(a)) => a.clone().into_frame() == *b,
+            (Simple(a), Simple(b)) | (Error(a), Error(b)) | (Bulk(a), Bulk(b)) => a == b,
+            (BigNumber(a), BigNumber(b)) => a == b,
+            (Integer(a), Integer(b)) => a == b,
+            (Null, Null) | (NullArray, NullArray) => true,
+            (Array(a), Array(b)) | (Set(a), Set(b)) | (Push(a), Push(b)) => a == b,
+            (Map(a), Map(b)) => a == b,
+            (Double(a), Double(b)) => a == b,
+            (Boolean(a), Boolean(b)) => a == b,
+            (
+                Verbatim { format, text },
+                Verbatim {
+                    format: f2,
+                    text: t2,
+                },
+            ) => format == f2 && text == t2,
+            _ => false,
+        }
+    }
 }
 
 impl Frame {

@@ -4,6 +4,8 @@
 //! can be used on its own wherever Redis's wire protocol is spoken.
 //!
 //! - [`Frame`] is one RESP value; strings are binary [`bytes::Bytes`].
+//!   [`BulksWriter`] builds a many-element reply of bulk strings already
+//!   written as RESP ([`Frame::Bulks`]), with no frame per element.
 //! - [`RespCodec`] is a `tokio-util` decoder and encoder. Its server side reads
 //!   requests as redis-server does (multibulk or inline); its client side
 //!   reads any reply. Decoding is streaming: partial input returns `Ok(None)`
@@ -65,6 +67,7 @@
 //! assert_eq!(err.to_string(), "Protocol error: expected '$', got 'f'");
 //! ```
 
+mod bulks;
 mod codec;
 mod encode;
 mod error;
@@ -78,6 +81,7 @@ mod reply;
 mod request;
 pub mod slot;
 
+pub use bulks::{Bulks, BulksIter, BulksKind, BulksWriter};
 pub use codec::RespCodec;
 pub use error::ProtoError;
 pub use frame::{Frame, Protocol};

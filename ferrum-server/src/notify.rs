@@ -296,6 +296,7 @@ fn did(reply: &Frame) -> bool {
         Frame::Null => false,
         Frame::Integer(n) => *n > 0,
         Frame::Array(a) | Frame::Push(a) | Frame::Set(a) => !a.is_empty(),
+        Frame::Bulks(b) => !b.is_empty(),
         _ => true,
     }
 }

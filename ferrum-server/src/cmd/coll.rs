@@ -8,7 +8,7 @@
 //! would create an empty one creates nothing.
 
 use bytes::Bytes;
-use ferrum_proto::{Frame, Protocol};
+use ferrum_proto::{BulksKind, BulksWriter, Frame, Protocol};
 use ferrum_store::{Access, Millis, Shard, StoreError, Typed};
 
 use super::args::Args;
@@ -116,33 +116,29 @@ pub(crate) fn store_in<T: Typed>(shard: &mut Shard, db: usize, key: &Bytes, now:
 }
 
 /// An array of bulk strings.
-///
-/// Packed collections hold no `Bytes` to share, so the items are copied
-/// into one buffer that every bulk string slices: one allocation per reply
-/// instead of one per element.
 pub(crate) fn bulks<B: AsRef<[u8]>>(items: impl IntoIterator<Item = B>) -> Frame {
-    let mut buf = bytes::BytesMut::new();
-    let mut ends = Vec::new();
-    for b in items {
-        buf.extend_from_slice(b.as_ref());
-        ends.push(buf.len());
-    }
-    let buf = buf.freeze();
-    let mut start = 0;
-    Frame::Array(
-        ends.into_iter()
-            .map(|end| {
-                let item = Frame::Bulk(buf.slice(start..end));
-                start = end;
-                item
-            })
-            .collect(),
-    )
+    written(items, BulksKind::Array)
 }
 
 /// A RESP3 set of bulk strings (an array in RESP2).
-pub(crate) fn bulk_set(items: impl IntoIterator<Item = Bytes>) -> Frame {
-    Frame::Set(items.into_iter().map(Frame::Bulk).collect())
+pub(crate) fn bulk_set<B: AsRef<[u8]>>(items: impl IntoIterator<Item = B>) -> Frame {
+    written(items, BulksKind::Set)
+}
+
+/// `items` written as RESP as they are walked (under the shard lock, from
+/// the collection's own bytes), with no frame or `Bytes` per element; the
+/// connection copies the result whole. See [`ferrum_proto::Bulks`].
+fn written<B: AsRef<[u8]>>(items: impl IntoIterator<Item = B>, kind: BulksKind) -> Frame {
+    let items = items.into_iter();
+    let mut w = reply_writer(items.size_hint().0);
+    items.for_each(|b| w.push(b.as_ref()));
+    w.finish(kind)
+}
+
+/// A [`BulksWriter`] for about `n` elements: room for short ones (16 bytes
+/// each, as written), so a typical reply is one allocation; longer ones grow it.
+pub(crate) fn reply_writer(n: usize) -> BulksWriter {
+    BulksWriter::with_capacity(n, n * 8)
 }
 
 /// Whether the connection speaks RESP3.

@@ -1,12 +1,13 @@
 //! Hash commands: HSET and friends, counters, HRANDFIELD, HSCAN.
 
 use bytes::Bytes;
-use ferrum_proto::Frame;
+use ferrum_proto::{BulksKind, Frame};
 use ferrum_store::types::Hash;
 use ferrum_store::StoreError;
 
 use super::coll::{
-    bulks, random_reply, read, read_in, resp3, scan_coll, write, write_count, Picker, RandomCount,
+    bulks, random_reply, read, read_in, reply_writer, resp3, scan_coll, write, write_count, Picker,
+    RandomCount,
 };
 use super::error::{HASH_NOT_FLOAT, HASH_NOT_INTEGER, NAN_OR_INFINITY};
 use super::parse::{f64_bytes, float_arg, i64_bytes, int_arg, parse_f64, parse_i64};
@@ -86,17 +87,15 @@ pub(crate) fn hstrlen(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 pub(crate) fn hgetall(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let pairs = read(ctx, &args[1], |h: &Hash| {
-        h.iter()
-            .map(|(f, v)| {
-                (
-                    Frame::Bulk(Bytes::copy_from_slice(f)),
-                    Frame::Bulk(Bytes::copy_from_slice(v)),
-                )
-            })
-            .collect()
+    let out = read(ctx, &args[1], |h: &Hash| {
+        let mut w = reply_writer(2 * h.len());
+        for (f, v) in h.iter() {
+            w.push(f);
+            w.push(v);
+        }
+        w.finish(BulksKind::Map)
     })?;
-    Ok(Frame::Map(pairs.unwrap_or_default()))
+    Ok(out.unwrap_or(Frame::Map(Vec::new())))
 }
 
 pub(crate) fn hkeys(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {

@@ -4,12 +4,14 @@
 //! shards, so blocking variants can call them when a key is served.
 
 use bytes::Bytes;
-use ferrum_proto::Frame;
+use ferrum_proto::{BulksKind, Frame};
 use ferrum_store::types::{End, List};
 use ferrum_store::{Access, Locked, Millis, Shard, StoreError};
 
 use super::args::Args;
-use super::coll::{bulks, check_type, positive_count, read, write, write_count, write_in};
+use super::coll::{
+    bulks, check_type, positive_count, read, reply_writer, write, write_count, write_in,
+};
 use super::error::{INDEX_RANGE, NO_SUCH_KEY};
 use super::error::{LPOS_COUNT_NEGATIVE, LPOS_MAXLEN_NEGATIVE, LPOS_RANK_ZERO};
 use super::parse::{int_arg, is, parse_i64};
@@ -80,13 +82,19 @@ fn pop(ctx: &mut Ctx<'_>, args: &[Bytes], end: End) -> CmdResult {
     let count = args.get(2).map(|c| positive_count(c)).transpose()?;
     let (key, db, now) = (&args[1], ctx.db(), ctx.now);
     let mut ks = ctx.store().lock_key(key);
-    let popped = pop_in(ks.shard(key), db, key, end, count.unwrap_or(1), now)?;
-    Ok(match (popped, count) {
-        (None, None) => Frame::Null,
-        (None, Some(_)) => Frame::NullArray,
-        (Some(mut v), None) => Frame::bulk_or_null(v.pop()),
-        (Some(v), Some(_)) => Frame::Array(v.into_iter().map(Frame::Bulk).collect()),
-    })
+    let Some(count) = count else {
+        let popped = write_in(ks.shard(key), db, key, now, false, |l: &mut List| {
+            l.pop(end)
+        })?;
+        return Ok(Frame::bulk_or_null(popped.flatten()));
+    };
+    // The elements go straight from the list's nodes into the reply.
+    let popped = write_in(ks.shard(key), db, key, now, false, |l: &mut List| {
+        let mut w = reply_writer(count.min(l.len()));
+        l.pop_many_with(end, count, |v| w.push(v));
+        w.finish(BulksKind::Array)
+    })?;
+    Ok(popped.unwrap_or(Frame::NullArray))
 }
 
 pub(crate) fn lpop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {

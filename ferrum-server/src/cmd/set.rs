@@ -1,13 +1,13 @@
 //! Set commands: membership, random picks, SMOVE, set algebra, SSCAN.
 
 use bytes::Bytes;
-use ferrum_proto::Frame;
+use ferrum_proto::{BulksKind, Frame};
 use ferrum_store::types::Set;
 use ferrum_store::{Locked, Millis};
 
 use super::coll::{
-    bulk_set, bulks, check_type, positive_count, random_reply, read, read_in, scan_coll, store_in,
-    write_count, write_in, Picker, RandomCount,
+    bulk_set, bulks, check_type, positive_count, random_reply, read, read_in, reply_writer,
+    scan_coll, store_in, write_count, write_in, Picker, RandomCount,
 };
 use super::error::{LIMIT_NEGATIVE, NUMKEYS_POSITIVE, NUMKEYS_TOO_MANY};
 use super::parse::{is, parse_i64};
@@ -28,7 +28,11 @@ pub(crate) fn srem(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 pub(crate) fn smembers(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let out = read(ctx, &args[1], |s: &Set| bulk_set(s.iter()))?;
+    let out = read(ctx, &args[1], |s: &Set| {
+        let mut w = reply_writer(s.len());
+        s.for_each(|m| w.push(m));
+        w.finish(BulksKind::Set)
+    })?;
     Ok(out.unwrap_or(Frame::Set(Vec::new())))
 }
 

@@ -30,6 +30,9 @@ pub(crate) fn frame_to_lua(lua: &Lua, frame: Frame, resp3: bool) -> mlua::Result
         Frame::Null | Frame::NullArray if resp3 => Value::Nil,
         Frame::Null | Frame::NullArray => Value::Boolean(false),
         Frame::Array(items) | Frame::Push(items) => array(lua, items, resp3)?,
+        // A script sees values: the pre-encoded reply as the frames it
+        // stands for.
+        Frame::Bulks(bulks) => frame_to_lua(lua, bulks.into_frame(), resp3)?,
         Frame::Map(pairs) if resp3 => {
             let map = lua.create_table_with_capacity(0, pairs.len())?;
             for (k, v) in pairs {

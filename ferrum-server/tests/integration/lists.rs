@@ -265,3 +265,63 @@ fn rename_copy_and_expiry_carry_lists() {
         run(&mut c, &["SCAN", "0", "TYPE", "list", "COUNT", "100"]).unwrap();
     assert_eq!(found, ["l"]);
 }
+
+/// Replies written as the collection is walked (`Frame::Bulks`) go out
+/// byte for byte as the ordinary frames would, in both protocols, inside
+/// `MULTI`, and reach scripts as values.
+#[test]
+fn many_element_replies_in_both_protocols() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    raw.roundtrip(b"RPUSH l a bb \"\" ccc\r\n", b":4\r\n");
+    raw.roundtrip(b"HSET h f v\r\n", b":1\r\n");
+    raw.roundtrip(b"SADD s 5\r\n", b":1\r\n");
+    raw.roundtrip(b"SADD t x\r\n", b":1\r\n");
+    let lrange = b"*4\r\n$1\r\na\r\n$2\r\nbb\r\n$0\r\n\r\n$3\r\nccc\r\n";
+    for resp3 in [false, true] {
+        let (map, set, nil) = if resp3 {
+            ("%1", "~1", "_")
+        } else {
+            ("*2", "*1", "*-1")
+        };
+        let hgetall = format!("{map}\r\n$1\r\nf\r\n$1\r\nv\r\n");
+        raw.roundtrip(b"LRANGE l 0 -1\r\n", lrange);
+        raw.roundtrip(b"LRANGE nol 0 -1\r\n", b"*0\r\n");
+        raw.roundtrip(b"HGETALL h\r\n", hgetall.as_bytes());
+        raw.roundtrip(b"HKEYS h\r\n", b"*1\r\n$1\r\nf\r\n");
+        raw.roundtrip(
+            b"SMEMBERS s\r\n",
+            format!("{set}\r\n$1\r\n5\r\n").as_bytes(),
+        );
+        raw.roundtrip(b"SUNION t\r\n", format!("{set}\r\n$1\r\nx\r\n").as_bytes());
+        raw.roundtrip(b"LPOP nol 2\r\n", format!("{nil}\r\n").as_bytes());
+        raw.roundtrip(
+            b"EVAL \"return redis.call('lrange', KEYS[1], 0, 1)\" 1 l\r\n",
+            b"*2\r\n$1\r\na\r\n$2\r\nbb\r\n",
+        );
+        raw.roundtrip(
+            b"EVAL \"redis.setresp(3); return redis.call('hgetall', KEYS[1])\" 1 h\r\n",
+            hgetall.as_bytes(),
+        );
+        raw.roundtrip(b"MULTI\r\n", b"+OK\r\n");
+        raw.roundtrip(b"HGETALL h\r\n", b"+QUEUED\r\n");
+        raw.roundtrip(b"SMEMBERS s\r\n", b"+QUEUED\r\n");
+        raw.roundtrip(
+            b"EXEC\r\n",
+            format!("*2\r\n{hgetall}{set}\r\n$1\r\n5\r\n").as_bytes(),
+        );
+        if !resp3 {
+            raw.send(b"HELLO 3\r\n");
+            let mut hello = Vec::new();
+            while !hello.ends_with(b"modules\r\n*0\r\n") {
+                hello.extend(raw.read_exact_len(1));
+            }
+        }
+    }
+    raw.roundtrip(
+        b"RPOP l 3\r\n",
+        b"*3\r\n$3\r\nccc\r\n$0\r\n\r\n$2\r\nbb\r\n",
+    );
+    raw.roundtrip(b"LPOP l 5\r\n", b"*1\r\n$1\r\na\r\n");
+    raw.roundtrip(b"EXISTS l\r\n", b":0\r\n");
+}

@@ -215,6 +215,18 @@ impl Set {
         }
     }
 
+    /// Shows every member to `f`, in [`Set::iter`]'s order, as a slice: an
+    /// integer as its decimal digits, without an allocation per member.
+    pub fn for_each(&self, mut f: impl FnMut(&[u8])) {
+        match &self.0 {
+            Repr::Int(i) => i
+                .iter()
+                .for_each(|v| f(itoa::Buffer::new().format(v).as_bytes())),
+            Repr::Packed(lp) => lp.iter().for_each(f),
+            Repr::Table(t) => t.table.entries().iter().for_each(|m| f(m)),
+        }
+    }
+
     /// The member at position `i` of [`Set::iter`] (for random picks).
     pub fn at(&self, i: usize) -> Option<Bytes> {
         (i < self.len()).then(|| match &self.0 {
