@@ -310,9 +310,10 @@ impl SketchSize {
     const WHOLE: SketchSize = SketchSize { shift: 0 };
 
     /// The size for recency share `w`, moving from `self` only when `w`
-    /// is clearly past a threshold: half from 0.45 (back below 0.35), a
-    /// quarter from 0.7 (back below 0.6). Main then holds at most 55% or
-    /// 30% of the cache.
+    /// is clearly past a threshold: half from 0.45 (back to whole below
+    /// 0.35), a quarter from 0.7 (back to half below 0.6, and straight to
+    /// whole below 0.45, as a surge can drop the share that far in one
+    /// period). Main then holds at most 55% or 30% of the cache.
     fn follow(self, w: f64) -> SketchSize {
         let shift = match self.shift {
             _ if w >= 0.7 => 2,

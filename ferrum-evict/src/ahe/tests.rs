@@ -381,6 +381,7 @@ fn the_sketch_follows_the_share_in_coarse_bands() {
     assert_eq!(whole.follow(0.8), quarter);
     assert_eq!(quarter.follow(0.61), quarter);
     assert_eq!(quarter.follow(0.59), half);
+    assert_eq!(quarter.follow(0.4), whole);
     assert_eq!(quarter.follow(0.1), whole);
     assert_eq!(quarter.entries(40), 16, "never below 16 entries");
 }
