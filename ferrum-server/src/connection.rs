@@ -220,7 +220,7 @@ impl<S: ClientStream> Connection<S> {
                 Ok(true) => {}
                 Ok(false) => return Ok(None),
                 Err(e) => {
-                    self.encode(&cmd::CmdError::from(e).into_frame());
+                    self.encode(&crate::error::CmdError::from(e).into_frame());
                     return Err(Closed::Protocol);
                 }
             };

@@ -28,6 +28,7 @@ mod cluster;
 mod cmd;
 pub mod config;
 mod connection;
+mod error;
 mod evict_clients;
 mod lazyfree;
 mod listen;

@@ -437,11 +437,11 @@ fn bind_one(addr: SocketAddr, backlog: i32) -> io::Result<std::net::TcpListener>
 fn refusal(shared: &Shared, peer: IpAddr) -> Option<&'static str> {
     let maxclients = shared.config().maxclients as usize;
     if shared.clients.len() >= maxclients {
-        return Some(crate::cmd::MAX_CLIENTS);
+        return Some(crate::error::MAX_CLIENTS);
     }
     let protected = shared.config().protected_mode;
     protected_mode_refuses(protected, shared.requires_auth(), peer)
-        .then_some(crate::cmd::PROTECTED_MODE_DENIED)
+        .then_some(crate::error::PROTECTED_MODE_DENIED)
 }
 
 /// Whether protected mode refuses a client connecting from `peer`, as Redis

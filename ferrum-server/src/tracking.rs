@@ -38,7 +38,7 @@ use std::sync::Mutex;
 
 use bytes::Bytes;
 
-use crate::cmd::error::{
+use crate::error::{
     prefix_overlap, TRACKING_BCAST_SWITCH, TRACKING_OPTIN_AND_OPTOUT, TRACKING_OPTIN_OPTOUT_BCAST,
     TRACKING_OPT_SWITCH, TRACKING_PREFIX_NEEDS_BCAST,
 };

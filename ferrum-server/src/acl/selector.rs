@@ -41,7 +41,7 @@ pub(crate) enum RuleError {
 impl RuleError {
     /// Redis's explanation, as `ACL SETUSER` appends it.
     pub(crate) fn text(self) -> &'static str {
-        use crate::cmd::error::acl as e;
+        use crate::error::acl as e;
         match self {
             RuleError::UnknownCommand => e::UNKNOWN_COMMAND,
             RuleError::Syntax => e::SYNTAX,

@@ -22,7 +22,6 @@ pub(crate) mod cluster;
 mod coll;
 mod connection;
 mod dump;
-pub(crate) mod error;
 mod expire;
 mod function;
 mod geo;
@@ -63,10 +62,10 @@ use ferrum_store::{Access, Millis, Store, ValueKind};
 use tokio::time::Instant;
 
 use crate::client::ConnState;
+use crate::error::{self, CmdError, CmdResult};
 use crate::shared::Shared;
 
 pub(crate) use blocking::{retry as retry_blocked, unblocked_reply, BlockOp, BlockSpec};
-pub(crate) use error::{CmdError, CmdResult, MAX_CLIENTS, PROTECTED_MODE_DENIED};
 pub(crate) use latency::{Histograms, Latency};
 pub(crate) use server::policy_of;
 pub(crate) use slowlog::SlowLog;

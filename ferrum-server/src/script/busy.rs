@@ -15,8 +15,9 @@ use std::time::Duration;
 use bytes::Bytes;
 
 use super::Kind;
-use crate::cmd::error::{BUSY_FUNCTION, BUSY_SCRIPT};
-use crate::cmd::{flag, parse, CmdError, CommandSpec};
+use crate::cmd::{flag, parse, CommandSpec};
+use crate::error::CmdError;
+use crate::error::{BUSY_FUNCTION, BUSY_SCRIPT};
 use crate::shared::Shared;
 
 /// How often a command waiting behind a running script looks again.

@@ -9,11 +9,11 @@ use mlua::{Lua, Table, Value};
 
 use super::convert::{format_number, frame_to_lua};
 use super::{Running, COUNTED};
-use crate::cmd::error::{
+use crate::cmd::{self, flag, CommandSpec, Ctx};
+use crate::error::{
     block_from_script, ACL_CHECK_UNKNOWN, BAD_ARGUMENT, NOREPLICAS, NOT_ALLOWED, NO_ARGUMENTS,
     UNKNOWN_COMMAND, WRITE_FROM_READ_ONLY, WRONG_ARITY,
 };
-use crate::cmd::{self, flag, CommandSpec, Ctx};
 
 /// What one script run has done and may do, read by every call it makes.
 pub(crate) struct CallState<'r> {
@@ -161,7 +161,7 @@ fn admit(
         return Err(NOREPLICAS.to_owned());
     }
     if spec.has(flag::DENYOOM) && !st.allow_oom && !st.wrote {
-        super::reserve_for_write(ctx).map_err(|e| cmd::CmdError::from(e).to_string())?;
+        super::reserve_for_write(ctx).map_err(|e| crate::error::CmdError::from(e).to_string())?;
     }
     Ok(spec)
 }
@@ -180,7 +180,7 @@ impl CallState<'_> {
                 self.slot = Some(s);
                 Ok(())
             }
-            (Some(s), Some(seen)) if s != seen => Err(cmd::error::cluster::SCRIPT_CROSS_SLOT),
+            (Some(s), Some(seen)) if s != seen => Err(crate::error::cluster::SCRIPT_CROSS_SLOT),
             _ => Ok(()),
         }
     }

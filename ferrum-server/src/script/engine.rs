@@ -13,11 +13,12 @@ use super::convert::{error_message, lua_to_frame};
 use super::library::{Libraries, Registration};
 use super::untail::without_tail_calls;
 use super::{libs, sha1_hex, Kind, Running, ScriptFlags, COUNTED};
-use crate::cmd::error::{
+use crate::cmd::Ctx;
+use crate::error::CmdError;
+use crate::error::{
     bad_engine_shebang, bad_flag_shebang, bad_option_shebang, err_text, registering_failed,
     COMPILE_FUNCTION, COMPILE_SCRIPT,
 };
-use crate::cmd::{CmdError, Ctx};
 
 /// The chunk name of `EVAL` scripts, which error positions show
 /// (`user_script:1:`), as in Redis.

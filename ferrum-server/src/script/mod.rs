@@ -186,7 +186,7 @@ impl Running {
 
     /// `SCRIPT KILL`/`FUNCTION KILL` of a script of `kind`: Redis's reply.
     pub(crate) fn kill(&self, kind: Kind) -> Result<(), &'static str> {
-        use crate::cmd::error::{BUSY_FUNCTION, BUSY_SCRIPT, NOTBUSY, UNKILLABLE};
+        use crate::error::{BUSY_FUNCTION, BUSY_SCRIPT, NOTBUSY, UNKILLABLE};
         match self.current() {
             None => Err(NOTBUSY),
             Some((running, _)) if running != kind => Err(match running {
@@ -223,7 +223,7 @@ impl Running {
     /// Why a script must stop now, if it must: killed, or the server is
     /// shutting down.
     fn stop_reason(&self) -> Option<&'static str> {
-        use crate::cmd::error::{KILLED, SHUTTING_DOWN};
+        use crate::error::{KILLED, SHUTTING_DOWN};
         if self.shutting_down() {
             Some(SHUTTING_DOWN)
         } else if self.kill.load(Ordering::Relaxed) {
@@ -240,7 +240,7 @@ impl Running {
             return Some(why);
         }
         let deadline = self.load_deadline.load(Ordering::Relaxed);
-        (deadline != 0 && self.now_ms() > deadline).then_some(crate::cmd::error::LOAD_TIMEOUT)
+        (deadline != 0 && self.now_ms() > deadline).then_some(crate::error::LOAD_TIMEOUT)
     }
 
     /// Bounds the next library load to `ms`; `None` lifts the bound.
