@@ -238,10 +238,10 @@ impl ClientHandle {
 
     /// The last command as `CLIENT LIST` names it (`get`, `client|list`).
     fn last_command(&self) -> String {
-        let Some(spec) = crate::cmd::COMMANDS.get(self.last_cmd.load(Ordering::Relaxed)) else {
+        let Some(spec) = crate::command::COMMANDS.get(self.last_cmd.load(Ordering::Relaxed)) else {
             return "NULL".to_owned();
         };
-        if spec.has(crate::cmd::flag::CONTAINER) {
+        if spec.has(crate::command::flag::CONTAINER) {
             if let Some(sub) = self
                 .last_sub
                 .lock()

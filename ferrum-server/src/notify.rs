@@ -28,7 +28,8 @@ use bytes::Bytes;
 use ferrum_proto::Frame;
 use ferrum_store::{Access, Millis};
 
-use crate::cmd::{CommandSpec, Ctx};
+use crate::cmd::Ctx;
+use crate::command::CommandSpec;
 use crate::shared::Shared;
 
 /// Event classes, one bit each (Redis's `NOTIFY_*`).
@@ -225,7 +226,7 @@ impl Watch {
     /// Publishes the events of a command that ran and replied `reply`.
     pub(crate) fn after(self, ctx: &Ctx<'_>, spec: &CommandSpec, args: &[Bytes], reply: &Frame) {
         if matches!(reply, Frame::Error(_))
-            || !spec.has(crate::cmd::flag::WRITE)
+            || !spec.has(crate::command::flag::WRITE)
             || ctx.shared.notify.flags() == 0
         {
             return;

@@ -10,7 +10,7 @@ use ferrum_store::Store;
 use crate::blocking::Blocking;
 use crate::client::ClientRegistry;
 use crate::clock::Clock;
-use crate::cmd::{CommandSpec, COMMANDS, SUBCOMMANDS};
+use crate::command::{CommandSpec, COMMANDS, SUBCOMMANDS};
 use crate::config::Config;
 use crate::pubsub::PubSub;
 
@@ -76,7 +76,7 @@ pub(crate) struct Shared {
     pub(crate) evict_clients: crate::evict_clients::ClientEviction,
     /// The names clients call commands by (`rename-command`, read at
     /// startup only, as in Redis).
-    pub(crate) commands: crate::cmd::rename::CommandNames,
+    pub(crate) commands: crate::command::rename::CommandNames,
     /// The slot map, in cluster mode (`cluster-enabled yes`) only.
     pub(crate) cluster: Option<crate::cluster::Cluster>,
 }
@@ -250,8 +250,8 @@ impl ServerStats {
     pub(crate) fn commands(&self) -> Vec<CommandStat> {
         let mut out = Vec::new();
         for spec in COMMANDS {
-            if spec.has(crate::cmd::flag::CONTAINER) {
-                for (i, sub) in crate::cmd::category::subcommands_of(spec) {
+            if spec.has(crate::command::flag::CONTAINER) {
+                for (i, sub) in crate::command::category::subcommands_of(spec) {
                     out.extend(self.stat(sub.full_name, COMMANDS.len() + i));
                 }
             } else {

@@ -21,7 +21,7 @@ use std::sync::{Arc, RwLock};
 
 use bytes::Bytes;
 
-use crate::cmd::CommandSpec;
+use crate::command::CommandSpec;
 use crate::config::Config;
 
 pub(crate) use file::{add_user_line, UserSet};

@@ -15,9 +15,10 @@ use std::time::Duration;
 use bytes::Bytes;
 
 use super::Kind;
-use crate::cmd::{flag, parse, CommandSpec};
+use crate::command::{flag, CommandSpec};
 use crate::error::CmdError;
 use crate::error::{BUSY_FUNCTION, BUSY_SCRIPT};
+use crate::parse;
 use crate::shared::Shared;
 
 /// How often a command waiting behind a running script looks again.

@@ -9,7 +9,8 @@ use mlua::{Lua, Table, Value};
 
 use super::convert::{format_number, frame_to_lua};
 use super::{Running, COUNTED};
-use crate::cmd::{self, flag, CommandSpec, Ctx};
+use crate::cmd::{self, Ctx};
+use crate::command::{flag, CommandSpec};
 use crate::error::{
     block_from_script, ACL_CHECK_UNKNOWN, BAD_ARGUMENT, NOREPLICAS, NOT_ALLOWED, NO_ARGUMENTS,
     UNKNOWN_COMMAND, WRITE_FROM_READ_ONLY, WRONG_ARITY,
@@ -64,7 +65,7 @@ pub(crate) fn dispatch(
         Ok(spec) => spec,
         Err(text) => {
             if let Some(spec) = ctx.shared.command(&argv[0]) {
-                let sub = cmd::category::subcommand_of_call(spec, &argv);
+                let sub = crate::command::category::subcommand_of_call(spec, &argv);
                 ctx.shared.stats.record_rejected(spec, sub);
             }
             ctx.shared.stats.record_error(text.as_bytes());
@@ -141,7 +142,7 @@ fn admit(
     let stream_read = matches!(spec.name, "xread" | "xreadgroup");
     // `CLUSTER RESET` is flagged `noscript` as a subcommand in Redis.
     let cluster_reset =
-        spec.name == "cluster" && argv.get(1).is_some_and(|a| cmd::parse::is(a, "reset"));
+        spec.name == "cluster" && argv.get(1).is_some_and(|a| crate::parse::is(a, "reset"));
     if spec.has(flag::NO_SCRIPT) || (spec.has(flag::BLOCKING) && !stream_read) || cluster_reset {
         return Err(NOT_ALLOWED.to_owned());
     }
