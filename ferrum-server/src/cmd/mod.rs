@@ -32,6 +32,7 @@ mod latency;
 mod list;
 mod memory;
 mod migrate;
+mod notify;
 mod pubsub;
 pub(crate) mod route;
 mod script;
@@ -372,7 +373,7 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
         && spec.first_key != 0
         && !spec.has(flag::SIGNALS_KEYS)
         && (spec.has(flag::WRITE) || tracking || notify & crate::notify::class::EXPIRED != 0))
-        .then(|| crate::notify::Watch::before(ctx, spec, args));
+        .then(|| notify::Watch::before(ctx, spec, args));
     // MONITOR shows what ran, but neither administrative commands nor
     // credentials (as Redis). A script's line comes before the lines of
     // the commands it calls.
