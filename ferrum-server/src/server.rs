@@ -94,10 +94,10 @@ impl Server {
             None => None,
         };
         let slowlog =
-            crate::cmd::SlowLog::new(config.slowlog_log_slower_than, config.slowlog_max_len);
+            crate::slowlog::SlowLog::new(config.slowlog_log_slower_than, config.slowlog_max_len);
         let notify = crate::notify::Notifier::default();
         notify.install(config.stored_value("notify-keyspace-events"));
-        let latency = crate::cmd::Latency::default();
+        let latency = crate::latency::Latency::default();
         latency
             .threshold_ms
             .store(config.latency_threshold_ms(), Ordering::Relaxed);

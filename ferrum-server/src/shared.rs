@@ -52,11 +52,11 @@ pub(crate) struct Shared {
     /// Cancelled by `SHUTDOWN`: the server stops as on SIGTERM.
     pub(crate) shutdown_request: tokio_util::sync::CancellationToken,
     /// `SLOWLOG`'s entries and parameters.
-    pub(crate) slowlog: crate::cmd::SlowLog,
+    pub(crate) slowlog: crate::slowlog::SlowLog,
     /// Which keyspace notifications are sent (`notify-keyspace-events`).
     pub(crate) notify: crate::notify::Notifier,
     /// `LATENCY`'s events and the subcommands' histograms.
-    pub(crate) latency: crate::cmd::Latency,
+    pub(crate) latency: crate::latency::Latency,
     /// `MONITOR` clients.
     pub(crate) monitors: crate::monitor::Monitors,
     /// `CLIENT PAUSE`.
@@ -140,7 +140,7 @@ pub(crate) struct ServerStats {
     /// subcommand's call counts for its container as well).
     per_command: Box<[CommandCounters]>,
     /// Per-command latency histograms (`LATENCY HISTOGRAM`).
-    pub(crate) histogram: crate::cmd::Histograms,
+    pub(crate) histogram: crate::latency::Histograms,
 }
 
 #[derive(Default)]
@@ -183,7 +183,7 @@ impl Default for ServerStats {
             per_command: (0..COMMANDS.len() + SUBCOMMANDS.len())
                 .map(|_| CommandCounters::default())
                 .collect(),
-            histogram: crate::cmd::Histograms::default(),
+            histogram: crate::latency::Histograms::default(),
         }
     }
 }

@@ -349,7 +349,9 @@ pub(crate) fn retry(shared: &Shared, conn: &mut ConnState, spec: &BlockSpec) -> 
     // the time serving it took, and an error it gets counts in errorstats.
     let usec = ctx.started.elapsed().as_micros() as u64;
     if shared.slowlog.wants(usec) {
-        shared.slowlog.record(&ctx, &spec.command, usec);
+        shared
+            .slowlog
+            .record(&ctx.conn.handle, ctx.now, &spec.command, usec);
     }
     if let Frame::Error(text) = &reply {
         count_failure(shared, spec, text);

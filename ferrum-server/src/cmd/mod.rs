@@ -64,9 +64,7 @@ use crate::parse;
 use crate::shared::Shared;
 
 pub(crate) use blocking::{retry as retry_blocked, unblocked_reply, BlockOp, BlockSpec};
-pub(crate) use latency::{Histograms, Latency};
 pub(crate) use server::policy_of;
-pub(crate) use slowlog::SlowLog;
 
 /// A command handler: the arguments include the command name at index 0.
 pub(crate) type Handler = fn(&mut Ctx<'_>, &[Bytes]) -> CmdResult;
@@ -438,7 +436,9 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
     }
     // EXEC is not logged itself: the commands it ran are, one by one.
     if ctx.shared.slowlog.wants(usec) && spec.name != "exec" {
-        ctx.shared.slowlog.record(ctx, &shown(spec, args), usec);
+        ctx.shared
+            .slowlog
+            .record(&ctx.conn.handle, ctx.now, &shown(spec, args), usec);
     }
     reply
 }
