@@ -23,6 +23,7 @@ mod connection;
 mod dump;
 mod expire;
 mod function;
+mod gate;
 mod geo;
 mod hash;
 mod hll;
@@ -36,6 +37,7 @@ mod notify;
 mod pubsub;
 pub(crate) mod route;
 mod script;
+mod script_call;
 mod server;
 mod set;
 mod slowlog;
@@ -177,7 +179,7 @@ pub(crate) fn execute(shared: &Shared, conn: &mut ConnState, args: &[Bytes]) -> 
     let frame = match prepare(&mut ctx, args) {
         // Transaction control runs outside the gate: EXEC takes its write side.
         Ok(Prepared::Run(spec)) if spec.has(flag::NO_QUEUE) => run(&mut ctx, spec, args),
-        Ok(Prepared::Run(spec)) => match crate::script::enter_gate(shared, spec, args) {
+        Ok(Prepared::Run(spec)) => match gate::enter_gate(shared, spec, args) {
             Ok(_gate) => run(&mut ctx, spec, args),
             Err(e) => refused(&mut ctx, args, e),
         },
@@ -263,7 +265,7 @@ fn prepare(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Result<Prepared, CmdError> {
         // A transaction's commands meet a busy script as they would
         // outside one: refused, so the transaction aborts.
         if spec.name == "exec" || !spec.has(flag::NO_QUEUE) {
-            if let Some(busy) = crate::script::busy_text(ctx.shared) {
+            if let Some(busy) = gate::busy_text(ctx.shared) {
                 if spec.name == "exec" {
                     ctx.conn.multi = None;
                     ctx.conn.watched.clear();

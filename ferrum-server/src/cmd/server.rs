@@ -653,7 +653,7 @@ pub(crate) fn debug(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     } else if is(sub, "sleep") && args.len() == 3 {
         // As in Redis, the command itself takes that long, and every other
         // command waits: it holds the transaction gate's write side
-        // (`script::enter_gate`).
+        // (`gate::enter_gate`).
         let secs = super::parse::float_arg(&args[2])?;
         if secs > 0.0 {
             std::thread::sleep(std::time::Duration::from_secs_f64(secs.min(3600.0)));
@@ -711,7 +711,7 @@ pub(crate) fn shutdown(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         }
     }
     if !nosave {
-        if let Some(busy) = crate::script::busy_text(ctx.shared) {
+        if let Some(busy) = super::gate::busy_text(ctx.shared) {
             return Err(CmdError::msg(busy));
         }
     }
