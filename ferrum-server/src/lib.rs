@@ -19,6 +19,7 @@
 //! # }
 //! ```
 
+mod accept;
 mod acl;
 pub mod alloc;
 mod blocking;

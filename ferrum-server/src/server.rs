@@ -109,8 +109,8 @@ impl Server {
         let commands = config.renamed_commands.clone();
         let evict_clients =
             crate::evict_clients::ClientEviction::new(config.maxmemory_clients_bytes());
-        let shared = Arc::new_cyclic(|shared| Shared {
-            listeners: Listeners::new(shared.clone(), plain, tls_sockets),
+        let shared = Arc::new(Shared {
+            listeners: Listeners::new(plain, tls_sockets),
             store,
             normal_obuf,
             acl,
@@ -171,7 +171,7 @@ impl Server {
     /// Never today; the `Result` leaves room for fatal listener errors.
     pub async fn run(self, shutdown: CancellationToken) -> anyhow::Result<()> {
         let listeners = &self.shared.listeners;
-        listeners.start();
+        listeners.start(crate::accept::starter(Arc::downgrade(&self.shared)));
         let stop = listeners.shutdown_token().clone();
         let tasks = listeners.tasks();
         tasks.spawn(expire_loop(self.shared.clone(), stop.clone()));
