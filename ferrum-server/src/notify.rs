@@ -7,27 +7,25 @@
 //! then reads one relaxed atomic ([`Notifier::flags`]) and does nothing
 //! else. Events are only worked out when some class is enabled.
 //!
+//! This module holds which classes are on (the parameter's parsing, and
+//! [`Notifier`] in `Shared`); raising events is the command layer's
+//! (`cmd/notify.rs`).
+//!
 //! **Where events come from.** Redis raises events inside each command's
 //! implementation. FerrumKV raises them in the command layer, around the
-//! handler (`cmd/notify.rs`, which names each command's events): before the command it
-//! peeks at each key argument (whether it exists, and whether it is past its
+//! handler: before the command it peeks at each key argument (whether it exists, and whether it is past its
 //! TTL, which the command's own lookup is about to expire: an `expired`
 //! event); after it, it names the command's event from the command, its
 //! arguments and its reply (`SREM` that removed nothing, `SET NX` that set
 //! nothing send no event, as in Redis), adds `new` for keys that did not
 //! exist before, and `del` for a collection the command emptied. Keys that
-//! expire in the background are reported by [`sweep_expired`], called from
-//! the expiry timer while class `x` is on, evicted keys by
-//! [`enforce_maxmemory`] while class `e` (or tracking) is on. Known gaps:
+//! expire in the background are reported by `cmd::notify::sweep_expired`,
+//! called from the expiry timer while class `x` is on, evicted keys by
+//! `cmd::notify::enforce_maxmemory` while class `e` (or tracking) is on. Known gaps:
 //! keys expired by commands without key arguments (`KEYS`, `SCAN`, `RANDOMKEY`), nor the
 //! writes of a blocked command served later (`BLPOP` woken by a push).
 
 use std::sync::atomic::{AtomicU32, Ordering};
-
-use bytes::Bytes;
-use ferrum_store::{Access, Millis};
-
-use crate::shared::Shared;
 
 /// Event classes, one bit each (Redis's `NOTIFY_*`).
 pub(crate) mod class {
@@ -148,95 +146,6 @@ impl Notifier {
             && flags & !(class::KEYSPACE | class::KEYEVENT) != 0;
         self.flags
             .store(if sends { flags } else { 0 }, Ordering::Relaxed);
-    }
-}
-
-/// Publishes one event of class `class` about `key` in `db`, if enabled.
-pub(crate) fn emit(shared: &Shared, class: u32, event: &str, db: usize, key: &[u8]) {
-    let flags = shared.notify.flags();
-    if flags & class == 0 {
-        return;
-    }
-    let limit = shared.config().client_output_buffer_limit.pubsub;
-    if flags & class::KEYSPACE != 0 {
-        let mut channel = format!("__keyspace@{db}__:").into_bytes();
-        channel.extend_from_slice(key);
-        let payload = Bytes::copy_from_slice(event.as_bytes());
-        shared
-            .pubsub
-            .publish(&Bytes::from(channel), &payload, limit);
-    }
-    if flags & class::KEYEVENT != 0 {
-        let channel = Bytes::from(format!("__keyevent@{db}__:{event}"));
-        shared
-            .pubsub
-            .publish(&channel, &Bytes::copy_from_slice(key), limit);
-    }
-}
-
-/// Background expiry while class `x` is on: removes expired keys itself,
-/// `limit` slots per shard at a time from a cursor, and reports each. The
-/// store's own sampling cycle would remove them without naming them.
-/// Returns the keys expired.
-pub(crate) fn sweep_expired(shared: &Shared, cursor: &mut usize, limit: usize) -> usize {
-    let now = shared.clock.now();
-    let store = &shared.store;
-    let mut found: Vec<(usize, Bytes)> = Vec::new();
-    {
-        let mut all = store.lock_all();
-        let sizes: Vec<usize> = (0..store.databases()).map(|db| all.dbsize(db)).collect();
-        let mut wrapped = true;
-        for shard in all.shards() {
-            let end = (*cursor + limit).min(shard.slot_count());
-            if end < shard.slot_count() {
-                wrapped = false;
-            }
-            for slot in *cursor..end {
-                for (db, _) in sizes.iter().enumerate().filter(|(_, n)| **n > 0) {
-                    if let Some((key, e)) = shard.key_at_slot(db, slot, Millis(0)) {
-                        if e.expires_at().is_some_and(|d| d <= now) {
-                            found.push((db, Bytes::copy_from_slice(key)));
-                        }
-                    }
-                }
-            }
-        }
-        *cursor = if wrapped { 0 } else { *cursor + limit };
-    }
-    for (db, key) in &found {
-        // The lookup at `now` removes the expired key.
-        let gone = {
-            let mut ks = store.lock_key(key);
-            ks.shard(key).lookup(*db, key, now, Access::Peek).is_none()
-        };
-        if gone {
-            emit(shared, class::EXPIRED, "expired", *db, key);
-            shared.tracking.invalidate(shared, key, 0);
-        }
-    }
-    shared.tracking.flush(shared);
-    found.len()
-}
-
-/// Evicts down to `maxmemory`, raising an `evicted` event and client-side
-/// caching's invalidation for each victim when either is on (the store is
-/// asked for the victims' names only then: off, eviction costs nothing
-/// more).
-pub(crate) fn enforce_maxmemory(shared: &Shared, now: Millis) {
-    let report = shared.notify.flags() & class::EVICTED != 0 || shared.tracking.active();
-    if !report {
-        shared.store.enforce_maxmemory(now);
-        return;
-    }
-    let mut victims = Vec::new();
-    shared
-        .store
-        .enforce_maxmemory_reporting(now, &mut |db, key| {
-            victims.push((db, Bytes::copy_from_slice(key)));
-        });
-    for (db, key) in victims {
-        emit(shared, class::EVICTED, "evicted", db, &key);
-        shared.tracking.invalidate(shared, &key, 0);
     }
 }
 

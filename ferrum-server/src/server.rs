@@ -246,7 +246,7 @@ async fn expire_loop(shared: Arc<Shared>, shutdown: CancellationToken) {
             let Some(_gate) = shared.try_gate() else {
                 continue;
             };
-            crate::notify::sweep_expired(&shared, &mut sweep_cursor, 1024);
+            crate::cmd::notify::sweep_expired(&shared, &mut sweep_cursor, 1024);
             continue;
         }
         loop {

@@ -343,7 +343,7 @@ pub(crate) fn retry(shared: &Shared, conn: &mut ConnState, spec: &BlockSpec) -> 
         Err(e) => e.into_frame(),
     };
     if matches!(spec.op, BlockOp::Move { .. }) {
-        crate::notify::enforce_maxmemory(ctx.shared, now);
+        super::notify::enforce_maxmemory(ctx.shared, now);
     }
     // As in Redis, a served command is logged as the client sent it, with
     // the time serving it took, and an error it gets counts in errorstats.

@@ -476,7 +476,7 @@ fn delete_acked(ctx: &Ctx<'_>, sent: &[(Bytes, Fingerprint)], acked: &[usize]) -
             now_looks == Some(*fingerprint) && shard.delete(db, key, now)
         };
         if removed {
-            crate::notify::emit(ctx.shared, crate::notify::class::GENERIC, "del", db, key);
+            super::notify::emit(ctx.shared, crate::notify::class::GENERIC, "del", db, key);
             ctx.shared.tracking.invalidate(ctx.shared, key, writer);
             deleted += 1;
         }

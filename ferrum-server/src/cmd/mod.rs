@@ -33,7 +33,7 @@ mod latency;
 mod list;
 mod memory;
 mod migrate;
-mod notify;
+pub(crate) mod notify;
 mod pubsub;
 pub(crate) mod route;
 mod script;
@@ -404,7 +404,7 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
             .stats
             .dirty
             .fetch_add(changes, std::sync::atomic::Ordering::Relaxed);
-        crate::notify::enforce_maxmemory(ctx.shared, ctx.now);
+        notify::enforce_maxmemory(ctx.shared, ctx.now);
         if !ctx.shared.blocking.is_idle() {
             wake_written(ctx, spec, args);
         }

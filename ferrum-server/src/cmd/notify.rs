@@ -1,7 +1,9 @@
-//! The keyspace events each command raises (see `crate::notify`, which
-//! sends them): [`Watch::before`] peeks at the key arguments before the
-//! handler runs, [`Watch::after`] names the events from the command, its
-//! arguments and its reply.
+//! Raising keyspace events (`crate::notify` holds which classes are on):
+//! [`emit`] publishes one; [`Watch::before`] peeks at a command's key
+//! arguments before the handler runs, [`Watch::after`] names the events
+//! from the command, its arguments and its reply; [`sweep_expired`] and
+//! [`enforce_maxmemory`] report the keys the expiry timer and eviction
+//! remove.
 
 use bytes::Bytes;
 use ferrum_proto::Frame;
@@ -9,7 +11,8 @@ use ferrum_store::{Access, Millis};
 
 use super::Ctx;
 use crate::command::CommandSpec;
-use crate::notify::{class, emit};
+use crate::notify::class;
+use crate::shared::Shared;
 
 /// What one command's keys looked like before it ran.
 pub(crate) struct Watch {
@@ -324,5 +327,94 @@ fn events(
         "xtrim" => when(did(reply), STREAM, "xtrim"),
         "xsetid" => one(STREAM, "xsetid"),
         _ => Vec::new(),
+    }
+}
+
+/// Publishes one event of class `class` about `key` in `db`, if enabled.
+pub(crate) fn emit(shared: &Shared, class: u32, event: &str, db: usize, key: &[u8]) {
+    let flags = shared.notify.flags();
+    if flags & class == 0 {
+        return;
+    }
+    let limit = shared.config().client_output_buffer_limit.pubsub;
+    if flags & class::KEYSPACE != 0 {
+        let mut channel = format!("__keyspace@{db}__:").into_bytes();
+        channel.extend_from_slice(key);
+        let payload = Bytes::copy_from_slice(event.as_bytes());
+        shared
+            .pubsub
+            .publish(&Bytes::from(channel), &payload, limit);
+    }
+    if flags & class::KEYEVENT != 0 {
+        let channel = Bytes::from(format!("__keyevent@{db}__:{event}"));
+        shared
+            .pubsub
+            .publish(&channel, &Bytes::copy_from_slice(key), limit);
+    }
+}
+
+/// Background expiry while class `x` is on: removes expired keys itself,
+/// `limit` slots per shard at a time from a cursor, and reports each. The
+/// store's own sampling cycle would remove them without naming them.
+/// Returns the keys expired.
+pub(crate) fn sweep_expired(shared: &Shared, cursor: &mut usize, limit: usize) -> usize {
+    let now = shared.clock.now();
+    let store = &shared.store;
+    let mut found: Vec<(usize, Bytes)> = Vec::new();
+    {
+        let mut all = store.lock_all();
+        let sizes: Vec<usize> = (0..store.databases()).map(|db| all.dbsize(db)).collect();
+        let mut wrapped = true;
+        for shard in all.shards() {
+            let end = (*cursor + limit).min(shard.slot_count());
+            if end < shard.slot_count() {
+                wrapped = false;
+            }
+            for slot in *cursor..end {
+                for (db, _) in sizes.iter().enumerate().filter(|(_, n)| **n > 0) {
+                    if let Some((key, e)) = shard.key_at_slot(db, slot, Millis(0)) {
+                        if e.expires_at().is_some_and(|d| d <= now) {
+                            found.push((db, Bytes::copy_from_slice(key)));
+                        }
+                    }
+                }
+            }
+        }
+        *cursor = if wrapped { 0 } else { *cursor + limit };
+    }
+    for (db, key) in &found {
+        // The lookup at `now` removes the expired key.
+        let gone = {
+            let mut ks = store.lock_key(key);
+            ks.shard(key).lookup(*db, key, now, Access::Peek).is_none()
+        };
+        if gone {
+            emit(shared, class::EXPIRED, "expired", *db, key);
+            shared.tracking.invalidate(shared, key, 0);
+        }
+    }
+    shared.tracking.flush(shared);
+    found.len()
+}
+
+/// Evicts down to `maxmemory`, raising an `evicted` event and client-side
+/// caching's invalidation for each victim when either is on (the store is
+/// asked for the victims' names only then: off, eviction costs nothing
+/// more).
+pub(crate) fn enforce_maxmemory(shared: &Shared, now: Millis) {
+    let report = shared.notify.flags() & class::EVICTED != 0 || shared.tracking.active();
+    if !report {
+        shared.store.enforce_maxmemory(now);
+        return;
+    }
+    let mut victims = Vec::new();
+    shared
+        .store
+        .enforce_maxmemory_reporting(now, &mut |db, key| {
+            victims.push((db, Bytes::copy_from_slice(key)));
+        });
+    for (db, key) in victims {
+        emit(shared, class::EVICTED, "evicted", db, &key);
+        shared.tracking.invalidate(shared, &key, 0);
     }
 }

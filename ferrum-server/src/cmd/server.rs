@@ -261,7 +261,7 @@ fn config_set(ctx: &mut Ctx<'_>, pairs: &[Bytes]) -> CmdResult {
         shared.store.set_policy(kind, pc);
     }
     shared.store.set_maxmemory_bytes(maxmemory);
-    crate::notify::enforce_maxmemory(shared, ctx.now);
+    super::notify::enforce_maxmemory(shared, ctx.now);
     Ok(Frame::ok())
 }
 
