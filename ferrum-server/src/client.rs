@@ -446,6 +446,18 @@ impl ClientRegistry {
         self.lock().get(&id).cloned()
     }
 
+    /// The message queue of client `id` (Pub/Sub messages, tracking
+    /// invalidations, `MONITOR` lines), if it is connected.
+    pub(crate) fn inbox(&self, id: u64) -> Option<Arc<crate::pubsub::Subscriber>> {
+        let handle = self.get(id)?;
+        let weak = handle
+            .inbox
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()?;
+        weak.upgrade()
+    }
+
     /// A snapshot of every client, by id.
     pub(crate) fn all(&self) -> Vec<Arc<ClientHandle>> {
         self.lock().values().cloned().collect()

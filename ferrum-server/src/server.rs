@@ -229,7 +229,7 @@ async fn expire_loop(shared: Arc<Shared>, shutdown: CancellationToken) {
         }
         // A step of the system clock shows in readings from here on.
         shared.clock.resync();
-        crate::pause::hold_expiry(&shared);
+        shared.pause.hold_expiry(&shared.store);
         let active = shared
             .active_expire
             .load(std::sync::atomic::Ordering::Relaxed);

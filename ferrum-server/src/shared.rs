@@ -114,6 +114,16 @@ impl Shared {
     }
 }
 
+impl crate::tracking::Recipients for Shared {
+    fn inbox(&self, id: u64) -> Option<Arc<crate::pubsub::Subscriber>> {
+        self.clients.inbox(id)
+    }
+
+    fn pubsub_limit(&self) -> crate::config::OutputBufferLimit {
+        self.config().client_output_buffer_limit.pubsub
+    }
+}
+
 /// Per-command call counts and times, and connection counters. All plain
 /// atomics: every command touches them, so no lock may sit here.
 pub(crate) struct ServerStats {

@@ -341,7 +341,11 @@ fn feed_monitors(ctx: &Ctx<'_>, args: &[Bytes]) {
     } else {
         ctx.conn.handle.addr.to_string()
     };
-    ctx.shared.monitors.feed(ctx.shared, ctx.db(), &addr, args);
+    let micros = ctx.shared.clock.now_micros();
+    let limit = ctx.shared.config().client_output_buffer_limit.pubsub;
+    ctx.shared
+        .monitors
+        .feed(micros, limit, ctx.db(), &addr, args);
 }
 
 /// Runs a command whose arguments passed [`prepare`]; `EXEC` calls this for

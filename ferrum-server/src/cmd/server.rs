@@ -254,7 +254,7 @@ fn config_set(ctx: &mut Ctx<'_>, pairs: &[Bytes]) -> CmdResult {
         cluster.set_full_coverage(config.stored_value("cluster-require-full-coverage") == "yes");
     }
     drop(config);
-    crate::evict_clients::enforce(shared);
+    shared.evict_clients.enforce(&shared.store, &shared.clients);
     shared.tracking.set_max_keys(shared, tracking_max);
     if policy_changed {
         let (kind, pc) = policy;
