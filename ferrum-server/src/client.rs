@@ -468,6 +468,20 @@ impl ClientRegistry {
     }
 }
 
+impl crate::pubsub::Client for ClientHandle {
+    fn id(&self) -> u64 {
+        self.id
+    }
+
+    fn wake(&self) {
+        self.kill.wake();
+    }
+
+    fn close(&self) {
+        self.kill.raise(End::Killed);
+    }
+}
+
 /// What ends a connection from outside.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
