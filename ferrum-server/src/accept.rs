@@ -21,8 +21,7 @@ use tokio_util::task::TaskTracker;
 use crate::connection::{serve, Closed};
 use crate::listen::{Acceptor, Family, Starter};
 use crate::shared::Shared;
-use crate::stream::{ClientStream, Handshake, Plain};
-use crate::tls::Tls;
+use crate::stream::{ClientStream, Handshake, Plain, Tls};
 
 /// What `Listeners` calls to serve a socket: an accept loop on the
 /// server's task tracker, plain or TLS by the socket's family. Holds the
