@@ -341,13 +341,13 @@ fn references(text: &str, file_mod: &[String], modules: &BTreeSet<String>) -> Ve
                 i = open + 1;
                 continue;
             }
-        } else if starts_word(b, i, "crate") || starts_word(b, i, "super") {
-            if i == 0 || b[i - 1] != b'$' {
-                let mut here: Vec<String> = file_mod.to_vec();
-                here.extend(inline.iter().map(|(_, n)| n.clone()));
-                for m in resolve(b, i, here, modules) {
-                    out.push((line, m));
-                }
+        } else if (starts_word(b, i, "crate") || starts_word(b, i, "super"))
+            && (i == 0 || b[i - 1] != b'$')
+        {
+            let mut here: Vec<String> = file_mod.to_vec();
+            here.extend(inline.iter().map(|(_, n)| n.clone()));
+            for m in resolve(b, i, here, modules) {
+                out.push((line, m));
             }
         }
         i += 1;
