@@ -30,6 +30,7 @@ expand macros, so a path built by a macro from fragments is not seen).
 
 import os
 import re
+import signal
 import sys
 from collections import defaultdict
 
@@ -317,4 +318,6 @@ def main(argv):
 
 
 if __name__ == "__main__":
+    # Piped into `head`, stop quietly.
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     sys.exit(main(sys.argv[1:]))

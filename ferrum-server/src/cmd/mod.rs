@@ -1,6 +1,7 @@
-//! Commands: the static command table, argument parsing helpers, and the
-//! dispatcher that checks arity, authentication, transactions and memory
-//! before a handler runs.
+//! Commands: the handlers of the command table's rows (the table itself,
+//! what each command is, is `crate::command`), and the dispatcher that
+//! checks arity, authentication, transactions and memory before a handler
+//! runs.
 //!
 //! A handler receives the whole argument vector (name first) and returns the
 //! reply frame; it never writes to the socket, so the connection can flush
