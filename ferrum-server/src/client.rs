@@ -238,10 +238,10 @@ impl ClientHandle {
 
     /// The last command as `CLIENT LIST` names it (`get`, `client|list`).
     fn last_command(&self) -> String {
-        let Some(spec) = crate::cmd::COMMANDS.get(self.last_cmd.load(Ordering::Relaxed)) else {
+        let Some(spec) = crate::command::COMMANDS.get(self.last_cmd.load(Ordering::Relaxed)) else {
             return "NULL".to_owned();
         };
-        if spec.has(crate::cmd::flag::CONTAINER) {
+        if spec.has(crate::command::flag::CONTAINER) {
             if let Some(sub) = self
                 .last_sub
                 .lock()
@@ -446,6 +446,18 @@ impl ClientRegistry {
         self.lock().get(&id).cloned()
     }
 
+    /// The message queue of client `id` (Pub/Sub messages, tracking
+    /// invalidations, `MONITOR` lines), if it is connected.
+    pub(crate) fn inbox(&self, id: u64) -> Option<Arc<crate::pubsub::Subscriber>> {
+        let handle = self.get(id)?;
+        let weak = handle
+            .inbox
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()?;
+        weak.upgrade()
+    }
+
     /// A snapshot of every client, by id.
     pub(crate) fn all(&self) -> Vec<Arc<ClientHandle>> {
         self.lock().values().cloned().collect()
@@ -453,6 +465,20 @@ impl ClientRegistry {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, Arc<ClientHandle>>> {
         self.clients.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl crate::pubsub::Client for ClientHandle {
+    fn id(&self) -> u64 {
+        self.id
+    }
+
+    fn wake(&self) {
+        self.kill.wake();
+    }
+
+    fn close(&self) {
+        self.kill.raise(End::Killed);
     }
 }
 

@@ -220,7 +220,7 @@ impl<S: ClientStream> Connection<S> {
                 Ok(true) => {}
                 Ok(false) => return Ok(None),
                 Err(e) => {
-                    self.encode(&cmd::CmdError::from(e).into_frame());
+                    self.encode(&crate::error::CmdError::from(e).into_frame());
                     return Err(Closed::Protocol);
                 }
             };
@@ -363,7 +363,11 @@ impl<S: ClientStream> Connection<S> {
             self.handle
                 .omem
                 .store(self.wbuf.len() - written, Ordering::Relaxed);
-            crate::evict_clients::publish(&self.shared, &self.handle);
+            self.shared.evict_clients.publish(
+                &self.shared.store,
+                &self.shared.clients,
+                &self.handle,
+            );
         }
         // A subscriber's queue is checked against the pubsub class's soft
         // limit while its write waits, as Redis's cron checks it: at the
@@ -395,7 +399,7 @@ impl<S: ClientStream> Connection<S> {
                     () = soft_limit => {
                         // A subscriber's queue grew meanwhile: weigh it
                         // against `maxmemory-clients` too.
-                        crate::evict_clients::publish(&self.shared, &self.handle);
+                        self.shared.evict_clients.publish(&self.shared.store, &self.shared.clients, &self.handle);
                         let queue_broke = queue_limit.is_some_and(|l| self.state.subs.recheck(l));
                         if own.is_some() || queue_broke {
                             break Err(Some(Closed::OutputBufferLimit));
@@ -474,7 +478,9 @@ impl<S: ClientStream> Connection<S> {
         self.handle
             .state_bytes
             .store(self.state.state_bytes(), Ordering::Relaxed);
-        crate::evict_clients::publish(&self.shared, &self.handle);
+        self.shared
+            .evict_clients
+            .publish(&self.shared.store, &self.shared.clients, &self.handle);
         // Subscribers are exempt from the idle timeout, as in Redis.
         let idle = self.idle_timeout.filter(|_| !self.state.subs.subscribed());
         let (socket, rbuf) = (&mut self.socket, &mut self.rbuf);
@@ -544,8 +550,8 @@ impl<S: ClientStream> Connection<S> {
                     // this reply, as in Redis).
                     let t = &self.shared.tracking;
                     if t.active() {
-                        t.invalidate(&self.shared, dst, self.handle.id);
-                        t.flush(&self.shared);
+                        t.invalidate(&*self.shared, dst, self.handle.id);
+                        t.flush(&*self.shared);
                     }
                 }
                 break Ok(reply);

@@ -19,8 +19,9 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use crate::client::{ClientHandle, End};
-use crate::shared::Shared;
+use ferrum_store::Store;
+
+use crate::client::{ClientHandle, ClientRegistry, End};
 
 /// The limit in force and the eviction count.
 #[derive(Debug, Default)]
@@ -42,7 +43,7 @@ impl ClientEviction {
     }
 
     /// Makes `limit_bytes` the limit (`CONFIG SET maxmemory-clients` or
-    /// `maxmemory`); the caller then calls [`enforce`] so that a lowered
+    /// `maxmemory`); the caller then calls [`ClientEviction::enforce`] so that a lowered
     /// limit evicts at once, as in Redis.
     pub(crate) fn set_limit(&self, limit_bytes: u64) {
         self.limit_bytes.store(limit_bytes, Ordering::Relaxed);
@@ -58,55 +59,53 @@ impl ClientEviction {
         self.evicted.store(0, Ordering::Relaxed);
     }
 
+    /// Publishes what `handle`'s connection holds now (see
+    /// `ClientHandle::publish_memory`), then evicts if that put the clients
+    /// over `maxmemory-clients`: possibly this very client.
+    pub(crate) fn publish(&self, store: &Store, clients: &ClientRegistry, handle: &ClientHandle) {
+        // A client on its way out (evicted, killed) must not count again.
+        if handle.kill.ended().is_some() {
+            return;
+        }
+        handle.publish_memory(store, clients);
+        self.enforce(store, clients);
+    }
+
+    /// Evicts the largest evictable clients while the clients' memory is at
+    /// or over `maxmemory-clients`.
+    pub(crate) fn enforce(&self, store: &Store, clients: &ClientRegistry) {
+        if self.exceeded(clients.memory()).is_none() {
+            return;
+        }
+        let mut candidates: Vec<Arc<ClientHandle>> = clients
+            .all()
+            .into_iter()
+            .filter(|c| !c.no_evict.load(Ordering::Relaxed))
+            .collect();
+        candidates.sort_by_key(|c| std::cmp::Reverse(c.published_memory()));
+        for client in candidates {
+            if self.exceeded(clients.memory()).is_none() {
+                break;
+            }
+            tracing::info!(
+                client = client.id,
+                bytes = client.published_memory(),
+                "evicting a client over maxmemory-clients"
+            );
+            // Raised first: from then on its task publishes nothing, so the
+            // withdrawal below is not undone by a publish already under way
+            // but for that one publish, which its task's end takes back.
+            client.kill.raise(End::Killed);
+            clients.unregister(client.id);
+            client.withdraw_memory(store, clients);
+            self.evicted.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
     /// The limit, if eviction is on and the clients' memory reached it.
     fn exceeded(&self, clients_bytes: usize) -> Option<usize> {
         let limit = self.limit_bytes.load(Ordering::Relaxed);
         let limit = usize::try_from(limit).unwrap_or(usize::MAX);
         (limit > 0 && clients_bytes >= limit).then_some(limit)
-    }
-}
-
-/// Publishes what `handle`'s connection holds now (see
-/// `ClientHandle::publish_memory`), then evicts if that put the clients
-/// over `maxmemory-clients`: possibly this very client.
-pub(crate) fn publish(shared: &Shared, handle: &ClientHandle) {
-    // A client on its way out (evicted, killed) must not count again.
-    if handle.kill.ended().is_some() {
-        return;
-    }
-    handle.publish_memory(&shared.store, &shared.clients);
-    enforce(shared);
-}
-
-/// Evicts the largest evictable clients while the clients' memory is at
-/// or over `maxmemory-clients`.
-pub(crate) fn enforce(shared: &Shared) {
-    let eviction = &shared.evict_clients;
-    if eviction.exceeded(shared.clients.memory()).is_none() {
-        return;
-    }
-    let mut candidates: Vec<Arc<ClientHandle>> = shared
-        .clients
-        .all()
-        .into_iter()
-        .filter(|c| !c.no_evict.load(Ordering::Relaxed))
-        .collect();
-    candidates.sort_by_key(|c| std::cmp::Reverse(c.published_memory()));
-    for client in candidates {
-        if eviction.exceeded(shared.clients.memory()).is_none() {
-            break;
-        }
-        tracing::info!(
-            client = client.id,
-            bytes = client.published_memory(),
-            "evicting a client over maxmemory-clients"
-        );
-        // Raised first: from then on its task publishes nothing, so the
-        // withdrawal below is not undone by a publish already under way
-        // but for that one publish, which its task's end takes back.
-        client.kill.raise(End::Killed);
-        shared.clients.unregister(client.id);
-        client.withdraw_memory(&shared.store, &shared.clients);
-        eviction.evicted.fetch_add(1, Ordering::Relaxed);
     }
 }

@@ -19,6 +19,7 @@
 //! # }
 //! ```
 
+mod accept;
 mod acl;
 pub mod alloc;
 mod blocking;
@@ -26,9 +27,12 @@ mod client;
 mod clock;
 mod cluster;
 mod cmd;
+mod command;
 pub mod config;
 mod connection;
+mod error;
 mod evict_clients;
+mod latency;
 mod lazyfree;
 mod listen;
 mod metrics;
@@ -36,12 +40,14 @@ mod migrate;
 mod monitor;
 mod notify;
 mod obuf;
+mod parse;
 mod pause;
 mod pubsub;
 pub mod runtime;
 mod script;
 mod server;
 mod shared;
+mod slowlog;
 mod stream;
 mod tls;
 mod tracking;

@@ -1,4 +1,4 @@
-//! The listening sockets and their accept loops.
+//! The listening sockets.
 //!
 //! Every `bind` address gets a socket on `port` and, when TLS is on, one on
 //! `tls-port`; each socket has an accept loop. `CONFIG SET port`, `bind` and
@@ -9,32 +9,25 @@
 //! loop that accepted them.
 //!
 //! An accept loop borrows its socket from a slot for the length of one
-//! poll, so closing a socket is synchronous: once [`Listeners::rebind`] has
-//! taken it out of its slot, the port is free for the next bind.
+//! poll ([`Acceptor::accept`]), so closing a socket is synchronous: once
+//! [`Listeners::rebind`] has taken it out of its slot, the port is free
+//! for the next bind.
 //!
-//! A TLS handshake runs in the new connection's own task, never in the
-//! loop, so a slow or hostile client cannot hold up anyone else's accept.
+//! The accept loops themselves, and what they do with a connection, are
+//! the connection layer's (`crate::accept`): this module owns sockets, not
+//! clients, so `Shared` can hold it without depending on connection
+//! handling.
 
 use std::future::poll_fn;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll};
-use std::time::Duration;
 
-use bytes::BytesMut;
-use ferrum_proto::{Frame, Protocol};
 use socket2::{Domain, Socket, Type};
-use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
-
-use crate::connection::{serve, Closed};
-use crate::shared::Shared;
-use crate::stream::{ClientStream, Handshake, Plain};
-use crate::tls::Tls;
 
 /// Which port a socket serves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,10 +38,14 @@ pub(crate) enum Family {
     Tls,
 }
 
+/// What serves a socket: called with each socket once the server starts
+/// (and with each socket bound after that), it spawns the socket's accept
+/// loop. The connection layer supplies it (`crate::accept::starter`), so
+/// the sockets do not depend on what serves them.
+pub(crate) type Starter = Box<dyn Fn(Family, Acceptor) + Send + Sync>;
+
 /// The server's sockets, the tasks they start, and the shutdown signal.
 pub(crate) struct Listeners {
-    /// The server the accept loops serve (`Shared` owns this struct).
-    shared: Weak<Shared>,
     sockets: Mutex<Sockets>,
     /// Every accept loop and connection task, waited for at shutdown.
     tasks: TaskTracker,
@@ -60,9 +57,9 @@ pub(crate) struct Listeners {
 struct Sockets {
     plain: Vec<Bound>,
     tls: Vec<Bound>,
-    /// Whether [`Listeners::start`] ran: sockets bound before it wait for
-    /// it, sockets bound after it get their loop at once.
-    started: bool,
+    /// Set by [`Listeners::start`]: sockets bound before it wait for it,
+    /// sockets bound after it get their loop at once.
+    starter: Option<Starter>,
 }
 
 /// One listening socket.
@@ -80,16 +77,40 @@ impl Bound {
         drop(lock(&self.slot).take());
         self.stop.cancel();
     }
+
+    /// A handle for the socket's accept loop.
+    fn acceptor(&self) -> Acceptor {
+        Acceptor {
+            slot: self.slot.clone(),
+            stop: self.stop.clone(),
+        }
+    }
+}
+
+/// One socket as its accept loop sees it.
+#[derive(Clone)]
+pub(crate) struct Acceptor {
+    /// The socket, until it is closed; borrowed per poll.
+    slot: Arc<Mutex<Option<TcpListener>>>,
+    /// Cancelled when the socket closes or the server shuts down.
+    stop: CancellationToken,
+}
+
+impl Acceptor {
+    /// The next connection; `None` once the socket is closed (by
+    /// [`Listeners::rebind`], or at shutdown).
+    pub(crate) async fn accept(&self) -> Option<io::Result<(TcpStream, SocketAddr)>> {
+        tokio::select! {
+            a = poll_fn(|cx| poll_accept(&self.slot, cx)) => a,
+            () = self.stop.cancelled() => None,
+        }
+    }
 }
 
 impl Listeners {
     /// Holds sockets bound at start-up; their loops start with
     /// [`Listeners::start`].
-    pub(crate) fn new(
-        shared: Weak<Shared>,
-        plain: Vec<TcpListener>,
-        tls: Vec<TcpListener>,
-    ) -> Listeners {
+    pub(crate) fn new(plain: Vec<TcpListener>, tls: Vec<TcpListener>) -> Listeners {
         let shutdown = CancellationToken::new();
         let bound = |sockets: Vec<TcpListener>| {
             sockets
@@ -100,25 +121,25 @@ impl Listeners {
         let sockets = Sockets {
             plain: bound(plain),
             tls: bound(tls),
-            started: false,
+            starter: None,
         };
         Listeners {
-            shared,
             sockets: Mutex::new(sockets),
             tasks: TaskTracker::new(),
             shutdown,
         }
     }
 
-    /// Starts the accept loop of every socket bound so far.
-    pub(crate) fn start(&self) {
+    /// Starts the accept loop of every socket bound so far with
+    /// `starter`, and of every socket bound from now on.
+    pub(crate) fn start(&self, starter: Starter) {
         let mut sockets = lock(&self.sockets);
-        sockets.started = true;
         for (family, bound) in [(Family::Plain, &sockets.plain), (Family::Tls, &sockets.tls)] {
             for socket in bound {
-                self.spawn_loop(family, socket);
+                starter(family, socket.acceptor());
             }
         }
+        sockets.starter = Some(starter);
     }
 
     /// The addresses `family` listens on now.
@@ -187,8 +208,8 @@ impl Listeners {
         };
         for socket in bound {
             let socket = adopt(TcpListener::from_std(socket)?, &self.shutdown);
-            if sockets.started {
-                self.spawn_loop(family, &socket);
+            if let Some(start) = &sockets.starter {
+                start(family, socket.acceptor());
             }
             sockets.of(family).push(socket);
         }
@@ -204,60 +225,6 @@ impl Listeners {
     pub(crate) async fn wait(&self) {
         self.tasks.close();
         self.tasks.wait().await;
-    }
-
-    fn spawn_loop(&self, family: Family, socket: &Bound) {
-        let Some(shared) = self.shared.upgrade() else {
-            return;
-        };
-        let (slot, stop) = (socket.slot.clone(), socket.stop.clone());
-        match (family, shared.tls.clone()) {
-            (Family::Plain, _) => {
-                self.tasks
-                    .spawn(self.accept_loop(slot, stop, Plain, shared));
-            }
-            (Family::Tls, Some(context)) => {
-                self.tasks
-                    .spawn(self.accept_loop(slot, stop, Tls(context), shared));
-            }
-            // TLS sockets exist only when TLS is configured.
-            (Family::Tls, None) => {}
-        }
-    }
-
-    /// Accepts connections on one socket until it closes or the server
-    /// shuts down. Each socket's handshake (a ready future on the plain
-    /// port) runs in the connection's own task, after the client was
-    /// admitted and registered, so it counts against `maxclients` and
-    /// shows in `CLIENT LIST` from the start, as in Redis.
-    fn accept_loop<H: Handshake>(
-        &self,
-        slot: Arc<Mutex<Option<TcpListener>>>,
-        stop: CancellationToken,
-        handshake: H,
-        shared: Arc<Shared>,
-    ) -> impl std::future::Future<Output = ()> + Send + 'static {
-        let (tasks, shutdown) = (self.tasks.clone(), self.shutdown.clone());
-        async move {
-            loop {
-                let accepted = tokio::select! {
-                    a = poll_fn(|cx| poll_accept(&slot, cx)) => a,
-                    () = stop.cancelled() => break,
-                };
-                let (socket, addr) = match accepted {
-                    Some(Ok(a)) => a,
-                    // Closed by `rebind`.
-                    None => break,
-                    Some(Err(e)) => {
-                        // Out of file descriptors and the like: back off.
-                        tracing::warn!("accept failed: {e}");
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        continue;
-                    }
-                };
-                admit(&shared, &tasks, &shutdown, &handshake, socket, addr);
-            }
-        }
     }
 }
 
@@ -295,61 +262,6 @@ fn poll_accept(
         Some(listener) => listener.poll_accept(cx).map(Some),
         None => Poll::Ready(None),
     }
-}
-
-/// Admits or refuses one accepted socket; an admitted one is registered
-/// and served in a task of its own.
-fn admit<H: Handshake>(
-    shared: &Arc<Shared>,
-    tasks: &TaskTracker,
-    shutdown: &CancellationToken,
-    handshake: &H,
-    socket: TcpStream,
-    addr: SocketAddr,
-) {
-    shared
-        .stats
-        .connections_received
-        .fetch_add(1, Ordering::Relaxed);
-    // As Redis does: without it, replies sit behind Nagle's algorithm
-    // waiting for delayed ACKs.
-    let _ = socket.set_nodelay(true);
-    let laddr = socket.local_addr().unwrap_or(addr);
-    let stream = handshake.start(socket);
-    if let Some(text) = refusal(shared, addr.ip()) {
-        shared
-            .stats
-            .rejected_connections
-            .fetch_add(1, Ordering::Relaxed);
-        tasks.spawn(async move {
-            if let Ok(stream) = stream.await {
-                refuse(stream, text).await;
-            }
-        });
-        return;
-    }
-    let handle = shared
-        .clients
-        .register(addr, laddr, shared.acl.default_user());
-    let (shared, shutdown) = (shared.clone(), shutdown.clone());
-    tasks.spawn(async move {
-        let id = handle.id;
-        let stream = tokio::select! {
-            s = stream => s.map_err(Closed::Handshake),
-            _ = handle.kill.wait() => Err(Closed::Normally),
-            () = shutdown.cancelled() => Err(Closed::Normally),
-        };
-        let closed = match stream {
-            Ok(stream) => serve(shared.clone(), stream, handle, shutdown).await,
-            Err(closed) => closed,
-        };
-        shared.clients.unregister(id);
-        match closed {
-            Closed::Io(e) => tracing::debug!(client = id, "connection error: {e}"),
-            Closed::Handshake(e) => tracing::debug!(client = id, "TLS handshake failed: {e}"),
-            other => tracing::debug!(client = id, "connection closed: {other:?}"),
-        }
-    });
 }
 
 /// Binds every address in `bind` on `port`. With port 0 the first address
@@ -432,65 +344,9 @@ fn bind_one(addr: SocketAddr, backlog: i32) -> io::Result<std::net::TcpListener>
     Ok(socket.into())
 }
 
-/// Why a new client is turned away, if it is: `maxclients` reached, or
-/// protected mode.
-fn refusal(shared: &Shared, peer: IpAddr) -> Option<&'static str> {
-    let maxclients = shared.config().maxclients as usize;
-    if shared.clients.len() >= maxclients {
-        return Some(crate::cmd::MAX_CLIENTS);
-    }
-    let protected = shared.config().protected_mode;
-    protected_mode_refuses(protected, shared.requires_auth(), peer)
-        .then_some(crate::cmd::PROTECTED_MODE_DENIED)
-}
-
-/// Whether protected mode refuses a client connecting from `peer`, as Redis
-/// 7 decides it: protected mode is on, the default user has no password,
-/// and the peer is not on the loopback interface (127.0.0.0/8, `::1`, or
-/// either as an IPv4-mapped IPv6 address). The `bind` addresses play no
-/// part (Redis 7 dropped that condition); bound to loopback only, no
-/// client can be refused.
-pub(crate) fn protected_mode_refuses(
-    protected_mode: bool,
-    password_set: bool,
-    peer: IpAddr,
-) -> bool {
-    protected_mode && !password_set && !peer.to_canonical().is_loopback()
-}
-
-/// Sends a refused connection its error line, then closes it.
-async fn refuse(mut stream: impl ClientStream, text: &'static str) {
-    let mut line = BytesMut::new();
-    Frame::error(text).encode(Protocol::Resp2, &mut line);
-    let _ = stream.write_all(&line).await;
-    let _ = stream.flush().await;
-    stream.close().await;
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn protected_mode_refuses_only_remote_peers_without_a_password() {
-        let remote: IpAddr = "192.0.2.7".parse().unwrap();
-        let remote6: IpAddr = "2001:db8::1".parse().unwrap();
-        for local in ["127.0.0.1", "127.1.2.3", "::1", "::ffff:127.0.0.1"] {
-            let local: IpAddr = local.parse().unwrap();
-            assert!(!protected_mode_refuses(true, false, local), "{local}");
-        }
-        assert!(protected_mode_refuses(true, false, remote));
-        assert!(protected_mode_refuses(true, false, remote6));
-        assert!(protected_mode_refuses(
-            true,
-            false,
-            "::ffff:192.0.2.7".parse().unwrap()
-        ));
-        // A password, or protected mode off, lets everyone in.
-        assert!(!protected_mode_refuses(true, true, remote));
-        assert!(!protected_mode_refuses(false, false, remote));
-        assert!(!protected_mode_refuses(false, false, remote6));
-    }
 
     #[test]
     fn bind_addresses_read_as_redis_reads_them() {

@@ -12,8 +12,8 @@ use std::sync::{Arc, Mutex, Weak};
 
 use bytes::Bytes;
 
+use crate::config::OutputBufferLimit;
 use crate::pubsub::{Subscriber, TrackingMsg};
-use crate::shared::Shared;
 
 /// The monitoring connections. One per server, in `Shared`.
 #[derive(Debug, Default)]
@@ -47,10 +47,18 @@ impl Monitors {
         self.count.store(list.len(), Ordering::Relaxed);
     }
 
-    /// Sends one command's line to every monitor.
-    pub(crate) fn feed(&self, shared: &Shared, db: usize, addr: &str, args: &[Bytes]) {
-        let line = Bytes::from(format_line(shared.clock.now_micros(), db, addr, args));
-        let limit = shared.config().client_output_buffer_limit.pubsub;
+    /// Sends one command's line, run at `micros` (Unix microseconds), to
+    /// every monitor, whose queues hold at most `limit` (the `pubsub`
+    /// class of `client-output-buffer-limit`).
+    pub(crate) fn feed(
+        &self,
+        micros: u64,
+        limit: OutputBufferLimit,
+        db: usize,
+        addr: &str,
+        args: &[Bytes],
+    ) {
+        let line = Bytes::from(format_line(micros, db, addr, args));
         let mut list = self.list.lock().unwrap_or_else(|p| p.into_inner());
         list.retain(|(_, weak)| match weak.upgrade() {
             Some(s) => {

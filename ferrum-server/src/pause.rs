@@ -10,7 +10,7 @@
 //!
 //! While any pause is on, keys do not expire, as in Redis: the active
 //! cycle skips its ticks and reads see an expired key as missing without
-//! removing it ([`hold_expiry`]), so the dataset does not change under a
+//! removing it ([`Pause::hold_expiry`]), so the dataset does not change under a
 //! pause (a failover waits on exactly that). The keys go once it ends.
 //!
 //! Cost when no pause is on: one relaxed atomic load per command.
@@ -102,18 +102,18 @@ impl Pause {
         self.waiting.load(Ordering::Relaxed)
     }
 
+    /// Holds `store`'s expiry back while a pause is on, and lets it go
+    /// once none is. Called when a pause starts or ends, and on every
+    /// expiry tick (which notices a pause that reached its deadline).
+    pub(crate) fn hold_expiry(&self, store: &ferrum_store::Store) {
+        store.hold_expired(self.is_on());
+    }
+
     /// Counts a connection as held while the guard lives.
     pub(crate) fn hold(&self) -> Held<'_> {
         self.waiting.fetch_add(1, Ordering::Relaxed);
         Held(self)
     }
-}
-
-/// Holds expiry back while a pause is on, and lets it go once none is.
-/// Called when a pause starts or ends, and on every expiry tick (which
-/// notices a pause that reached its deadline).
-pub(crate) fn hold_expiry(shared: &crate::shared::Shared) {
-    shared.store.hold_expired(shared.pause.is_on());
 }
 
 /// A connection holding a paused command.

@@ -23,7 +23,6 @@ use ferrum_proto::{Frame, Protocol};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use crate::client::ClientHandle;
 use crate::config::OutputBufferLimit;
 
 /// What a subscription listens to: a channel, a pattern of channels, or
@@ -149,11 +148,25 @@ impl Message {
     }
 }
 
+/// The client a subscriber's queue belongs to, as the queue needs it: to
+/// name it, to wake its connection when a message arrives, and to close
+/// it when its queue breaks the limit. `ClientHandle` implements it, so
+/// the Pub/Sub registry does not depend on the client registry.
+pub(crate) trait Client: std::fmt::Debug + Send + Sync {
+    /// The client's id.
+    fn id(&self) -> u64;
+    /// Wakes the client's connection: its queue has something.
+    fn wake(&self);
+    /// Ends the client's connection (as `CLIENT KILL` does): its queue
+    /// broke the limit.
+    fn close(&self);
+}
+
 /// The sending side of one subscribed connection, shared by every channel
 /// and pattern it listens to.
 #[derive(Debug)]
 pub(crate) struct Subscriber {
-    client: Arc<ClientHandle>,
+    client: Arc<dyn Client>,
     tx: mpsc::UnboundedSender<Message>,
     /// Bytes queued and not yet taken by the connection.
     pending_bytes: AtomicUsize,
@@ -180,7 +193,7 @@ impl Subscriber {
         let queued = self.tx.send(msg).is_ok();
         // A connection waiting for input watches its queue through its
         // kill flag's waker, not the channel's (`Connection::wait_input`).
-        self.client.kill.wake();
+        self.client.wake();
         queued
     }
 
@@ -216,10 +229,10 @@ impl Subscriber {
     fn overflow(&self) -> bool {
         if !self.overflowed.swap(true, Ordering::Relaxed) {
             tracing::warn!(
-                client = self.client.id,
+                client = self.client.id(),
                 "closing a subscriber over the pubsub output buffer limit"
             );
-            self.client.kill.raise(crate::client::End::Killed);
+            self.client.close();
         }
         false
     }
@@ -281,7 +294,7 @@ impl PubSub {
         t.of(kind)
             .entry(name)
             .or_default()
-            .insert(sub.client.id, sub.clone());
+            .insert(sub.client.id(), sub.clone());
     }
 
     /// Removes client `id` from a channel's (or pattern's) listeners.
@@ -436,7 +449,7 @@ impl Subscriptions {
     }
 
     /// The connection's subscriber, created on first use.
-    pub(crate) fn subscriber(&mut self, client: &Arc<ClientHandle>) -> Arc<Subscriber> {
+    pub(crate) fn subscriber(&mut self, client: &Arc<impl Client + 'static>) -> Arc<Subscriber> {
         if let Some(s) = &self.sender {
             return s.clone();
         }
@@ -528,11 +541,25 @@ impl Subscriptions {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::ClientRegistry;
 
-    fn client() -> Arc<ClientHandle> {
-        let addr = "127.0.0.1:1".parse().expect("addr");
-        ClientRegistry::default().register(addr, addr, crate::acl::Acl::default().default_user())
+    /// A client that only counts what the queue asks of it.
+    #[derive(Debug, Default)]
+    struct TestClient {
+        closed: AtomicBool,
+    }
+
+    impl Client for TestClient {
+        fn id(&self) -> u64 {
+            1
+        }
+        fn wake(&self) {}
+        fn close(&self) {
+            self.closed.store(true, Ordering::Relaxed);
+        }
+    }
+
+    fn client() -> Arc<TestClient> {
+        Arc::new(TestClient::default())
     }
 
     #[tokio::test]
@@ -558,7 +585,7 @@ mod tests {
             [Bytes::from_static(b"news")]
         );
         assert_eq!((ps.numsub(Kind::Channel, b"news"), ps.numpat()), (1, 1));
-        ps.unsubscribe(s.client.id, &Bytes::from_static(b"news"), Kind::Channel);
+        ps.unsubscribe(s.client.id(), &Bytes::from_static(b"news"), Kind::Channel);
         assert_eq!(ps.numsub(Kind::Channel, b"news"), 0);
     }
 
@@ -576,14 +603,15 @@ mod tests {
         let expected = ["smessage", "orders", "hi"].map(Frame::bulk).to_vec();
         assert_eq!(frame, Some(Frame::Push(expected)));
         assert_eq!(ps.channels(Kind::Shard, None), std::slice::from_ref(&chan));
-        assert_eq!(ps.subscriptions_of(s.client.id), [(chan, Kind::Shard)]);
+        assert_eq!(ps.subscriptions_of(s.client.id()), [(chan, Kind::Shard)]);
     }
 
     #[test]
     fn a_full_queue_overflows_instead_of_growing() {
         let ps = PubSub::default();
         let mut subs = Subscriptions::default();
-        let s = subs.subscriber(&client());
+        let c = client();
+        let s = subs.subscriber(&c);
         ps.subscribe(&s, Bytes::from_static(b"c"), Kind::Channel);
         let limit = OutputBufferLimit {
             hard_bytes: 1000,
@@ -596,6 +624,7 @@ mod tests {
             .sum();
         assert!(queued > 0 && queued < 10, "{queued} queued");
         assert!(subs.overflowed());
+        assert!(c.closed.load(Ordering::Relaxed), "the client is closed");
         assert!(s.pending_bytes.load(Ordering::Relaxed) <= 1000);
     }
 }

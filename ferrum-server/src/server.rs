@@ -94,10 +94,10 @@ impl Server {
             None => None,
         };
         let slowlog =
-            crate::cmd::SlowLog::new(config.slowlog_log_slower_than, config.slowlog_max_len);
+            crate::slowlog::SlowLog::new(config.slowlog_log_slower_than, config.slowlog_max_len);
         let notify = crate::notify::Notifier::default();
         notify.install(config.stored_value("notify-keyspace-events"));
-        let latency = crate::cmd::Latency::default();
+        let latency = crate::latency::Latency::default();
         latency
             .threshold_ms
             .store(config.latency_threshold_ms(), Ordering::Relaxed);
@@ -109,8 +109,8 @@ impl Server {
         let commands = config.renamed_commands.clone();
         let evict_clients =
             crate::evict_clients::ClientEviction::new(config.maxmemory_clients_bytes());
-        let shared = Arc::new_cyclic(|shared| Shared {
-            listeners: Listeners::new(shared.clone(), plain, tls_sockets),
+        let shared = Arc::new(Shared {
+            listeners: Listeners::new(plain, tls_sockets),
             store,
             normal_obuf,
             acl,
@@ -171,7 +171,7 @@ impl Server {
     /// Never today; the `Result` leaves room for fatal listener errors.
     pub async fn run(self, shutdown: CancellationToken) -> anyhow::Result<()> {
         let listeners = &self.shared.listeners;
-        listeners.start();
+        listeners.start(crate::accept::starter(Arc::downgrade(&self.shared)));
         let stop = listeners.shutdown_token().clone();
         let tasks = listeners.tasks();
         tasks.spawn(expire_loop(self.shared.clone(), stop.clone()));
@@ -229,7 +229,7 @@ async fn expire_loop(shared: Arc<Shared>, shutdown: CancellationToken) {
         }
         // A step of the system clock shows in readings from here on.
         shared.clock.resync();
-        crate::pause::hold_expiry(&shared);
+        shared.pause.hold_expiry(&shared.store);
         let active = shared
             .active_expire
             .load(std::sync::atomic::Ordering::Relaxed);
@@ -246,7 +246,7 @@ async fn expire_loop(shared: Arc<Shared>, shutdown: CancellationToken) {
             let Some(_gate) = shared.try_gate() else {
                 continue;
             };
-            crate::notify::sweep_expired(&shared, &mut sweep_cursor, 1024);
+            crate::cmd::notify::sweep_expired(&shared, &mut sweep_cursor, 1024);
             continue;
         }
         loop {

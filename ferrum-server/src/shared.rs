@@ -10,7 +10,7 @@ use ferrum_store::Store;
 use crate::blocking::Blocking;
 use crate::client::ClientRegistry;
 use crate::clock::Clock;
-use crate::cmd::{CommandSpec, COMMANDS, SUBCOMMANDS};
+use crate::command::{CommandSpec, COMMANDS, SUBCOMMANDS};
 use crate::config::Config;
 use crate::pubsub::PubSub;
 
@@ -52,11 +52,11 @@ pub(crate) struct Shared {
     /// Cancelled by `SHUTDOWN`: the server stops as on SIGTERM.
     pub(crate) shutdown_request: tokio_util::sync::CancellationToken,
     /// `SLOWLOG`'s entries and parameters.
-    pub(crate) slowlog: crate::cmd::SlowLog,
+    pub(crate) slowlog: crate::slowlog::SlowLog,
     /// Which keyspace notifications are sent (`notify-keyspace-events`).
     pub(crate) notify: crate::notify::Notifier,
     /// `LATENCY`'s events and the subcommands' histograms.
-    pub(crate) latency: crate::cmd::Latency,
+    pub(crate) latency: crate::latency::Latency,
     /// `MONITOR` clients.
     pub(crate) monitors: crate::monitor::Monitors,
     /// `CLIENT PAUSE`.
@@ -76,7 +76,7 @@ pub(crate) struct Shared {
     pub(crate) evict_clients: crate::evict_clients::ClientEviction,
     /// The names clients call commands by (`rename-command`, read at
     /// startup only, as in Redis).
-    pub(crate) commands: crate::cmd::rename::CommandNames,
+    pub(crate) commands: crate::command::rename::CommandNames,
     /// The slot map, in cluster mode (`cluster-enabled yes`) only.
     pub(crate) cluster: Option<crate::cluster::Cluster>,
 }
@@ -114,6 +114,16 @@ impl Shared {
     }
 }
 
+impl crate::tracking::Recipients for Shared {
+    fn inbox(&self, id: u64) -> Option<Arc<crate::pubsub::Subscriber>> {
+        self.clients.inbox(id)
+    }
+
+    fn pubsub_limit(&self) -> crate::config::OutputBufferLimit {
+        self.config().client_output_buffer_limit.pubsub
+    }
+}
+
 /// Per-command call counts and times, and connection counters. All plain
 /// atomics: every command touches them, so no lock may sit here.
 pub(crate) struct ServerStats {
@@ -140,7 +150,7 @@ pub(crate) struct ServerStats {
     /// subcommand's call counts for its container as well).
     per_command: Box<[CommandCounters]>,
     /// Per-command latency histograms (`LATENCY HISTOGRAM`).
-    pub(crate) histogram: crate::cmd::Histograms,
+    pub(crate) histogram: crate::latency::Histograms,
 }
 
 #[derive(Default)]
@@ -183,7 +193,7 @@ impl Default for ServerStats {
             per_command: (0..COMMANDS.len() + SUBCOMMANDS.len())
                 .map(|_| CommandCounters::default())
                 .collect(),
-            histogram: crate::cmd::Histograms::default(),
+            histogram: crate::latency::Histograms::default(),
         }
     }
 }
@@ -250,8 +260,8 @@ impl ServerStats {
     pub(crate) fn commands(&self) -> Vec<CommandStat> {
         let mut out = Vec::new();
         for spec in COMMANDS {
-            if spec.has(crate::cmd::flag::CONTAINER) {
-                for (i, sub) in crate::cmd::category::subcommands_of(spec) {
+            if spec.has(crate::command::flag::CONTAINER) {
+                for (i, sub) in crate::command::category::subcommands_of(spec) {
                     out.extend(self.stat(sub.full_name, COMMANDS.len() + i));
                 }
             } else {

@@ -8,9 +8,14 @@
 
 use std::future::Future;
 use std::io;
+use std::sync::Arc;
+use std::time::Duration;
 
-use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
+use tokio_rustls::server::TlsStream;
+
+use crate::tls::TlsContext;
 
 /// What a connection reads requests from and writes replies to.
 pub(crate) trait ClientStream: AsyncRead + AsyncWrite + Unpin + Send + 'static {
@@ -61,5 +66,45 @@ impl Handshake for Plain {
         socket: TcpStream,
     ) -> impl Future<Output = io::Result<TcpStream>> + Send + 'static {
         std::future::ready(Ok(socket))
+    }
+}
+
+/// How long a client may take over its handshake. Its connection counts
+/// against `maxclients` meanwhile, so one that never finishes must not
+/// hold its place for ever.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a closing connection waits to send its `close_notify`.
+const CLOSE_GRACE: Duration = Duration::from_secs(1);
+
+/// The TLS port's [`Handshake`].
+pub(crate) struct Tls(pub(crate) Arc<TlsContext>);
+
+impl Handshake for Tls {
+    type Stream = TlsStream<TcpStream>;
+
+    fn start(
+        &self,
+        socket: TcpStream,
+    ) -> impl std::future::Future<Output = io::Result<Self::Stream>> + Send + 'static {
+        let acceptor = self.0.acceptor();
+        async move {
+            tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(socket))
+                .await
+                .unwrap_or_else(|_| Err(io::ErrorKind::TimedOut.into()))
+        }
+    }
+}
+
+impl ClientStream for TlsStream<TcpStream> {
+    /// rustls encrypts into its own buffer and would need a flush to say
+    /// what reached the socket, so replies always take the asynchronous
+    /// write.
+    fn write_now(&mut self, _buf: &[u8]) -> io::Result<usize> {
+        Err(io::ErrorKind::WouldBlock.into())
+    }
+
+    async fn close(&mut self) {
+        let _ = tokio::time::timeout(CLOSE_GRACE, self.shutdown()).await;
     }
 }

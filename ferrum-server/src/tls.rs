@@ -1,6 +1,7 @@
 //! TLS on `tls-port`: the rustls server configuration built from the
-//! `tls-*` parameters, swapped whole when `CONFIG SET` changes them, and
-//! the handshake that turns an accepted socket into a TLS stream.
+//! `tls-*` parameters, swapped whole when `CONFIG SET` changes them. The
+//! handshake that turns an accepted socket into a TLS stream with it is
+//! the connection layer's (`crate::stream::Tls`).
 //!
 //! rustls (through tokio-rustls, with ring for the cryptography) offers
 //! TLS 1.2 and 1.3 only, so `tls-protocols TLSv1 TLSv1.1` alone is refused
@@ -9,31 +10,17 @@
 //! `tls-ca-cert-dir`, by `tls-auth-clients`: `yes` refuses a client
 //! without one, `optional` checks one only if presented, `no` asks none.
 
-use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
-use std::time::Duration;
 
-use tokio::io::AsyncWriteExt;
-use tokio::net::TcpStream;
 use tokio_rustls::rustls::crypto::ring;
 use tokio_rustls::rustls::pki_types::pem::PemObject;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio_rustls::rustls::server::WebPkiClientVerifier;
 use tokio_rustls::rustls::{self, RootCertStore, ServerConfig, SupportedProtocolVersion};
-use tokio_rustls::server::TlsStream;
 use tokio_rustls::TlsAcceptor;
 
 use crate::config::{TlsConfig, TlsProtocol};
-use crate::stream::{ClientStream, Handshake};
-
-/// How long a client may take over its handshake. Its connection counts
-/// against `maxclients` meanwhile, so one that never finishes must not
-/// hold its place for ever.
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// How long a closing connection waits to send its `close_notify`.
-const CLOSE_GRACE: Duration = Duration::from_secs(1);
 
 /// Why the `tls-*` parameters do not make a TLS configuration. The texts
 /// of the missing-parameter cases are Redis's log lines.
@@ -97,43 +84,12 @@ impl TlsContext {
         Ok(())
     }
 
-    fn acceptor(&self) -> TlsAcceptor {
+    /// The acceptor for a handshake starting now.
+    pub(crate) fn acceptor(&self) -> TlsAcceptor {
         self.acceptor
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
-    }
-}
-
-/// The TLS port's [`Handshake`].
-pub(crate) struct Tls(pub(crate) Arc<TlsContext>);
-
-impl Handshake for Tls {
-    type Stream = TlsStream<TcpStream>;
-
-    fn start(
-        &self,
-        socket: TcpStream,
-    ) -> impl std::future::Future<Output = io::Result<Self::Stream>> + Send + 'static {
-        let acceptor = self.0.acceptor();
-        async move {
-            tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(socket))
-                .await
-                .unwrap_or_else(|_| Err(io::ErrorKind::TimedOut.into()))
-        }
-    }
-}
-
-impl ClientStream for TlsStream<TcpStream> {
-    /// rustls encrypts into its own buffer and would need a flush to say
-    /// what reached the socket, so replies always take the asynchronous
-    /// write.
-    fn write_now(&mut self, _buf: &[u8]) -> io::Result<usize> {
-        Err(io::ErrorKind::WouldBlock.into())
-    }
-
-    async fn close(&mut self) {
-        let _ = tokio::time::timeout(CLOSE_GRACE, self.shutdown()).await;
     }
 }
 

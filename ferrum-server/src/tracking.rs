@@ -38,12 +38,23 @@ use std::sync::Mutex;
 
 use bytes::Bytes;
 
-use crate::cmd::error::{
+use crate::config::OutputBufferLimit;
+use crate::error::{
     prefix_overlap, TRACKING_BCAST_SWITCH, TRACKING_OPTIN_AND_OPTOUT, TRACKING_OPTIN_OPTOUT_BCAST,
     TRACKING_OPT_SWITCH, TRACKING_PREFIX_NEEDS_BCAST,
 };
-use crate::pubsub::TrackingMsg;
-use crate::shared::Shared;
+use crate::pubsub::{Subscriber, TrackingMsg};
+
+/// How tracking reaches the clients it sends invalidations to: their
+/// message queues, and the limit those are held to. `Shared` implements
+/// it from its client registry and configuration, so tracking does not
+/// depend on `Shared`.
+pub(crate) trait Recipients {
+    /// The message queue of client `id`, if it is connected.
+    fn inbox(&self, id: u64) -> Option<std::sync::Arc<Subscriber>>;
+    /// The `pubsub` class of `client-output-buffer-limit`, now.
+    fn pubsub_limit(&self) -> OutputBufferLimit;
+}
 
 /// One client's tracking settings.
 #[derive(Clone, Debug, Default)]
@@ -234,14 +245,14 @@ impl Tracking {
     }
 
     /// Installs `tracking-table-max-keys` and applies it.
-    pub(crate) fn set_max_keys(&self, shared: &Shared, max: u64) {
+    pub(crate) fn set_max_keys(&self, shared: &impl Recipients, max: u64) {
         self.max_keys.store(max, Ordering::Relaxed);
         self.enforce_max_keys(shared);
     }
 
     /// Drops keys from the table while it holds more than the limit,
     /// telling their clients.
-    fn enforce_max_keys(&self, shared: &Shared) {
+    fn enforce_max_keys(&self, shared: &impl Recipients) {
         let max = self.max_keys.load(Ordering::Relaxed);
         if max == 0 {
             return;
@@ -271,7 +282,7 @@ impl Tracking {
     /// Remembers that client `id` read `keys` (a read-only command).
     pub(crate) fn remember<'a>(
         &self,
-        shared: &Shared,
+        shared: &impl Recipients,
         id: u64,
         keys: impl Iterator<Item = &'a Bytes>,
     ) {
@@ -303,7 +314,7 @@ impl Tracking {
 
     /// `key` changed, by client `writer` (0 for the server itself: expiry).
     /// Default-mode clients are told now; BCAST ones at [`Tracking::flush`].
-    pub(crate) fn invalidate(&self, shared: &Shared, key: &[u8], writer: u64) {
+    pub(crate) fn invalidate(&self, shared: &impl Recipients, key: &[u8], writer: u64) {
         let mut sends = Vec::new();
         {
             let mut inner = self.lock();
@@ -331,7 +342,7 @@ impl Tracking {
 
     /// Sends what BCAST clients have waiting: one message per prefix and
     /// client. Called after each top-level command.
-    pub(crate) fn flush(&self, shared: &Shared) {
+    pub(crate) fn flush(&self, shared: &impl Recipients) {
         if !self.active() {
             return;
         }
@@ -368,7 +379,7 @@ impl Tracking {
 
     /// `FLUSHALL` / `FLUSHDB`: every tracking client is told that every key
     /// changed, and the key table is emptied.
-    pub(crate) fn invalidate_all(&self, shared: &Shared) {
+    pub(crate) fn invalidate_all(&self, shared: &impl Recipients) {
         if !self.active() {
             return;
         }
@@ -386,17 +397,17 @@ impl Tracking {
         }
     }
 
-    fn send_all(&self, shared: &Shared, sends: Vec<(u64, u64, Vec<Bytes>)>) {
+    fn send_all(&self, shared: &impl Recipients, sends: Vec<(u64, u64, Vec<Bytes>)>) {
         for (id, redirect, keys) in sends {
             self.send(shared, id, redirect, TrackingMsg::Invalidate(Some(keys)));
         }
     }
 
     /// Queues `msg` for client `id`, or for the client it redirects to.
-    fn send(&self, shared: &Shared, id: u64, redirect: u64, msg: TrackingMsg) {
-        let limit = shared.config().client_output_buffer_limit.pubsub;
+    fn send(&self, shared: &impl Recipients, id: u64, redirect: u64, msg: TrackingMsg) {
+        let limit = shared.pubsub_limit();
         let target = if redirect == 0 { id } else { redirect };
-        if let Some(inbox) = inbox(shared, target) {
+        if let Some(inbox) = shared.inbox(target) {
             inbox.send_tracking(msg, limit);
             return;
         }
@@ -404,21 +415,11 @@ impl Tracking {
             if let Some(m) = self.lock().clients.get_mut(&id) {
                 m.broken = true;
             }
-            if let Some(own) = inbox(shared, id) {
+            if let Some(own) = shared.inbox(id) {
                 own.send_tracking(TrackingMsg::RedirBroken(redirect), limit);
             }
         }
     }
-}
-
-fn inbox(shared: &Shared, id: u64) -> Option<std::sync::Arc<crate::pubsub::Subscriber>> {
-    let handle = shared.clients.get(id)?;
-    let weak = handle
-        .inbox
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .clone()?;
-    weak.upgrade()
 }
 
 /// Whether one prefix is a prefix of the other (Redis refuses both).

@@ -9,7 +9,7 @@ use bytes::Bytes;
 
 use super::user::{merge_selector_args, Rules};
 use super::Acl;
-use crate::cmd::error::acl as e;
+use crate::error::acl as e;
 
 /// Users parsed from `user` lines, by name, each with the rules its line
 /// gives it applied to a new user.

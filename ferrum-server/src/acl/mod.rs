@@ -21,7 +21,7 @@ use std::sync::{Arc, RwLock};
 
 use bytes::Bytes;
 
-use crate::cmd::CommandSpec;
+use crate::command::CommandSpec;
 use crate::config::Config;
 
 pub(crate) use file::{add_user_line, UserSet};
@@ -103,7 +103,7 @@ impl Acl {
         let aclfile = acl_file_path(config);
         if !config.users.is_empty() {
             if aclfile.is_some() {
-                return Err(crate::cmd::error::acl::USERS_AND_ACLFILE.to_owned());
+                return Err(crate::error::acl::USERS_AND_ACLFILE.to_owned());
             }
             let mut users = UserSet::new();
             for words in &config.users {
@@ -187,7 +187,7 @@ impl Acl {
         args: &[Bytes],
         all_channels: bool,
     ) -> Result<(Arc<User>, Option<Rules>), String> {
-        use crate::cmd::error::acl as e;
+        use crate::error::acl as e;
         let name = valid_name(name).ok_or_else(|| e::BAD_USERNAME.to_owned())?;
         let ops = merge_selector_args(args).map_err(|at| e::unmatched_parenthesis(at))?;
         let mut users = self.write();

@@ -13,10 +13,10 @@ use std::collections::BTreeMap;
 use bytes::Bytes;
 use ferrum_store::glob::glob_match;
 
-use crate::cmd::category;
-use crate::cmd::getkeys::KeyRole;
-use crate::cmd::SUBCOMMANDS;
-use crate::cmd::{flag, lookup, CommandSpec, COMMANDS};
+use crate::command::category;
+use crate::command::getkeys::KeyRole;
+use crate::command::SUBCOMMANDS;
+use crate::command::{flag, lookup, CommandSpec, COMMANDS};
 
 /// Why a rule was refused. Each has Redis's wording in `ACL SETUSER`'s
 /// error (see [`RuleError::text`]).
@@ -41,7 +41,7 @@ pub(crate) enum RuleError {
 impl RuleError {
     /// Redis's explanation, as `ACL SETUSER` appends it.
     pub(crate) fn text(self) -> &'static str {
-        use crate::cmd::error::acl as e;
+        use crate::error::acl as e;
         match self {
             RuleError::UnknownCommand => e::UNKNOWN_COMMAND,
             RuleError::Syntax => e::SYNTAX,
@@ -185,7 +185,7 @@ impl<'a> CallTargets<'a> {
     fn keys(&mut self) -> &[(Bytes, KeyRole)] {
         let (spec, args) = (self.spec, self.args);
         self.keys.get_or_insert_with(|| {
-            crate::cmd::getkeys::command_keys(spec, args).unwrap_or_default()
+            crate::command::getkeys::command_keys(spec, args).unwrap_or_default()
         })
     }
 

@@ -421,7 +421,7 @@ fn help() -> Frame {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cmd::error::NOT_INTEGER;
+    use crate::error::NOT_INTEGER;
 
     #[test]
     fn every_acl_subcommand_is_a_row() {

@@ -147,7 +147,7 @@ impl ExactSizeIterator for Args<'_> {}
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cmd::error::{NOT_INTEGER, SYNTAX};
+    use crate::error::{NOT_INTEGER, SYNTAX};
 
     fn argv(words: &[&str]) -> Vec<Bytes> {
         words

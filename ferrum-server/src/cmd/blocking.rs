@@ -343,13 +343,15 @@ pub(crate) fn retry(shared: &Shared, conn: &mut ConnState, spec: &BlockSpec) -> 
         Err(e) => e.into_frame(),
     };
     if matches!(spec.op, BlockOp::Move { .. }) {
-        crate::notify::enforce_maxmemory(ctx.shared, now);
+        super::notify::enforce_maxmemory(ctx.shared, now);
     }
     // As in Redis, a served command is logged as the client sent it, with
     // the time serving it took, and an error it gets counts in errorstats.
     let usec = ctx.started.elapsed().as_micros() as u64;
     if shared.slowlog.wants(usec) {
-        shared.slowlog.record(&ctx, &spec.command, usec);
+        shared
+            .slowlog
+            .record(&ctx.conn.handle, ctx.now, &spec.command, usec);
     }
     if let Frame::Error(text) = &reply {
         count_failure(shared, spec, text);

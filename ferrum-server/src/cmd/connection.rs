@@ -232,7 +232,9 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         if !on {
             // A client over the limit is evicted once it may be, as Redis
             // evicts it when the flag goes.
-            crate::evict_clients::enforce(ctx.shared);
+            ctx.shared
+                .evict_clients
+                .enforce(&ctx.shared.store, &ctx.shared.clients);
         }
         Ok(Frame::ok())
     } else if is(sub, "tracking") {
@@ -267,12 +269,12 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         };
         let until = tokio::time::Instant::now() + std::time::Duration::from_millis(ms);
         ctx.shared.pause.pause(until, all);
-        crate::pause::hold_expiry(ctx.shared);
+        ctx.shared.pause.hold_expiry(&ctx.shared.store);
         Ok(Frame::ok())
     } else if is(sub, "unpause") {
         arity(2)?;
         ctx.shared.pause.unpause();
-        crate::pause::hold_expiry(ctx.shared);
+        ctx.shared.pause.hold_expiry(&ctx.shared.store);
         Ok(Frame::ok())
     } else if is(sub, "kill") {
         client_kill(ctx, &args[2..])

@@ -97,7 +97,7 @@ fn load(ctx: &mut Ctx<'_>, rest: &[Bytes]) -> CmdResult {
         [opt, ..] => return Err(CmdError::msg(function_unknown_option(opt))),
         [] => return Err(CmdError::Arity("function|load".to_owned())),
     };
-    crate::script::reserve_for_write(ctx)?;
+    super::script_call::reserve_for_write(ctx)?;
     let name = library_name(code)?;
     let shared = ctx.shared;
     let mut engine = shared.scripting.engine();
@@ -206,7 +206,7 @@ fn restore(ctx: &mut Ctx<'_>, rest: &[Bytes]) -> CmdResult {
         Some(_) => return Err(CmdError::msg(FUNCTION_RESTORE_POLICY)),
     };
     let codes = function_codes(&rest[0]).ok_or_else(|| CmdError::msg(BAD_FUNCTION_PAYLOAD))?;
-    crate::script::reserve_for_write(ctx)?;
+    super::script_call::reserve_for_write(ctx)?;
     let shared = ctx.shared;
     let mut engine = shared.scripting.engine();
     let mut next: Libraries = if flush {

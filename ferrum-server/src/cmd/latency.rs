@@ -1,4 +1,5 @@
-//! `LATENCY`: Redis's latency monitor and per-command latency histograms.
+//! `LATENCY`: Redis's latency monitor and per-command latency histograms
+//! (their state lives in `crate::latency`, which `Shared` holds).
 //!
 //! **Events.** With `latency-monitor-threshold` above 0, a command that took
 //! at least that many milliseconds is logged as event `command` (`fast-command`
@@ -13,10 +14,8 @@
 //! an HDR histogram read out at the same power-of-two steps). Every command
 //! adds one relaxed atomic increment for this; `CONFIG RESETSTAT` clears it.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::Ordering;
 
 use bytes::Bytes;
 use ferrum_proto::Frame;
@@ -24,129 +23,7 @@ use ferrum_proto::Frame;
 use super::error::latency_no_samples;
 use super::parse::is;
 use super::{flag, CmdError, CmdResult, Ctx, COMMANDS};
-
-/// Power-of-two microsecond buckets: bucket `i` holds calls that took at
-/// most `2^i` µs (the last one everything longer).
-pub(crate) const BUCKETS: usize = 40;
-
-/// Distinct subcommand names with a histogram, at most.
-const MAX_SUBCOMMANDS: usize = 512;
-
-/// Samples kept per event (Redis's `LATENCY_TS_LEN`).
-const HISTORY_LEN: usize = 160;
-
-/// The bucket a duration of `usec` microseconds falls into.
-pub(crate) fn bucket(usec: u64) -> usize {
-    if usec <= 1 {
-        0
-    } else {
-        ((64 - (usec - 1).leading_zeros()) as usize).min(BUCKETS - 1)
-    }
-}
-
-#[derive(Debug, Default)]
-struct EventLog {
-    /// `(unix seconds, milliseconds)`, oldest first.
-    samples: Vec<(u64, u64)>,
-    max: u64,
-}
-
-/// The monitor: events by name, and the subcommands' histograms (the
-/// commands' own live in `ServerStats`).
-#[derive(Debug, Default)]
-pub(crate) struct Latency {
-    /// `latency-monitor-threshold` in milliseconds; 0: off.
-    pub(crate) threshold_ms: AtomicU64,
-    events: Mutex<BTreeMap<&'static str, EventLog>>,
-    subcommands: Mutex<BTreeMap<String, [u64; BUCKETS]>>,
-}
-
-impl Latency {
-    /// Logs `ms` for `event` at `now_s` if the monitor is on and `ms`
-    /// reaches the threshold.
-    pub(crate) fn sample(&self, event: &'static str, ms: u64, now_s: u64) {
-        let threshold = self.threshold_ms.load(Ordering::Relaxed);
-        if threshold == 0 || ms < threshold {
-            return;
-        }
-        let mut events = self.events.lock().unwrap_or_else(|p| p.into_inner());
-        let log = events.entry(event).or_default();
-        log.max = log.max.max(ms);
-        match log.samples.last_mut() {
-            Some((t, l)) if *t == now_s => *l = (*l).max(ms),
-            _ => {
-                if log.samples.len() == HISTORY_LEN {
-                    log.samples.remove(0);
-                }
-                log.samples.push((now_s, ms));
-            }
-        }
-    }
-
-    /// Counts one call of a container's subcommand (`client|id`).
-    pub(crate) fn record_subcommand(&self, name: String, usec: u64) {
-        let mut subs = self.subcommands.lock().unwrap_or_else(|p| p.into_inner());
-        // Subcommand names come from clients: bounded, so that made-up
-        // ones cannot grow the table without end.
-        if !subs.contains_key(&name) && (subs.len() >= MAX_SUBCOMMANDS || name.len() > 64) {
-            return;
-        }
-        subs.entry(name).or_insert([0; BUCKETS])[bucket(usec)] += 1;
-    }
-
-    /// `CONFIG RESETSTAT`: the subcommands' histograms.
-    pub(crate) fn reset_histograms(&self) {
-        self.subcommands
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clear();
-    }
-
-    fn subcommand_histograms(&self) -> BTreeMap<String, [u64; BUCKETS]> {
-        self.subcommands
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-    }
-}
-
-/// Per-command histogram buckets, indexed `command * BUCKETS + bucket`.
-#[derive(Debug)]
-pub(crate) struct Histograms(Box<[AtomicU64]>);
-
-impl Default for Histograms {
-    fn default() -> Self {
-        Histograms(
-            (0..COMMANDS.len() * BUCKETS)
-                .map(|_| AtomicU64::new(0))
-                .collect(),
-        )
-    }
-}
-
-impl Histograms {
-    /// Counts one call of the command at `index` that took `usec`.
-    pub(crate) fn record(&self, index: usize, usec: u64) {
-        if let Some(b) = self.0.get(index * BUCKETS + bucket(usec)) {
-            b.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-
-    fn of(&self, index: usize) -> [u64; BUCKETS] {
-        let mut out = [0; BUCKETS];
-        for (i, o) in out.iter_mut().enumerate() {
-            *o = self.0[index * BUCKETS + i].load(Ordering::Relaxed);
-        }
-        out
-    }
-
-    /// Zeroes every bucket (`CONFIG RESETSTAT`).
-    pub(crate) fn reset(&self) {
-        for b in self.0.iter() {
-            b.store(0, Ordering::Relaxed);
-        }
-    }
-}
+use crate::latency::BUCKETS;
 
 /// One command's entry: `calls N histogram_usec {bound cumulative ...}`.
 fn histogram_frame(buckets: &[u64; BUCKETS]) -> Frame {
@@ -183,7 +60,7 @@ pub(crate) fn latency(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         Ok(histogram(ctx, &args[2..]))
     } else if is(sub, "latest") {
         arity(args.len() == 2, "latest")?;
-        let events = lat.events.lock().unwrap_or_else(|p| p.into_inner());
+        let events = lat.events();
         Ok(Frame::Array(
             events
                 .iter()
@@ -200,7 +77,7 @@ pub(crate) fn latency(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         ))
     } else if is(sub, "history") {
         arity(args.len() == 3, "history")?;
-        let events = lat.events.lock().unwrap_or_else(|p| p.into_inner());
+        let events = lat.events();
         let samples = events
             .iter()
             .find(|(name, _)| name.as_bytes() == &args[2][..])
@@ -215,7 +92,7 @@ pub(crate) fn latency(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
                 .collect(),
         ))
     } else if is(sub, "reset") {
-        let mut events = lat.events.lock().unwrap_or_else(|p| p.into_inner());
+        let mut events = lat.events();
         let n = if args.len() == 2 {
             let n = events.len();
             events.clear();
@@ -234,7 +111,7 @@ pub(crate) fn latency(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         })
     } else if is(sub, "graph") {
         arity(args.len() == 3, "graph")?;
-        let events = lat.events.lock().unwrap_or_else(|p| p.into_inner());
+        let events = lat.events();
         let Some((name, log)) = events
             .iter()
             .find(|(name, _)| name.as_bytes() == &args[2][..])
@@ -381,7 +258,7 @@ fn histograms(ctx: &Ctx<'_>, names: &[Bytes]) -> Vec<(String, [u64; BUCKETS])> {
 fn doctor(ctx: &Ctx<'_>) -> String {
     let lat = &ctx.shared.latency;
     let threshold = lat.threshold_ms.load(Ordering::Relaxed);
-    let events = lat.events.lock().unwrap_or_else(|p| p.into_inner());
+    let events = lat.events();
     let mut out = String::from("Dave, I have observed latency spikes in this Redis instance. You don't mind talking about it, do you Dave?\n\n");
     if threshold == 0 {
         return "Dave, no latency spike was observed during the lifetime of this Redis instance, not in the slightest bit. I honestly think you ought to sleep better in this moment. (The latency monitor is disabled: set latency-monitor-threshold to a number of milliseconds to enable it.)\n".to_owned();
@@ -407,6 +284,7 @@ fn doctor(ctx: &Ctx<'_>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::latency::bucket;
 
     #[test]
     fn percentiles_are_bucket_bounds() {
@@ -418,31 +296,5 @@ mod tests {
         assert_eq!(percentile(&b, 99.0), 128.0);
         assert_eq!(percentile(&b, 0.0), 4.0);
         assert_eq!(percentile(&b, 100.0), 128.0);
-    }
-
-    #[test]
-    fn buckets_are_powers_of_two() {
-        assert_eq!(bucket(0), 0);
-        assert_eq!(bucket(1), 0);
-        assert_eq!(bucket(2), 1);
-        assert_eq!(bucket(3), 2);
-        assert_eq!(bucket(4), 2);
-        assert_eq!(bucket(1000), 10);
-        assert_eq!(bucket(u64::MAX), BUCKETS - 1);
-    }
-
-    #[test]
-    fn samples_below_the_threshold_are_not_logged_and_a_second_keeps_its_max() {
-        let l = Latency::default();
-        l.sample("command", 500, 10);
-        assert!(l.events.lock().unwrap().is_empty());
-        l.threshold_ms.store(100, Ordering::Relaxed);
-        l.sample("command", 50, 10);
-        l.sample("command", 150, 10);
-        l.sample("command", 300, 10);
-        l.sample("command", 120, 11);
-        let events = l.events.lock().unwrap();
-        assert_eq!(events["command"].samples, [(10, 300), (11, 120)]);
-        assert_eq!(events["command"].max, 300);
     }
 }

@@ -28,6 +28,7 @@ use ferrum_store::{Access, Entry, Millis};
 use super::args::Args;
 use super::parse::{is, parse_i64};
 use super::{dump, error, CmdError, CmdResult, Ctx};
+use crate::command::getkeys::layout;
 use crate::migrate::Link;
 
 /// A `MIGRATE` call, parsed.
@@ -83,45 +84,6 @@ struct Answer {
     /// The first error the target replied, without its `-`.
     target_error: Option<Vec<u8>>,
     failure: Option<Failure>,
-}
-
-/// Where a `MIGRATE` call's keys and credentials are, read leniently as
-/// Redis's `migrateGetKeys` reads it (an unknown word is skipped, not
-/// refused: the command itself refuses it).
-pub(super) struct Layout {
-    /// The key argument, or what follows `KEYS`; empty for `KEYS` after a
-    /// key argument, which the command refuses.
-    pub(super) keys: std::ops::Range<usize>,
-    /// The arguments of `AUTH` and `AUTH2`.
-    pub(super) secrets: Vec<usize>,
-}
-
-/// The layout of the `MIGRATE` call `args`.
-pub(super) fn layout(args: &[Bytes]) -> Layout {
-    let mut layout = Layout {
-        keys: 3.min(args.len())..4.min(args.len()),
-        secrets: Vec::new(),
-    };
-    let mut i = 6;
-    while i < args.len() {
-        let a = &args[i];
-        let takes = if is(a, "auth") {
-            1
-        } else if is(a, "auth2") {
-            2
-        } else if is(a, "keys") {
-            let after_key = args.get(3).is_some_and(|k| !k.is_empty());
-            layout.keys = if after_key { 0..0 } else { i + 1..args.len() };
-            break;
-        } else {
-            0
-        };
-        layout
-            .secrets
-            .extend((i + 1..=i + takes).filter(|&j| j < args.len()));
-        i += 1 + takes;
-    }
-    layout
 }
 
 /// `COMMAND INFO`'s tips for `MIGRATE`.
@@ -514,7 +476,7 @@ fn delete_acked(ctx: &Ctx<'_>, sent: &[(Bytes, Fingerprint)], acked: &[usize]) -
             now_looks == Some(*fingerprint) && shard.delete(db, key, now)
         };
         if removed {
-            crate::notify::emit(ctx.shared, crate::notify::class::GENERIC, "del", db, key);
+            super::notify::emit(ctx.shared, crate::notify::class::GENERIC, "del", db, key);
             ctx.shared.tracking.invalidate(ctx.shared, key, writer);
             deleted += 1;
         }

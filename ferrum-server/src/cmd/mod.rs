@@ -1,6 +1,7 @@
-//! Commands: the static command table, argument parsing helpers, and the
-//! dispatcher that checks arity, authentication, transactions and memory
-//! before a handler runs.
+//! Commands: the handlers of the command table's rows (the table itself,
+//! what each command is, is `crate::command`), and the dispatcher that
+//! checks arity, authentication, transactions and memory before a handler
+//! runs.
 //!
 //! A handler receives the whole argument vector (name first) and returns the
 //! reply frame; it never writes to the socket, so the connection can flush
@@ -17,16 +18,14 @@ pub(crate) mod acl;
 mod args;
 mod bitops;
 mod blocking;
-pub(crate) mod category;
 pub(crate) mod cluster;
 mod coll;
 mod connection;
 mod dump;
-pub(crate) mod error;
 mod expire;
 mod function;
+mod gate;
 mod geo;
-pub(crate) mod getkeys;
 mod hash;
 mod hll;
 mod info;
@@ -35,11 +34,11 @@ mod latency;
 mod list;
 mod memory;
 mod migrate;
-pub(crate) mod parse;
+pub(crate) mod notify;
 mod pubsub;
-pub(crate) mod rename;
 pub(crate) mod route;
 mod script;
+mod script_call;
 mod server;
 mod set;
 mod slowlog;
@@ -53,9 +52,6 @@ mod zrange;
 mod zset;
 mod zstore;
 
-use std::collections::HashMap;
-use std::sync::LazyLock;
-
 use bytes::Bytes;
 use ferrum_proto::Frame;
 use ferrum_store::{Access, Millis, Store, ValueKind};
@@ -63,196 +59,18 @@ use ferrum_store::{Access, Millis, Store, ValueKind};
 use tokio::time::Instant;
 
 use crate::client::ConnState;
+use crate::command::{
+    arity_fits, category, flag, getkeys, lookup, CommandSpec, COMMANDS, SUBCOMMANDS,
+};
+use crate::error::{self, CmdError, CmdResult};
+use crate::parse;
 use crate::shared::Shared;
 
 pub(crate) use blocking::{retry as retry_blocked, unblocked_reply, BlockOp, BlockSpec};
-pub(crate) use error::{CmdError, CmdResult, MAX_CLIENTS, PROTECTED_MODE_DENIED};
-pub(crate) use latency::{Histograms, Latency};
 pub(crate) use server::policy_of;
-pub(crate) use slowlog::SlowLog;
-pub(crate) use table::COMMANDS;
-pub(crate) use table::SUBCOMMANDS;
-
-/// Command flags, as `COMMAND INFO` reports them.
-pub(crate) mod flag {
-    /// May modify the keyspace.
-    pub(crate) const WRITE: u16 = 1 << 0;
-    /// Only reads.
-    pub(crate) const READONLY: u16 = 1 << 1;
-    /// May grow memory: refused with OOM over `maxmemory`.
-    pub(crate) const DENYOOM: u16 = 1 << 2;
-    /// O(1) or O(log n).
-    pub(crate) const FAST: u16 = 1 << 3;
-    /// Administrative.
-    pub(crate) const ADMIN: u16 = 1 << 4;
-    /// Allowed before `AUTH`.
-    pub(crate) const NO_AUTH: u16 = 1 << 5;
-    /// Runs at once inside `MULTI` instead of being queued.
-    pub(crate) const NO_QUEUE: u16 = 1 << 6;
-    /// Not allowed inside `MULTI` at all.
-    pub(crate) const NO_MULTI: u16 = 1 << 7;
-    /// Refers to the connection, not the keyspace.
-    pub(crate) const STALE: u16 = 1 << 8;
-    /// Has subcommands (`CLIENT LIST`): reported as `client|list`.
-    pub(crate) const CONTAINER: u16 = 1 << 9;
-    /// May block the client (BLPOP and friends).
-    pub(crate) const BLOCKING: u16 = 1 << 10;
-    /// A Pub/Sub command.
-    pub(crate) const PUBSUB: u16 = 1 << 11;
-    /// Allowed while a RESP2 client is subscribed (`SUBSCRIBE`, `PING`, ...).
-    pub(crate) const SUBSCRIBED_OK: u16 = 1 << 12;
-    /// Refused from scripts (`redis.call('eval', ...)`, `MULTI`, `BLPOP`).
-    pub(crate) const NO_SCRIPT: u16 = 1 << 13;
-    /// Runs with the transaction gate's write side held: nothing else runs
-    /// meanwhile (`EVAL`, `FCALL`).
-    pub(crate) const EXCLUSIVE: u16 = 1 << 14;
-    /// The handler raises its keys' notifications and tracking
-    /// invalidations itself, for keys the table's first/last/step cannot
-    /// name (`MIGRATE ... KEYS a b`).
-    pub(crate) const SIGNALS_KEYS: u16 = 1 << 15;
-
-    /// Flag names in `COMMAND INFO` order.
-    pub(crate) const NAMES: &[(u16, &str)] = &[
-        (WRITE, "write"),
-        (READONLY, "readonly"),
-        (DENYOOM, "denyoom"),
-        (ADMIN, "admin"),
-        (PUBSUB, "pubsub"),
-        (BLOCKING, "blocking"),
-        (NO_AUTH, "no_auth"),
-        (NO_SCRIPT, "noscript"),
-        (NO_MULTI, "no_multi"),
-        (STALE, "stale"),
-        (FAST, "fast"),
-    ];
-}
 
 /// A command handler: the arguments include the command name at index 0.
 pub(crate) type Handler = fn(&mut Ctx<'_>, &[Bytes]) -> CmdResult;
-
-/// One row of the command table, which backs dispatch and `COMMAND`.
-#[derive(Debug)]
-pub(crate) struct CommandSpec {
-    /// Lower-case name.
-    pub(crate) name: &'static str,
-    /// Redis arity: `n` exactly n arguments (name included), `-n` at least n.
-    pub(crate) arity: i32,
-    /// Bits from [`flag`].
-    pub(crate) flags: u16,
-    /// ACL categories: bits from [`category`].
-    pub(crate) categories: u32,
-    /// Position of the first key argument, 0 if none.
-    pub(crate) first_key: i32,
-    /// Position of the last key argument; negative counts from the end.
-    pub(crate) last_key: i32,
-    /// Step between key arguments.
-    pub(crate) step: i32,
-    /// Command group for `COMMAND DOCS` (`string`, `generic`, `server`, ...).
-    pub(crate) group: &'static str,
-    /// One-line summary for `COMMAND DOCS`.
-    pub(crate) summary: &'static str,
-    /// The handler.
-    pub(crate) handler: Handler,
-}
-
-/// Whether `argc` arguments (the name included) fit a Redis arity: `n`
-/// exactly n, `-n` at least n.
-fn arity_fits(arity: i32, argc: usize) -> bool {
-    let argc = argc as i64;
-    let arity = i64::from(arity);
-    if arity >= 0 {
-        argc == arity
-    } else {
-        argc >= -arity
-    }
-}
-
-impl CommandSpec {
-    pub(crate) fn arity_ok(&self, argc: usize) -> bool {
-        arity_fits(self.arity, argc)
-    }
-
-    /// This row's position in [`COMMANDS`], for per-command counters.
-    pub(crate) fn index(&'static self) -> usize {
-        let base = COMMANDS.as_ptr() as usize;
-        (self as *const CommandSpec as usize - base) / std::mem::size_of::<CommandSpec>()
-    }
-
-    pub(crate) fn has(&self, f: u16) -> bool {
-        self.flags & f != 0
-    }
-
-    /// The key arguments of a call, by the table's first/last/step.
-    pub(crate) fn keys<'a>(&self, args: &'a [Bytes]) -> impl Iterator<Item = &'a Bytes> {
-        let (first, step) = (self.first_key.max(0) as usize, self.step.max(1) as usize);
-        let last = if self.last_key < 0 {
-            args.len() as i64 + i64::from(self.last_key)
-        } else {
-            i64::from(self.last_key)
-        };
-        let range = if first == 0 || last < first as i64 {
-            0..0
-        } else {
-            first..(last as usize + 1).min(args.len())
-        };
-        args[range].iter().step_by(step)
-    }
-}
-
-/// Command names of up to [`PACKED`] bytes, lower-cased and packed into
-/// one integer (see [`pack`]), to rows. Every command looks its name up
-/// here: an integer key hashes in a few instructions and compares in one,
-/// where std's SipHash over a byte slice and a `memcmp` cost about 150 a
-/// command. The names are our own table's, so a flooding-resistant hash
-/// protects nothing.
-static BY_NAME: LazyLock<HashMap<u128, &'static CommandSpec, foldhash::fast::FixedState>> =
-    LazyLock::new(|| {
-        COMMANDS
-            .iter()
-            .filter_map(|c| Some((pack(c.name.as_bytes())?, c)))
-            .collect()
-    });
-
-/// Rows whose names are longer than [`PACKED`] bytes (`georadiusbymember_ro`).
-static BY_LONG_NAME: LazyLock<
-    HashMap<&'static [u8], &'static CommandSpec, foldhash::fast::FixedState>,
-> = LazyLock::new(|| {
-    COMMANDS
-        .iter()
-        .filter(|c| pack(c.name.as_bytes()).is_none())
-        .map(|c| (c.name.as_bytes(), c))
-        .collect()
-});
-
-/// The longest name [`pack`] packs.
-const PACKED: usize = 15;
-
-/// `name` lower-cased into the low bytes of a `u128`, its length in the top
-/// byte (so `get` and `get\0` differ); `None` past [`PACKED`] bytes.
-fn pack(name: &[u8]) -> Option<u128> {
-    if name.len() > PACKED {
-        return None;
-    }
-    let mut b = [0u8; 16];
-    for (d, s) in b.iter_mut().zip(name) {
-        *d = s.to_ascii_lowercase();
-    }
-    b[15] = name.len() as u8;
-    Some(u128::from_le_bytes(b))
-}
-
-/// Finds a command by name, case-insensitively, without allocating.
-pub(crate) fn lookup(name: &[u8]) -> Option<&'static CommandSpec> {
-    if let Some(key) = pack(name) {
-        return BY_NAME.get(&key).copied();
-    }
-    let mut buf = [0u8; 32];
-    let lower = buf.get_mut(..name.len())?;
-    for (d, s) in lower.iter_mut().zip(name) {
-        *d = s.to_ascii_lowercase();
-    }
-    BY_LONG_NAME.get(&lower[..]).copied()
-}
 
 /// What a handler can reach: the server's shared state, this connection's
 /// state, and the time the command started.
@@ -362,7 +180,7 @@ pub(crate) fn execute(shared: &Shared, conn: &mut ConnState, args: &[Bytes]) -> 
     let frame = match prepare(&mut ctx, args) {
         // Transaction control runs outside the gate: EXEC takes its write side.
         Ok(Prepared::Run(spec)) if spec.has(flag::NO_QUEUE) => run(&mut ctx, spec, args),
-        Ok(Prepared::Run(spec)) => match crate::script::enter_gate(shared, spec, args) {
+        Ok(Prepared::Run(spec)) => match gate::enter_gate(shared, spec, args) {
             Ok(_gate) => run(&mut ctx, spec, args),
             Err(e) => refused(&mut ctx, args, e),
         },
@@ -448,7 +266,7 @@ fn prepare(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Result<Prepared, CmdError> {
         // A transaction's commands meet a busy script as they would
         // outside one: refused, so the transaction aborts.
         if spec.name == "exec" || !spec.has(flag::NO_QUEUE) {
-            if let Some(busy) = crate::script::busy_text(ctx.shared) {
+            if let Some(busy) = gate::busy_text(ctx.shared) {
                 if spec.name == "exec" {
                     ctx.conn.multi = None;
                     ctx.conn.watched.clear();
@@ -524,7 +342,11 @@ fn feed_monitors(ctx: &Ctx<'_>, args: &[Bytes]) {
     } else {
         ctx.conn.handle.addr.to_string()
     };
-    ctx.shared.monitors.feed(ctx.shared, ctx.db(), &addr, args);
+    let micros = ctx.shared.clock.now_micros();
+    let limit = ctx.shared.config().client_output_buffer_limit.pubsub;
+    ctx.shared
+        .monitors
+        .feed(micros, limit, ctx.db(), &addr, args);
 }
 
 /// Runs a command whose arguments passed [`prepare`]; `EXEC` calls this for
@@ -556,7 +378,7 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
         && spec.first_key != 0
         && !spec.has(flag::SIGNALS_KEYS)
         && (spec.has(flag::WRITE) || tracking || notify & crate::notify::class::EXPIRED != 0))
-        .then(|| crate::notify::Watch::before(ctx, spec, args));
+        .then(|| notify::Watch::before(ctx, spec, args));
     // MONITOR shows what ran, but neither administrative commands nor
     // credentials (as Redis). A script's line comes before the lines of
     // the commands it calls.
@@ -567,7 +389,7 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
     if monitored && is_script {
         feed_monitors(ctx, &shown(spec, args));
     }
-    let reply = (spec.handler)(ctx, args).unwrap_or_else(CmdError::into_frame);
+    let reply = table::handler(spec)(ctx, args).unwrap_or_else(CmdError::into_frame);
     if let Some(watch) = watch {
         watch.after(ctx, spec, args, &reply);
     }
@@ -587,7 +409,7 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
             .stats
             .dirty
             .fetch_add(changes, std::sync::atomic::Ordering::Relaxed);
-        crate::notify::enforce_maxmemory(ctx.shared, ctx.now);
+        notify::enforce_maxmemory(ctx.shared, ctx.now);
         if !ctx.shared.blocking.is_idle() {
             wake_written(ctx, spec, args);
         }
@@ -621,7 +443,9 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
     }
     // EXEC is not logged itself: the commands it ran are, one by one.
     if ctx.shared.slowlog.wants(usec) && spec.name != "exec" {
-        ctx.shared.slowlog.record(ctx, &shown(spec, args), usec);
+        ctx.shared
+            .slowlog
+            .record(&ctx.conn.handle, ctx.now, &shown(spec, args), usec);
     }
     reply
 }
@@ -703,64 +527,5 @@ fn unknown_command(args: &[Bytes]) -> CmdError {
     CmdError::UnknownCommand {
         name: String::from_utf8_lossy(&args[0][..args[0].len().min(128)]).into_owned(),
         args: quoted,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn lookup_is_case_insensitive_and_bounded() {
-        assert_eq!(lookup(b"GeT").map(|c| c.name), Some("get"));
-        assert!(lookup(b"nosuchcommand").is_none());
-        assert!(lookup(&[b'a'; 100]).is_none());
-        // The length is part of the packed key.
-        assert!(lookup(b"get\0").is_none());
-        assert!(lookup(b"").is_none());
-    }
-
-    #[test]
-    fn every_row_is_found_by_its_name_in_any_case() {
-        let mut long = 0;
-        for c in COMMANDS {
-            let upper = c.name.to_ascii_uppercase();
-            for name in [c.name.as_bytes(), upper.as_bytes()] {
-                let found = lookup(name).map(|s| s.name);
-                assert_eq!(found, Some(c.name), "{}", String::from_utf8_lossy(name));
-            }
-            long += usize::from(c.name.len() > PACKED);
-        }
-        // Both maps are in use: some names are longer than a packed key.
-        assert!(long > 0);
-        assert_eq!(BY_NAME.len() + BY_LONG_NAME.len(), COMMANDS.len());
-    }
-
-    #[test]
-    fn every_command_has_one_row() {
-        let mut names: Vec<_> = COMMANDS.iter().map(|c| c.name).collect();
-        names.sort_unstable();
-        let before = names.len();
-        names.dedup();
-        assert_eq!(before, names.len(), "duplicate command rows");
-        for c in COMMANDS {
-            assert_eq!(c.name, c.name.to_ascii_lowercase());
-            assert_ne!(c.arity, 0, "{} has no arity", c.name);
-        }
-    }
-
-    #[test]
-    fn rows_know_their_index() {
-        for (i, c) in COMMANDS.iter().enumerate() {
-            assert_eq!(c.index(), i);
-        }
-    }
-
-    #[test]
-    fn key_positions_follow_the_table() {
-        let args: Vec<Bytes> = ["mset", "a", "1", "b", "2"].map(Bytes::from).to_vec();
-        let mset = lookup(b"mset").expect("mset row");
-        let keys: Vec<_> = mset.keys(&args).map(|k| &k[..]).collect();
-        assert_eq!(keys, [&b"a"[..], b"b"]);
     }
 }

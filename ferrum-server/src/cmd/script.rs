@@ -73,7 +73,7 @@ fn eval_generic(ctx: &mut Ctx<'_>, args: &[Bytes], by_sha: bool, read_only: bool
 pub(super) fn invoke(ctx: &mut Ctx<'_>, engine: &Engine, inv: Invocation<'_>) -> CmdResult {
     check_flags(ctx, inv.flags, inv.read_only)?;
     let shared = ctx.shared;
-    let reply = engine.run(ctx, inv);
+    let reply = super::script_call::run_script(ctx, engine, inv);
     shared.scripting.publish(engine);
     Ok(reply)
 }
@@ -111,7 +111,7 @@ pub(crate) fn check_flags(
         return Err(CmdError::msg(super::error::NOREPLICAS));
     }
     if !flags.allow_oom {
-        crate::script::reserve_for_write(ctx)?;
+        super::script_call::reserve_for_write(ctx)?;
     }
     Ok(())
 }

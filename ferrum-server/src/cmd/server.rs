@@ -254,14 +254,14 @@ fn config_set(ctx: &mut Ctx<'_>, pairs: &[Bytes]) -> CmdResult {
         cluster.set_full_coverage(config.stored_value("cluster-require-full-coverage") == "yes");
     }
     drop(config);
-    crate::evict_clients::enforce(shared);
+    shared.evict_clients.enforce(&shared.store, &shared.clients);
     shared.tracking.set_max_keys(shared, tracking_max);
     if policy_changed {
         let (kind, pc) = policy;
         shared.store.set_policy(kind, pc);
     }
     shared.store.set_maxmemory_bytes(maxmemory);
-    crate::notify::enforce_maxmemory(shared, ctx.now);
+    super::notify::enforce_maxmemory(shared, ctx.now);
     Ok(Frame::ok())
 }
 
@@ -653,7 +653,7 @@ pub(crate) fn debug(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     } else if is(sub, "sleep") && args.len() == 3 {
         // As in Redis, the command itself takes that long, and every other
         // command waits: it holds the transaction gate's write side
-        // (`script::enter_gate`).
+        // (`gate::enter_gate`).
         let secs = super::parse::float_arg(&args[2])?;
         if secs > 0.0 {
             std::thread::sleep(std::time::Duration::from_secs_f64(secs.min(3600.0)));
@@ -711,7 +711,7 @@ pub(crate) fn shutdown(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         }
     }
     if !nosave {
-        if let Some(busy) = crate::script::busy_text(ctx.shared) {
+        if let Some(busy) = super::gate::busy_text(ctx.shared) {
             return Err(CmdError::msg(busy));
         }
     }

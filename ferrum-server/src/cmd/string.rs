@@ -589,7 +589,7 @@ pub(crate) fn lcs(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cmd::error::SYNTAX;
+    use crate::error::SYNTAX;
 
     fn args(v: &[&'static str]) -> Vec<Bytes> {
         v.iter().map(|s| Bytes::from_static(s.as_bytes())).collect()

@@ -4,9 +4,7 @@
 
 use std::path::PathBuf;
 
-use crate::cmd::error::{
-    config_set_failed, config_set_unknown, CONFIG_DUPLICATE, CONFIG_IMMUTABLE,
-};
+use crate::error::{config_set_failed, config_set_unknown, CONFIG_DUPLICATE, CONFIG_IMMUTABLE};
 
 /// Why the configuration was refused.
 ///

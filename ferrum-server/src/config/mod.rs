@@ -132,7 +132,7 @@ pub struct Config {
     pub users: Vec<Vec<String>>,
     /// `rename-command` directives, applied in order: the names clients
     /// call commands by (read at startup only, as in Redis).
-    pub(crate) renamed_commands: crate::cmd::rename::CommandNames,
+    pub(crate) renamed_commands: crate::command::rename::CommandNames,
     /// `maxclients`: connections beyond this are refused.
     pub maxclients: u32,
     /// `timeout`: close a client idle this long; zero means never.

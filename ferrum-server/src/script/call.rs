@@ -1,19 +1,38 @@
-//! `redis.call` and `redis.pcall`: a script's command goes through the
-//! same `cmd::run` as a client's, after the checks Redis makes for
-//! scripts (commands flagged `noscript`, writes from a read-only script,
-//! `-OOM` before the first write, `BLOCK` on stream reads).
+//! `redis.call` and `redis.pcall` as the engine sees them: the arguments
+//! read from Lua, the state one run keeps between its calls, and the reply
+//! turned back into Lua. The command itself goes through a [`Caller`],
+//! which the command layer implements (`cmd/script_call.rs`): there it
+//! passes the checks Redis makes for scripts (commands flagged `noscript`,
+//! writes from a read-only script, `-OOM` before the first write, `BLOCK`
+//! on stream reads) and runs through the same `cmd::run` as a client's,
+//! so the engine does not depend on the command layer.
 
 use bytes::Bytes;
-use ferrum_proto::{Frame, Protocol};
+use ferrum_proto::Frame;
 use mlua::{Lua, Table, Value};
 
 use super::convert::{format_number, frame_to_lua};
 use super::{Running, COUNTED};
-use crate::cmd::error::{
-    block_from_script, ACL_CHECK_UNKNOWN, BAD_ARGUMENT, NOREPLICAS, NOT_ALLOWED, NO_ARGUMENTS,
-    UNKNOWN_COMMAND, WRITE_FROM_READ_ONLY, WRONG_ARITY,
-};
-use crate::cmd::{self, flag, CommandSpec, Ctx};
+use crate::command::{flag, CommandSpec};
+use crate::error::{ACL_CHECK_UNKNOWN, BAD_ARGUMENT, NO_ARGUMENTS};
+
+/// The client a script runs as, as its `redis.call`s need it. The command
+/// layer implements it for the calling command's context.
+pub(crate) trait Caller {
+    /// The checks a command from the script passes before it runs: its
+    /// row, or the refusal's text (counted in the statistics already).
+    fn admit(
+        &mut self,
+        st: &mut CallState<'_>,
+        argv: &[Bytes],
+    ) -> Result<&'static CommandSpec, String>;
+    /// Runs an admitted command and returns its reply, in RESP3 when
+    /// `resp3` (`redis.setresp(3)`).
+    fn run(&mut self, spec: &'static CommandSpec, argv: &[Bytes], resp3: bool) -> Frame;
+    /// Whether the caller's user may run `argv` (`redis.acl_check_cmd`);
+    /// `None` for an unknown command.
+    fn may_run(&self, argv: &[Bytes]) -> Option<bool>;
+}
 
 /// What one script run has done and may do, read by every call it makes.
 pub(crate) struct CallState<'r> {
@@ -46,7 +65,7 @@ pub(crate) struct CallState<'r> {
 /// argument of the wrong type, `SCRIPT KILL`) are `Err`.
 pub(crate) fn dispatch(
     lua: &Lua,
-    ctx: &mut Ctx<'_>,
+    caller: &mut dyn Caller,
     st: &mut CallState<'_>,
     (count, args): (usize, Table),
 ) -> mlua::Result<(bool, Value)> {
@@ -60,32 +79,16 @@ pub(crate) fn dispatch(
         .map(|i| args.raw_get::<Value>(i).ok().and_then(argument))
         .collect::<Option<Vec<Bytes>>>()
         .ok_or_else(|| mlua::Error::runtime(BAD_ARGUMENT))?;
-    let spec = match admit(ctx, st, &argv) {
+    let spec = match caller.admit(st, &argv) {
         Ok(spec) => spec,
-        Err(text) => {
-            if let Some(spec) = ctx.shared.command(&argv[0]) {
-                let sub = cmd::category::subcommand_of_call(spec, &argv);
-                ctx.shared.stats.record_rejected(spec, sub);
-            }
-            ctx.shared.stats.record_error(text.as_bytes());
-            return Ok((false, error_table(lua, text.as_bytes())?));
-        }
+        Err(text) => return Ok((false, error_table(lua, text.as_bytes())?)),
     };
     if spec.has(flag::WRITE) {
         st.wrote = true;
         st.running.mark_wrote();
     }
     st.read |= spec.has(flag::READONLY);
-    let protocol = std::mem::replace(
-        &mut ctx.conn.protocol,
-        if st.resp3 {
-            Protocol::Resp3
-        } else {
-            Protocol::Resp2
-        },
-    );
-    let reply = cmd::run(ctx, spec, &argv);
-    ctx.conn.protocol = protocol;
+    let reply = caller.run(spec, &argv, st.resp3);
     match reply {
         // `run` counted the error already.
         Frame::Error(text) => Ok((false, error_table(lua, &text)?)),
@@ -98,18 +101,16 @@ pub(crate) fn dispatch(
 /// (nothing is logged), `(false, {err=...})` for an unknown command.
 pub(crate) fn acl_check(
     lua: &Lua,
-    ctx: &Ctx<'_>,
+    caller: &dyn Caller,
     (count, args): (usize, Table),
 ) -> mlua::Result<(bool, Value)> {
     let argv = (1..=count)
         .map(|i| args.raw_get::<Value>(i).ok().and_then(argument))
         .collect::<Option<Vec<Bytes>>>()
         .ok_or_else(|| mlua::Error::runtime(BAD_ARGUMENT))?;
-    let Some(spec) = argv.first().and_then(|name| ctx.shared.command(name)) else {
+    let Some(allowed) = caller.may_run(&argv) else {
         return Ok((false, error_table(lua, ACL_CHECK_UNKNOWN.as_bytes())?));
     };
-    let user = &ctx.conn.user;
-    let allowed = user.unrestricted() || crate::acl::Acl::check(user, spec, &argv).is_ok();
     Ok((true, Value::Boolean(allowed)))
 }
 
@@ -124,48 +125,6 @@ fn argument(v: Value) -> Option<Bytes> {
     }
 }
 
-/// The checks a command from a script passes before it runs, with
-/// Redis's texts for each refusal.
-fn admit(
-    ctx: &Ctx<'_>,
-    st: &mut CallState<'_>,
-    argv: &[Bytes],
-) -> Result<&'static CommandSpec, String> {
-    let spec = ctx
-        .shared
-        .command(&argv[0])
-        .ok_or_else(|| UNKNOWN_COMMAND.to_owned())?;
-    if !spec.arity_ok(argv.len()) {
-        return Err(WRONG_ARITY.to_owned());
-    }
-    let stream_read = matches!(spec.name, "xread" | "xreadgroup");
-    // `CLUSTER RESET` is flagged `noscript` as a subcommand in Redis.
-    let cluster_reset =
-        spec.name == "cluster" && argv.get(1).is_some_and(|a| cmd::parse::is(a, "reset"));
-    if spec.has(flag::NO_SCRIPT) || (spec.has(flag::BLOCKING) && !stream_read) || cluster_reset {
-        return Err(NOT_ALLOWED.to_owned());
-    }
-    if stream_read && blocks(argv) {
-        return Err(block_from_script(spec.name));
-    }
-    cmd::acl::permit(ctx, spec, argv, crate::acl::Context::Lua)
-        .map_err(|r| cmd::acl::script_refusal_text(&r).to_owned())?;
-    if let Some(cl) = &ctx.shared.cluster {
-        let slot = cmd::route::script_route(ctx, cl, spec, argv).map_err(str::to_owned)?;
-        st.check_slot(slot).map_err(str::to_owned)?;
-    }
-    if (spec.has(flag::WRITE) || cmd::may_replicate(spec)) && st.read_only {
-        return Err(WRITE_FROM_READ_ONLY.to_owned());
-    }
-    if spec.has(flag::WRITE) && ctx.shared.refuses_writes() {
-        return Err(NOREPLICAS.to_owned());
-    }
-    if spec.has(flag::DENYOOM) && !st.allow_oom && !st.wrote {
-        super::reserve_for_write(ctx).map_err(|e| cmd::CmdError::from(e).to_string())?;
-    }
-    Ok(spec)
-}
-
 impl CallState<'_> {
     /// In cluster mode, checks that a command's keys (in `slot`, `None`
     /// without keys) are in the slot the script's keys are in, unless the
@@ -173,26 +132,17 @@ impl CallState<'_> {
     ///
     /// # Errors
     /// Redis's text for a script reaching keys of a second slot.
-    fn check_slot(&mut self, slot: Option<u16>) -> Result<(), &'static str> {
+    pub(crate) fn check_slot(&mut self, slot: Option<u16>) -> Result<(), &'static str> {
         match (slot, self.slot) {
             (Some(_), _) if self.cross_slot_ok => Ok(()),
             (Some(s), None) => {
                 self.slot = Some(s);
                 Ok(())
             }
-            (Some(s), Some(seen)) if s != seen => Err(cmd::error::cluster::SCRIPT_CROSS_SLOT),
+            (Some(s), Some(seen)) if s != seen => Err(crate::error::cluster::SCRIPT_CROSS_SLOT),
             _ => Ok(()),
         }
     }
-}
-
-/// Whether an `XREAD`/`XREADGROUP` asks to block: `BLOCK` among the
-/// options before `STREAMS` (after it come keys and IDs).
-fn blocks(argv: &[Bytes]) -> bool {
-    argv.iter()
-        .skip(1)
-        .take_while(|a| !a.eq_ignore_ascii_case(b"streams"))
-        .any(|a| a.eq_ignore_ascii_case(b"block"))
 }
 
 /// `{err=text, ignore_error_stats_update=true}`: the command counted its

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use mlua::{LightUserData, Lua, Table, Value};
 
 use super::convert::format_g;
-use crate::cmd::error::{
+use crate::error::{
     json_excessive_nesting, json_too_deep, json_unexpected, json_unsupported_type, JSON_BAD_KEY,
     JSON_NAN_OR_INF, JSON_SPARSE_ARRAY,
 };

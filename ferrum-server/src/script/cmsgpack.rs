@@ -13,7 +13,7 @@
 
 use mlua::{Lua, MultiValue, Table, Value, Variadic};
 
-use crate::cmd::error::{
+use crate::error::{
     msgpack_bad_offset, MSGPACK_BAD_FORMAT, MSGPACK_MISSING_BYTES, MSGPACK_NEEDS_INPUT,
     MSGPACK_NESTING, MSGPACK_TOO_MANY_RESULTS,
 };

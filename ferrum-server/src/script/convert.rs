@@ -12,7 +12,7 @@ use bytes::Bytes;
 use ferrum_proto::{Frame, Protocol};
 use mlua::{Lua, Table, Value};
 
-use crate::cmd::error::{err_text, LUA_STACK_LIMIT};
+use crate::error::{err_text, LUA_STACK_LIMIT};
 
 /// How deep a script's reply may nest before it is cut with an error, as
 /// Redis cuts it when the Lua stack runs out.

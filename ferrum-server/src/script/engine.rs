@@ -8,16 +8,16 @@ use bytes::Bytes;
 use ferrum_proto::Frame;
 use mlua::{ChunkMode, Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value, VmState};
 
-use super::call::{acl_check, dispatch, CallState};
+use super::call::{acl_check, dispatch, CallState, Caller};
 use super::convert::{error_message, lua_to_frame};
 use super::library::{Libraries, Registration};
 use super::untail::without_tail_calls;
 use super::{libs, sha1_hex, Kind, Running, ScriptFlags, COUNTED};
-use crate::cmd::error::{
+use crate::error::CmdError;
+use crate::error::{
     bad_engine_shebang, bad_flag_shebang, bad_option_shebang, err_text, registering_failed,
     COMPILE_FUNCTION, COMPILE_SCRIPT,
 };
-use crate::cmd::{CmdError, Ctx};
 
 /// The chunk name of `EVAL` scripts, which error positions show
 /// (`user_script:1:`), as in Redis.
@@ -61,6 +61,20 @@ pub(crate) struct Invocation<'a> {
     pub(crate) command: &'a [Bytes],
 }
 
+/// What a script run left for its caller to apply to its connection.
+pub(crate) struct Outcome {
+    /// The script's reply.
+    pub(crate) reply: Frame,
+    /// Whether the reply is an error a command counted already in
+    /// `errorstats` (`Ctx::error_counted`); `None` when the run failed
+    /// before the script returned.
+    pub(crate) counted: Option<bool>,
+    /// The script called a read-only command: a tracking caller tracks
+    /// its declared keys.
+    pub(crate) read: bool,
+    /// The server is shutting down: the caller's connection closes.
+    pub(crate) shutting_down: bool,
+}
 /// The VM and everything compiled in it.
 pub(crate) struct Engine {
     lua: Lua,
@@ -266,16 +280,11 @@ impl Engine {
         }
     }
 
-    /// Runs a script with `ctx` as the client its `redis.call`s run as,
-    /// and returns its reply. The caller holds the transaction gate's
-    /// write side.
-    pub(crate) fn run(&self, ctx: &mut Ctx<'_>, inv: Invocation<'_>) -> Frame {
+    /// Runs a script with `caller` as the client its `redis.call`s run
+    /// as. The caller holds the transaction gate's write side, and sets
+    /// up and restores its own connection's state around the run.
+    pub(crate) fn run(&self, caller: &mut dyn Caller, inv: Invocation<'_>) -> Outcome {
         let _running = self.running.start(inv.kind, inv.name.clone(), inv.command);
-        let db = ctx.conn.db;
-        // Blocking commands are refused from scripts; XREAD without BLOCK
-        // must not block either.
-        let may_block = std::mem::replace(&mut ctx.may_block, false);
-        let in_script = std::mem::replace(&mut ctx.in_script, true);
         let mut st = CallState {
             read_only: inv.read_only || inv.flags.no_writes,
             allow_oom: inv.flags.allow_oom,
@@ -286,27 +295,19 @@ impl Engine {
             slot: inv.keys.first().map(|k| crate::cluster::slot::key_slot(k)),
             cross_slot_ok: !inv.flags.declared || inv.flags.allow_cross_slot,
         };
-        let outcome = super::off_worker(|| self.call(ctx, &mut st, &inv));
-        ctx.conn.db = db;
-        ctx.may_block = may_block;
-        ctx.in_script = in_script;
-        // Redis tracks a script's declared keys for a tracking caller once
-        // the script called a read command (its inner commands remember
-        // what they read as well).
-        if st.read && ctx.conn.tracking {
-            let id = ctx.conn.handle.id;
-            ctx.shared
-                .tracking
-                .remember(ctx.shared, id, inv.keys.iter());
-        }
+        let outcome = super::off_worker(|| self.call(caller, &mut st, &inv));
+        let read = st.read;
         let _ = self.private.raw_set("dispatch", Value::Nil);
         self.collect_now_and_then();
-        if self.running.shutting_down() {
-            ctx.conn.closing = true;
-        }
-        match outcome {
-            Ok(frame) => frame,
-            Err(e) => Frame::Error(Bytes::from(err_text(error_message(&e)))),
+        let (reply, counted) = match outcome {
+            Ok((frame, counted)) => (frame, Some(counted)),
+            Err(e) => (Frame::Error(Bytes::from(err_text(error_message(&e)))), None),
+        };
+        Outcome {
+            reply,
+            counted,
+            read,
+            shutting_down: self.running.shutting_down(),
         }
     }
 
@@ -323,49 +324,44 @@ impl Engine {
 
     fn call(
         &self,
-        ctx: &mut Ctx<'_>,
+        caller: &mut dyn Caller,
         st: &mut CallState<'_>,
         inv: &Invocation<'_>,
-    ) -> mlua::Result<Frame> {
+    ) -> mlua::Result<(Frame, bool)> {
         let keys = self.strings(inv.keys)?;
         let argv = self.strings(inv.argv)?;
         let run: Function = self.private.get("run")?;
         let private = &self.private;
-        self.lua
-            .scope(|scope| {
-                let f = scope.create_function_mut(
-                    |lua, (n, args, check): (usize, Table, Option<bool>)| {
-                        if check == Some(true) {
-                            return acl_check(lua, ctx, (n, args));
-                        }
-                        st.resp3 = private.raw_get::<i64>("resp").unwrap_or(2) == 3;
-                        dispatch(lua, ctx, st, (n, args))
-                    },
-                )?;
-                private.raw_set("dispatch", f)?;
-                let (ok, value) = run.call::<(bool, Value)>((
-                    inv.func.clone(),
-                    keys,
-                    argv,
-                    inv.kind == Kind::Function,
-                ))?;
-                let resp3 = private.raw_get::<i64>("resp").unwrap_or(2) == 3;
-                // An error a command counted already is not counted again,
-                // whether the script failed with it or returned it (the
-                // table `redis.pcall` gave).
-                let counted = match &value {
-                    Value::Table(t) => t.raw_get::<bool>(COUNTED).unwrap_or(false),
-                    _ => false,
-                };
-                if ok {
-                    return Ok((lua_to_frame(&value, resp3), counted));
-                }
-                Ok((failure(&value, &inv.name), counted))
-            })
-            .map(|(frame, counted)| {
-                ctx.error_counted = counted;
-                frame
-            })
+        self.lua.scope(|scope| {
+            let f = scope.create_function_mut(
+                |lua, (n, args, check): (usize, Table, Option<bool>)| {
+                    if check == Some(true) {
+                        return acl_check(lua, caller, (n, args));
+                    }
+                    st.resp3 = private.raw_get::<i64>("resp").unwrap_or(2) == 3;
+                    dispatch(lua, caller, st, (n, args))
+                },
+            )?;
+            private.raw_set("dispatch", f)?;
+            let (ok, value) = run.call::<(bool, Value)>((
+                inv.func.clone(),
+                keys,
+                argv,
+                inv.kind == Kind::Function,
+            ))?;
+            let resp3 = private.raw_get::<i64>("resp").unwrap_or(2) == 3;
+            // An error a command counted already is not counted again,
+            // whether the script failed with it or returned it (the
+            // table `redis.pcall` gave).
+            let counted = match &value {
+                Value::Table(t) => t.raw_get::<bool>(COUNTED).unwrap_or(false),
+                _ => false,
+            };
+            if ok {
+                return Ok((lua_to_frame(&value, resp3), counted));
+            }
+            Ok((failure(&value, &inv.name), counted))
+        })
     }
 
     fn strings(&self, items: &[Bytes]) -> mlua::Result<Table> {

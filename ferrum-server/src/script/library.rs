@@ -7,11 +7,11 @@ use bytes::Bytes;
 use mlua::{Function, Table};
 
 use super::ScriptFlags;
-use crate::cmd::error::{
+use crate::error::CmdError;
+use crate::error::{
     engine_not_found, function_exists, invalid_metadata, library_exists, BAD_LIBRARY_NAME,
     DUPLICATE_NAME, FUNCTION_TWICE, MISSING_LIBRARY_METADATA, NO_FUNCTIONS, NO_LIBRARY_NAME,
 };
-use crate::cmd::CmdError;
 
 /// The flags of a registered function (always declared).
 pub(crate) type FunctionFlags = ScriptFlags;

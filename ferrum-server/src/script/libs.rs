@@ -3,7 +3,7 @@
 
 use mlua::{Lua, Table, Value, Variadic};
 
-use crate::cmd::error::{BIT_NO_VALUE, BIT_NUMBER_EXPECTED};
+use crate::error::{BIT_NO_VALUE, BIT_NUMBER_EXPECTED};
 
 /// The library tables, by global name.
 pub(crate) fn tables(lua: &Lua) -> mlua::Result<Table> {

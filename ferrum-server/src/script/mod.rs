@@ -9,7 +9,6 @@
 //! has it written, was it killed) is in [`Running`], plain atomics outside
 //! the mutex: `SCRIPT KILL` and the `-BUSY` replies never wait for the VM.
 
-mod busy;
 mod call;
 mod cjson;
 mod cmsgpack;
@@ -25,7 +24,7 @@ use std::time::Instant;
 
 use bytes::Bytes;
 
-pub(crate) use busy::{busy_text, enter_gate};
+pub(crate) use call::{CallState, Caller};
 pub(crate) use engine::{Engine, Invocation};
 pub(crate) use library::{library_name, Libraries, Library};
 
@@ -186,7 +185,7 @@ impl Running {
 
     /// `SCRIPT KILL`/`FUNCTION KILL` of a script of `kind`: Redis's reply.
     pub(crate) fn kill(&self, kind: Kind) -> Result<(), &'static str> {
-        use crate::cmd::error::{BUSY_FUNCTION, BUSY_SCRIPT, NOTBUSY, UNKILLABLE};
+        use crate::error::{BUSY_FUNCTION, BUSY_SCRIPT, NOTBUSY, UNKILLABLE};
         match self.current() {
             None => Err(NOTBUSY),
             Some((running, _)) if running != kind => Err(match running {
@@ -216,14 +215,14 @@ impl Running {
     }
 
     /// The server is shutting down.
-    fn shutting_down(&self) -> bool {
+    pub(crate) fn shutting_down(&self) -> bool {
         self.shutting_down.load(Ordering::Relaxed)
     }
 
     /// Why a script must stop now, if it must: killed, or the server is
     /// shutting down.
     fn stop_reason(&self) -> Option<&'static str> {
-        use crate::cmd::error::{KILLED, SHUTTING_DOWN};
+        use crate::error::{KILLED, SHUTTING_DOWN};
         if self.shutting_down() {
             Some(SHUTTING_DOWN)
         } else if self.kill.load(Ordering::Relaxed) {
@@ -240,7 +239,7 @@ impl Running {
             return Some(why);
         }
         let deadline = self.load_deadline.load(Ordering::Relaxed);
-        (deadline != 0 && self.now_ms() > deadline).then_some(crate::cmd::error::LOAD_TIMEOUT)
+        (deadline != 0 && self.now_ms() > deadline).then_some(crate::error::LOAD_TIMEOUT)
     }
 
     /// Bounds the next library load to `ms`; `None` lifts the bound.
@@ -305,23 +304,6 @@ impl ScriptFlags {
         .filter_map(|(on, name)| on.then_some(name))
         .collect()
     }
-}
-
-/// `Store::reserve_for_write` for scripts, which also counts what the
-/// script cache and libraries hold, as Redis's `used_memory` does: a
-/// `maxmemory` below that refuses scripts' writes even on an empty store.
-///
-/// # Errors
-/// `OutOfMemory` when over the limit after evicting what can be evicted.
-pub(crate) fn reserve_for_write(ctx: &crate::cmd::Ctx<'_>) -> Result<(), ferrum_store::StoreError> {
-    let store = ctx.store();
-    store.reserve_for_write(ctx.now)?;
-    let max = store.maxmemory_bytes();
-    let held = ctx.shared.scripting.stats().held_bytes as u64;
-    if max != 0 && store.used_memory_bytes() as u64 + held > max {
-        return Err(ferrum_store::StoreError::OutOfMemory);
-    }
-    Ok(())
 }
 
 /// Runs `f`, which may take long (a script, a wait behind one), off the

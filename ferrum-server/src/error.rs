@@ -2,6 +2,11 @@
 //!
 //! Every error text a client can see lives here, worded exactly as Redis 7
 //! words it, so that client libraries that match on them keep working.
+//!
+//! A leaf module: it names nothing else of the crate, so every layer (the
+//! commands in `cmd`, and below them ACL, configuration, scripting,
+//! tracking, the listeners) words its errors from here without depending
+//! on the command layer.
 
 use bytes::Bytes;
 use ferrum_proto::Frame;

@@ -10,8 +10,8 @@
 
 use bytes::Bytes;
 
-use super::parse::{is, parse_i64};
 use super::CommandSpec;
+use crate::parse::{is, parse_i64};
 
 /// What a command does with one of its keys, as Redis's key-spec flags
 /// name it (`RO access`, `OW update`...).
@@ -182,7 +182,7 @@ pub(crate) fn command_keys(spec: &CommandSpec, args: &[Bytes]) -> Option<Vec<(By
         "xread" | "xreadgroup" => Some(all(after_streams(args)?, default)),
         "migrate" => {
             // Redis answers "invalid arguments" for a call without keys.
-            let keys = &args[super::migrate::layout(args).keys];
+            let keys = &args[layout(args).keys];
             (!keys.is_empty()).then(|| all(keys, KeyRole::MoveFrom))
         }
         "set" => Some(all(args.get(1..2)?, set_role(args))),
@@ -196,7 +196,7 @@ pub(crate) fn command_keys(spec: &CommandSpec, args: &[Bytes]) -> Option<Vec<(By
 /// `EXCLUSIVE`): `COMMAND GETKEYS` then answers an empty list rather than
 /// an error, even when `numkeys` is not a number or exceeds the
 /// arguments, as Redis 7.0 does.
-pub(super) fn keys_optional(spec: &CommandSpec) -> bool {
+pub(crate) fn keys_optional(spec: &CommandSpec) -> bool {
     spec.has(super::flag::EXCLUSIVE)
 }
 
@@ -272,10 +272,49 @@ fn after_streams(args: &[Bytes]) -> Option<&[Bytes]> {
     (rest.len() % 2 == 0).then(|| &rest[..rest.len() / 2])
 }
 
+/// Where a `MIGRATE` call's keys and credentials are, read leniently as
+/// Redis's `migrateGetKeys` reads it (an unknown word is skipped, not
+/// refused: the command itself refuses it).
+pub(crate) struct Layout {
+    /// The key argument, or what follows `KEYS`; empty for `KEYS` after a
+    /// key argument, which the command refuses.
+    pub(crate) keys: std::ops::Range<usize>,
+    /// The arguments of `AUTH` and `AUTH2`.
+    pub(crate) secrets: Vec<usize>,
+}
+
+/// The layout of the `MIGRATE` call `args`.
+pub(crate) fn layout(args: &[Bytes]) -> Layout {
+    let mut layout = Layout {
+        keys: 3.min(args.len())..4.min(args.len()),
+        secrets: Vec::new(),
+    };
+    let mut i = 6;
+    while i < args.len() {
+        let a = &args[i];
+        let takes = if is(a, "auth") {
+            1
+        } else if is(a, "auth2") {
+            2
+        } else if is(a, "keys") {
+            let after_key = args.get(3).is_some_and(|k| !k.is_empty());
+            layout.keys = if after_key { 0..0 } else { i + 1..args.len() };
+            break;
+        } else {
+            0
+        };
+        layout
+            .secrets
+            .extend((i + 1..=i + takes).filter(|&j| j < args.len()));
+        i += 1 + takes;
+    }
+    layout
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cmd::lookup;
+    use crate::command::lookup;
 
     fn keys(line: &str) -> Option<Vec<(String, KeyRole)>> {
         let args: Vec<Bytes> = line

@@ -3,7 +3,7 @@
 //! Every command holds the gate's read side while it runs; `EXEC` and
 //! scripts hold its write side. The fast path is one `try_read`, the cost
 //! of the `read` it replaces. Only when that fails does a command look at
-//! [`Running`]: with no script running it polls every few microseconds (a
+//! [`Running`](crate::script::Running): with no script running it polls every few microseconds (a
 //! transaction ends in microseconds); while a script runs it polls every
 //! millisecond, and once the script has run past `busy-reply-threshold`
 //! it replies `-BUSY`, except for the few commands Redis lets through (`SCRIPT KILL`, `FUNCTION
@@ -14,9 +14,11 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
-use super::Kind;
-use crate::cmd::error::{BUSY_FUNCTION, BUSY_SCRIPT};
-use crate::cmd::{flag, parse, CmdError, CommandSpec};
+use crate::command::{flag, CommandSpec};
+use crate::error::CmdError;
+use crate::error::{BUSY_FUNCTION, BUSY_SCRIPT};
+use crate::parse;
+use crate::script::Kind;
 use crate::shared::Shared;
 
 /// How often a command waiting behind a running script looks again.
@@ -53,7 +55,7 @@ pub(crate) fn enter_gate<'a>(
     };
     match attempt {
         Some(guard) => Ok(guard),
-        None => super::off_worker(|| wait(shared, spec, args, exclusive)),
+        None => crate::script::off_worker(|| wait(shared, spec, args, exclusive)),
     }
 }
 

@@ -1,10 +1,11 @@
-//! Argument parsing and number formatting shared by the command families,
+//! Argument parsing and number formatting shared by the command families
+//! (and by the scripting and key-extraction code below them),
 //! with Redis's exact rules for what counts as an integer or a float.
 
 use bytes::Bytes;
 
-use super::error::{NOT_FLOAT, NOT_INTEGER, TIMEOUT_NEGATIVE, TIMEOUT_NOT_INTEGER};
-use super::CmdError;
+use crate::error::CmdError;
+use crate::error::{NOT_FLOAT, NOT_INTEGER, TIMEOUT_NEGATIVE, TIMEOUT_NOT_INTEGER};
 
 /// Redis's `string2ll`, the protocol's own integer rules, for arguments.
 pub(crate) use ferrum_proto::parse_i64;
@@ -26,7 +27,7 @@ pub(crate) fn int_in_range(
     let fail = |default: String| CmdError::msg(msg.map_or(default, str::to_owned));
     let n = parse_i64(b).ok_or_else(|| fail(NOT_INTEGER.to_owned()))?;
     if !(min..=max).contains(&n) {
-        return Err(fail(super::error::out_of_range(min, max)));
+        return Err(fail(crate::error::out_of_range(min, max)));
     }
     Ok(n)
 }
@@ -46,7 +47,7 @@ pub(crate) fn db_arg(b: &[u8], databases: usize) -> Result<usize, CmdError> {
     usize::try_from(n)
         .ok()
         .filter(|&d| d < databases)
-        .ok_or_else(|| CmdError::msg(super::error::DB_RANGE))
+        .ok_or_else(|| CmdError::msg(crate::error::DB_RANGE))
 }
 
 /// Parses a float the way Redis's `string2ld` accepts it: decimal or
