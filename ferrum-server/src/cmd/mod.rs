@@ -103,6 +103,9 @@ pub(crate) struct Ctx<'a> {
     /// The handler's error reply was counted in `INFO errorstats` already
     /// (a script failing with its command's error).
     pub(crate) error_counted: bool,
+    /// Keyspace events the handler raised itself (see [`Ctx::raise`]),
+    /// published after the ones named from the command and its reply.
+    pub(crate) raised: Vec<(u32, &'static str, Bytes)>,
 }
 
 impl<'a> Ctx<'a> {
@@ -129,6 +132,7 @@ impl<'a> Ctx<'a> {
             dirty: None,
             in_script: false,
             error_counted: false,
+            raised: Vec::new(),
         }
     }
 
@@ -140,6 +144,16 @@ impl<'a> Ctx<'a> {
     /// The selected database.
     pub(crate) fn db(&self) -> usize {
         self.conn.db
+    }
+
+    /// Raises keyspace event `event` of `class` on `key` when the command
+    /// is done: for what neither the command's name nor its reply tells
+    /// (XREADGROUP creating its consumer, XADD trimming). Nothing is kept
+    /// while the class is off.
+    pub(crate) fn raise(&mut self, class: u32, event: &'static str, key: &Bytes) {
+        if self.shared.notify.flags() & class != 0 {
+            self.raised.push((class, event, key.clone()));
+        }
     }
 }
 
@@ -392,6 +406,9 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
     let reply = table::handler(spec)(ctx, args).unwrap_or_else(CmdError::into_frame);
     if let Some(watch) = watch {
         watch.after(ctx, spec, args, &reply);
+    }
+    for (class, event, key) in std::mem::take(&mut ctx.raised) {
+        notify::emit(ctx.shared, class, event, ctx.db(), &key);
     }
     if tracking {
         track(ctx, spec, args, &reply);

@@ -17,6 +17,7 @@ use super::error::{
 };
 use super::parse::{int_arg, is, parse_i64, timeout_ms};
 use super::{CmdError, CmdResult, Ctx};
+use crate::notify::class;
 
 /// A parsed `MAXLEN|MINID [=|~] threshold [LIMIT count]` clause.
 struct TrimArgs {
@@ -114,14 +115,19 @@ pub(crate) fn xadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let r = write(ctx, &args[1], !nomkstream, |s: &mut Stream| {
         let id = s.next_id(spec, now_ms)?;
         s.add(id, &pairs);
-        if let Some(t) = &trim {
-            s.trim(t.how, t.approx, t.limit);
-        }
-        Ok::<_, AddError>(id)
+        let trimmed = trim
+            .as_ref()
+            .map_or(0, |t| s.trim(t.how, t.approx, t.limit));
+        Ok::<_, AddError>((id, trimmed))
     })?;
     match r {
         None => Ok(Frame::Null),
-        Some(Ok(id)) => Ok(id_frame(id)),
+        Some(Ok((id, trimmed))) => {
+            if trimmed > 0 {
+                ctx.raise(class::STREAM, "xtrim", &args[1]);
+            }
+            Ok(id_frame(id))
+        }
         Some(Err(AddError::TooSmall)) => Err(CmdError::msg(XADD_SMALL)),
         Some(Err(AddError::Zero)) => Err(CmdError::msg(XADD_ZERO)),
         Some(Err(AddError::Exhausted)) => Err(CmdError::msg(XADD_EXHAUSTED)),

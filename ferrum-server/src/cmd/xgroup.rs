@@ -19,6 +19,7 @@ use super::error::{
 };
 use super::parse::{int_arg, is, parse_i64, timeout_ms};
 use super::{CmdError, CmdResult, Ctx};
+use crate::notify::class;
 
 fn id_arg(b: &[u8]) -> Result<StreamId, CmdError> {
     StreamId::parse(b, 0).ok_or_else(|| CmdError::msg(STREAM_ID))
@@ -73,6 +74,35 @@ fn group_opts(sub: &[u8], opts: &[Bytes], create: bool) -> Result<(bool, Option<
     Ok((mkstream, read))
 }
 
+/// Runs `op` on `s`, and tells whether it created consumer `consumer` of
+/// `group`: XREADGROUP, XCLAIM and XAUTOCLAIM create the consumer they
+/// name, and Redis raises `xgroup-createconsumer` when they do.
+fn creating_consumer<T>(
+    s: &mut Stream,
+    group: &[u8],
+    consumer: &[u8],
+    op: impl FnOnce(&mut Stream) -> T,
+) -> (T, bool) {
+    let has = |s: &Stream| {
+        s.groups()
+            .get(group)
+            .is_some_and(|g| g.consumers.contains_key(consumer))
+    };
+    let before = has(s);
+    let out = op(s);
+    (out, !before && has(s))
+}
+
+/// What a claim returned, having raised `xgroup-createconsumer` if it
+/// created its consumer.
+fn claimed_by<T>(ctx: &mut Ctx<'_>, key: &Bytes, got: Option<(Option<T>, bool)>) -> Option<T> {
+    let (got, created) = got?;
+    if created {
+        ctx.raise(class::STREAM, "xgroup-createconsumer", key);
+    }
+    got
+}
+
 /// `XGROUP subcommand ...`
 pub(crate) fn xgroup(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let sub = &args[1];
@@ -108,63 +138,80 @@ pub(crate) fn xgroup(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         ("create" | "setid", Some(a)) => Some(id_arg(a)?),
         _ => None,
     };
-    let reply = write(ctx, key, mkstream, |s: &mut Stream| -> CmdResult {
-        let (last, added) = (s.last_id(), s.entries_added());
-        let (id, read) = match explicit {
-            Some(id) => (id, entries_read),
-            None => (last, entries_read.or(Some(added))),
-        };
-        let groups = s.groups_mut();
-        match name {
-            "create" => {
-                if groups.contains_key(&group[..]) {
-                    return Err(CmdError::msg(BUSYGROUP));
+    let reply = write(
+        ctx,
+        key,
+        mkstream,
+        |s: &mut Stream| -> Result<(Frame, bool), CmdError> {
+            let (last, added) = (s.last_id(), s.entries_added());
+            let (id, read) = match explicit {
+                Some(id) => (id, entries_read),
+                None => (last, entries_read.or(Some(added))),
+            };
+            let groups = s.groups_mut();
+            match name {
+                "create" => {
+                    if groups.contains_key(&group[..]) {
+                        return Err(CmdError::msg(BUSYGROUP));
+                    }
+                    let g = Group {
+                        last_id: id,
+                        entries_read: read,
+                        ..Group::default()
+                    };
+                    groups.insert(group.clone(), g);
+                    Ok((Frame::ok(), true))
                 }
-                let g = Group {
-                    last_id: id,
-                    entries_read: read,
-                    ..Group::default()
-                };
-                groups.insert(group.clone(), g);
-                Ok(Frame::ok())
-            }
-            "setid" => {
-                let g = groups
-                    .get_mut(&group[..])
-                    .ok_or_else(|| no_group(key, group))?;
-                g.last_id = id;
-                g.entries_read = read;
-                Ok(Frame::ok())
-            }
-            "destroy" => Ok(Frame::Integer(i64::from(
-                groups.remove(&group[..]).is_some(),
-            ))),
-            "createconsumer" => {
-                let g = groups
-                    .get_mut(&group[..])
-                    .ok_or_else(|| no_group(key, group))?;
-                if g.consumers.contains_key(&args[4][..]) {
-                    return Ok(Frame::Integer(0));
+                "setid" => {
+                    let g = groups
+                        .get_mut(&group[..])
+                        .ok_or_else(|| no_group(key, group))?;
+                    g.last_id = id;
+                    g.entries_read = read;
+                    Ok((Frame::ok(), true))
                 }
-                g.consumer(&args[4], now);
-                Ok(Frame::Integer(1))
-            }
-            _ => {
-                let g = groups
-                    .get_mut(&group[..])
-                    .ok_or_else(|| no_group(key, group))?;
-                let Some(c) = g.consumers.remove(&args[4][..]) else {
-                    return Ok(Frame::Integer(0));
-                };
-                for id in &c.pel {
-                    g.pel.remove(id);
+                "destroy" => {
+                    let gone = groups.remove(&group[..]).is_some();
+                    Ok((Frame::Integer(i64::from(gone)), gone))
                 }
-                Ok(Frame::Integer(c.pel.len() as i64))
+                "createconsumer" => {
+                    let g = groups
+                        .get_mut(&group[..])
+                        .ok_or_else(|| no_group(key, group))?;
+                    if g.consumers.contains_key(&args[4][..]) {
+                        return Ok((Frame::Integer(0), false));
+                    }
+                    g.consumer(&args[4], now);
+                    Ok((Frame::Integer(1), true))
+                }
+                _ => {
+                    let g = groups
+                        .get_mut(&group[..])
+                        .ok_or_else(|| no_group(key, group))?;
+                    let Some(c) = g.consumers.remove(&args[4][..]) else {
+                        return Ok((Frame::Integer(0), false));
+                    };
+                    for id in &c.pel {
+                        g.pel.remove(id);
+                    }
+                    Ok((Frame::Integer(c.pel.len() as i64), true))
+                }
             }
-        }
-    })?;
-    let reply = reply.ok_or_else(|| CmdError::msg(XGROUP_NEEDS_KEY))??;
+        },
+    )?;
+    let (reply, changed) = reply.ok_or_else(|| CmdError::msg(XGROUP_NEEDS_KEY))??;
     ctx.dirty = Some(1);
+    if changed {
+        // Redis's event names: the subcommand's, after `xgroup-`.
+        let event = match name {
+            "create" => "xgroup-create",
+            "setid" => "xgroup-setid",
+            "destroy" => "xgroup-destroy",
+            "createconsumer" => "xgroup-createconsumer",
+            _ => "xgroup-delconsumer",
+        };
+        ctx.raise(class::STREAM, event, key);
+    }
     if name == "destroy" {
         // Readers blocked on the group answer NOGROUP.
         ctx.shared
@@ -268,9 +315,16 @@ pub(crate) fn xreadgroup(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     for (key, after) in keys.iter().zip(&after) {
         any_history |= after.is_some();
         let got = write(ctx, key, false, |s: &mut Stream| {
-            s.read_group(&gname, &cname, *after, count, noack, now)
-        })?
-        .flatten();
+            creating_consumer(s, &gname, &cname, |s| {
+                s.read_group(&gname, &cname, *after, count, noack, now)
+            })
+        })?;
+        let got = got.and_then(|(got, created)| {
+            if created {
+                ctx.raise(class::STREAM, "xgroup-createconsumer", key);
+            }
+            got
+        });
         match (got, after) {
             // History is always answered, even when empty.
             (Some(e), Some(_)) => served.push(group_frame(key, e)),
@@ -486,10 +540,11 @@ pub(crate) fn xclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         };
     }
     let got = write(ctx, key, false, |s: &mut Stream| {
-        s.claim(group, consumer, &ids, &o, now)
-    })?
-    .flatten()
-    .ok_or_else(|| no_key_or_group(key, group))?;
+        creating_consumer(s, group, consumer, |s| {
+            s.claim(group, consumer, &ids, &o, now)
+        })
+    })?;
+    let got = claimed_by(ctx, key, got).ok_or_else(|| no_key_or_group(key, group))?;
     ctx.dirty = Some(1);
     Ok(claimed_frame(got, o.justid))
 }
@@ -519,11 +574,13 @@ pub(crate) fn xautoclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         return Err(no_key_or_group(key, group));
     }
     let now = ctx.now.0;
-    let (next, claimed, deleted) = write(ctx, key, false, |s: &mut Stream| {
-        s.autoclaim(group, consumer, min, start, count, justid, now)
-    })?
-    .flatten()
-    .ok_or_else(|| no_key_or_group(key, group))?;
+    let got = write(ctx, key, false, |s: &mut Stream| {
+        creating_consumer(s, group, consumer, |s| {
+            s.autoclaim(group, consumer, min, start, count, justid, now)
+        })
+    })?;
+    let (next, claimed, deleted) =
+        claimed_by(ctx, key, got).ok_or_else(|| no_key_or_group(key, group))?;
     ctx.dirty = Some(1);
     Ok(Frame::Array(vec![
         id_frame(next),

@@ -136,3 +136,57 @@ fn nothing_is_published_by_default() {
     let want = b"*4\r\n$8\r\npmessage\r\n$1\r\n*\r\n$4\r\nmark\r\n$1\r\nx\r\n";
     assert_eq!(sub.read_exact_len(want.len()), want);
 }
+
+/// Stream events as Redis 7.0.15 sends them for the same sequence
+/// (checked against redis-server): `xtrim` after an XADD that trimmed, the
+/// `xgroup-*` events of XGROUP, and `xgroup-createconsumer` when
+/// XREADGROUP, XCLAIM or XAUTOCLAIM create the consumer they name; nothing
+/// for a call that changed nothing.
+#[test]
+fn stream_and_consumer_group_events() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    config_set(&mut c, "Kt");
+    let mut sub = listener(&s);
+    let cmds: &[&[&str]] = &[
+        &["XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"],
+        &["XGROUP", "CREATECONSUMER", "s", "g", "Bob"],
+        &["XGROUP", "CREATECONSUMER", "s", "g", "Bob"], // exists: nothing
+        &["XADD", "s", "1-0", "f", "v"],
+        &["XADD", "s", "MAXLEN", "1", "2-0", "f", "v"], // xadd, xtrim
+        &["XADD", "s", "MAXLEN", "1", "3-0", "f", "v"], // xadd, xtrim
+        &["XTRIM", "s", "MAXLEN", "1"],                 // nothing trimmed
+        &["XREADGROUP", "GROUP", "g", "Alice", "STREAMS", "s", ">"],
+        &["XREADGROUP", "GROUP", "g", "Alice", "STREAMS", "s", ">"], // Alice exists
+        &["XCLAIM", "s", "g", "Mike", "0", "3-0", "FORCE"],
+        &["XAUTOCLAIM", "s", "g", "Zed", "0", "0"],
+        &["XGROUP", "SETID", "s", "g", "0"],
+        &["XGROUP", "DELCONSUMER", "s", "g", "Lee"], // no such consumer: nothing
+        &["XGROUP", "DELCONSUMER", "s", "g", "Bob"],
+        &["XGROUP", "DESTROY", "s", "g"],
+        &["XGROUP", "DESTROY", "s", "g"], // gone already: nothing
+    ];
+    for cmd in cmds {
+        let _: redis::Value = run(&mut c, cmd).unwrap();
+    }
+    for event in [
+        "xgroup-create",
+        "xgroup-createconsumer",
+        "xadd",
+        "xadd",
+        "xtrim",
+        "xadd",
+        "xtrim",
+        "xgroup-createconsumer",
+        "xgroup-createconsumer",
+        "xgroup-createconsumer",
+        "xgroup-setid",
+        "xgroup-delconsumer",
+        "xgroup-destroy",
+    ] {
+        expect_event(&mut sub, "__keyspace@0__:s", event);
+    }
+    // The last event was the last one sent.
+    let _: i64 = run(&mut c, &["XDEL", "s", "3-0"]).unwrap();
+    expect_event(&mut sub, "__keyspace@0__:s", "xdel");
+}
