@@ -250,6 +250,15 @@ pub enum Param {
     TlsCaCertDir,
     TlsAuthClients,
     TlsProtocols,
+    TlsCiphers,
+    TlsCiphersuites,
+    TlsPreferServerCiphers,
+    TlsSessionCaching,
+    TlsSessionCacheSize,
+    TlsSessionCacheTimeout,
+    TlsDhParamsFile,
+    TlsCluster,
+    TlsReplication,
     /// One of the parameters kept only for `CONFIG GET` (`Config::stored`).
     Stored,
 }

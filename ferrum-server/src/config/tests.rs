@@ -864,7 +864,19 @@ fn config_get_globs() {
     );
     assert_eq!(names("MAXMEMORY-P*"), ["maxmemory-policy"]);
     assert_eq!(names("lfu-*"), ["lfu-log-factor", "lfu-decay-time"]);
-    assert_eq!(names("*port*"), ["port", "tls-port"]);
+    assert_eq!(
+        names("*port*"),
+        [
+            "port",
+            "tls-port",
+            "cluster-port",
+            "cluster-announce-port",
+            "cluster-announce-bus-port",
+            "cluster-announce-tls-port",
+            "replica-announce-port",
+            "slave-announce-port"
+        ]
+    );
     assert_eq!(names("?z"), ["hz"]);
     assert_eq!(
         names("[bp]*"),
@@ -877,7 +889,9 @@ fn config_get_globs() {
             "pidfile",
             "propagation-error-behavior",
             "busy-reply-threshold",
-            "bind-source-addr"
+            "bind-source-addr",
+            "bio_cpulist",
+            "bgsave_cpulist"
         ]
     );
     assert_eq!(names("Port"), ["port"], "exact names are case-insensitive");
