@@ -544,6 +544,17 @@ pub(super) fn lookup(name: &[u8]) -> Option<&'static Spec> {
         .find(|s| s.name.as_bytes().eq_ignore_ascii_case(canonical))
 }
 
+/// The name Redis registered for what `CONFIG SET` called `name` (its
+/// row's `spec`): the alias's own name for an alias, as Redis 7.0 keeps
+/// a copy of the row under each alias, which error texts and the
+/// duplicate check go by.
+pub(super) fn registered_name(name: &[u8], spec: &'static Spec) -> &'static str {
+    ALIASES
+        .iter()
+        .find(|(alias, _)| alias.as_bytes().eq_ignore_ascii_case(name))
+        .map_or(spec.name, |(alias, _)| alias)
+}
+
 /// Whether `CONFIG GET pattern` lists the parameter called `name`.
 /// Parameters `CONFIG GET` shows only when asked for by name, never for a
 /// pattern: those Redis marks hidden, and FerrumKV's own that cannot change
