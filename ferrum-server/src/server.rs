@@ -48,6 +48,10 @@ fn open_cluster(
     };
     let full_coverage = config.stored_value("cluster-require-full-coverage") == "yes";
     let cluster = crate::cluster::Cluster::open(config.cluster_config_path(), me, full_coverage)?;
+    cluster.set_when_down(
+        config.cluster_reads_when_down(),
+        config.cluster_pubsubshard_when_down(),
+    );
     Ok(Some(cluster))
 }
 

@@ -38,6 +38,12 @@ pub(crate) struct Cluster {
     /// `cluster-require-full-coverage`: keys are refused while any slot
     /// has no owner. `CONFIG SET` changes it, as in Redis.
     full_coverage: AtomicBool,
+    /// `cluster-allow-reads-when-down`: while the cluster is down, serve
+    /// commands that do not write.
+    reads_when_down: AtomicBool,
+    /// `cluster-allow-pubsubshard-when-down`: while the cluster is down,
+    /// serve the sharded Pub/Sub commands.
+    pubsubshard_when_down: AtomicBool,
 }
 
 /// The slot map changed but could not be saved: why, in words.
@@ -92,6 +98,8 @@ impl Cluster {
             map: RwLock::new(map),
             path,
             full_coverage: AtomicBool::new(full_coverage),
+            reads_when_down: AtomicBool::new(false),
+            pubsubshard_when_down: AtomicBool::new(true),
         })
     }
 
@@ -126,6 +134,32 @@ impl Cluster {
     /// Installs `cluster-require-full-coverage` (`CONFIG SET`).
     pub(crate) fn set_full_coverage(&self, on: bool) {
         self.full_coverage.store(on, Ordering::Relaxed);
+    }
+
+    /// Installs `cluster-allow-reads-when-down` and
+    /// `cluster-allow-pubsubshard-when-down` (startup and `CONFIG SET`).
+    pub(crate) fn set_when_down(&self, reads: bool, pubsubshard: bool) {
+        self.reads_when_down.store(reads, Ordering::Relaxed);
+        self.pubsubshard_when_down
+            .store(pubsubshard, Ordering::Relaxed);
+    }
+
+    /// What a command may do while the cluster is down, as Redis's
+    /// `getNodeByQuery` decides: a sharded Pub/Sub command runs if
+    /// `cluster-allow-pubsubshard-when-down`, another command if
+    /// `cluster-allow-reads-when-down` and it does not write.
+    pub(crate) fn when_down(&self, pubsubshard: bool, write: bool) -> Option<route::Redirect> {
+        if pubsubshard {
+            return (!self.pubsubshard_when_down.load(Ordering::Relaxed))
+                .then_some(route::Redirect::Down);
+        }
+        if !self.reads_when_down.load(Ordering::Relaxed) {
+            Some(route::Redirect::Down)
+        } else if write {
+            Some(route::Redirect::DownReadOnly)
+        } else {
+            None
+        }
     }
 
     /// A fresh node id for this node (`CLUSTER RESET HARD`).

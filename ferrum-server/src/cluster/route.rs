@@ -43,6 +43,9 @@ pub(crate) enum Redirect {
     Unbound,
     /// Some slot has no owner and full coverage is required.
     Down,
+    /// As `Down`, for a write when `cluster-allow-reads-when-down` lets
+    /// reads through.
+    DownReadOnly,
 }
 
 /// What routing needs to know about the client and the command.
@@ -52,6 +55,11 @@ pub(crate) struct Query {
     pub(crate) asking: bool,
     /// The command is `MIGRATE`, which runs wherever its slot is open.
     pub(crate) migrate: bool,
+    /// The command may write (`cluster-allow-reads-when-down`).
+    pub(crate) write: bool,
+    /// The command is a sharded Pub/Sub one (`SPUBLISH`, `SSUBSCRIBE`,
+    /// `SUNSUBSCRIBE`: `cluster-allow-pubsubshard-when-down`).
+    pub(crate) pubsubshard: bool,
 }
 
 /// Decides whether this node serves `keys`; `exists` says whether a key is
@@ -94,7 +102,9 @@ pub(crate) fn route<'k>(
         return Ok(());
     };
     if !cluster.is_ok(&map) {
-        return Err(Redirect::Down);
+        if let Some(refusal) = cluster.when_down(query.pubsubshard, query.write) {
+            return Err(refusal);
+        }
     }
     if (migrating || importing) && query.migrate {
         return Ok(());
@@ -223,6 +233,36 @@ mod tests {
         assert_eq!(
             go(&c, &["hello"], Query::default(), &[]),
             Err(Redirect::Down)
+        );
+    }
+
+    #[test]
+    fn a_down_cluster_serves_what_its_settings_allow() {
+        let mut map = two_nodes();
+        map.assign(5061, None);
+        let c = cluster(map);
+        let write = Query {
+            write: true,
+            ..Query::default()
+        };
+        let shard = Query {
+            pubsubshard: true,
+            ..Query::default()
+        };
+        // Redis's defaults: no reads, sharded Pub/Sub goes on.
+        assert_eq!(go(&c, &["hello"], shard, &[]), Ok(()));
+        c.set_when_down(true, false);
+        assert_eq!(go(&c, &["hello"], Query::default(), &[]), Ok(()));
+        assert_eq!(go(&c, &["hello"], write, &[]), Err(Redirect::DownReadOnly));
+        assert_eq!(go(&c, &["hello"], shard, &[]), Err(Redirect::Down));
+        // Another node's key is still moved, an unowned slot still unbound.
+        assert!(matches!(
+            go(&c, &["foo"], Query::default(), &[]),
+            Err(Redirect::Moved { .. })
+        ));
+        assert_eq!(
+            go(&c, &["bar"], Query::default(), &[]),
+            Err(Redirect::Unbound)
         );
     }
 

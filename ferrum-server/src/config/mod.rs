@@ -389,6 +389,16 @@ impl Config {
         self.stored_value("cluster-enabled") == "yes"
     }
 
+    /// `cluster-allow-reads-when-down`.
+    pub(crate) fn cluster_reads_when_down(&self) -> bool {
+        self.stored_value("cluster-allow-reads-when-down") == "yes"
+    }
+
+    /// `cluster-allow-pubsubshard-when-down`.
+    pub(crate) fn cluster_pubsubshard_when_down(&self) -> bool {
+        self.stored_value("cluster-allow-pubsubshard-when-down") == "yes"
+    }
+
     /// `cluster-config-file`, relative to `dir` unless absolute, as Redis
     /// (which changes into `dir`) reads it.
     pub(crate) fn cluster_config_path(&self) -> PathBuf {

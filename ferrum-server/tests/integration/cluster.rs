@@ -256,6 +256,50 @@ fn unserved_slots_bring_the_cluster_down() {
     );
 }
 
+/// Replies checked against redis-server 7.0.15 in cluster mode with the
+/// same slots assigned.
+#[test]
+fn a_down_cluster_serves_what_its_settings_allow() {
+    let n = fresh_node();
+    let mut c = n.client();
+    let _: () = run(&mut c, &["CLUSTER", "ADDSLOTSRANGE", "0", "5460"]).unwrap();
+    // Sharded Pub/Sub goes on by default; `bar` is slot 5061, ours.
+    assert_eq!(run::<i64>(&mut c, &["SPUBLISH", "bar", "m"]).unwrap(), 0);
+    let _: () = run(
+        &mut c,
+        &["CONFIG", "SET", "cluster-allow-reads-when-down", "yes"],
+    )
+    .unwrap();
+    assert_eq!(
+        run::<Option<String>>(&mut c, &["GET", "bar"]).unwrap(),
+        None
+    );
+    assert_eq!(
+        err(&mut c, &["SET", "bar", "x"]),
+        "CLUSTERDOWN The cluster is down and only accepts read commands"
+    );
+    let script = err(&mut c, &["EVAL", "return redis.call('set','bar','x')", "0"]);
+    assert!(
+        script.starts_with(
+            "ERR Script attempted to execute a write command while the cluster is down and readonly"
+        ),
+        "{script}"
+    );
+    assert_eq!(
+        err(&mut c, &["GET", "foo"]),
+        "CLUSTERDOWN Hash slot not served"
+    );
+    let _: () = run(
+        &mut c,
+        &["CONFIG", "SET", "cluster-allow-pubsubshard-when-down", "no"],
+    )
+    .unwrap();
+    assert_eq!(
+        err(&mut c, &["SPUBLISH", "bar", "m"]),
+        "CLUSTERDOWN The cluster is down"
+    );
+}
+
 #[test]
 fn slot_commands_refuse_as_redis_does() {
     let n = fresh_node();
