@@ -20,7 +20,8 @@
 //! `dir` are accepted so stock redis.conf files load, and reported by
 //! `CONFIG GET`, but FerrumKV keeps no persistence and never writes them.
 //!
-//! By concern: `table` holds the rows and lookups by name, `kind` the value
+//! By concern: `table` holds the rows and lookups by name, `stored` the
+//! builders of the rows kept in [`Config::stored`], `kind` the value
 //! syntaxes, `special` and `obuf` the parameters with a syntax of their own
 //! (`client-output-buffer-limit` in `obuf`), `syntax` redis.conf's lexical
 //! rules, `command_line` startup, `error` what is refused and how it is
@@ -40,6 +41,9 @@ mod kind;
 mod obuf;
 mod rewrite;
 mod special;
+// Before `table`, which uses its macros.
+#[macro_use]
+mod stored;
 mod syntax;
 mod table;
 mod tls;
