@@ -57,6 +57,8 @@ pub(crate) struct Endpoint {
     pub(crate) ip: String,
     /// The client port.
     pub(crate) port: u16,
+    /// The cluster bus port shown beside it (FerrumKV has no bus).
+    pub(crate) bus_port: u16,
 }
 
 impl Cluster {
@@ -92,7 +94,7 @@ impl Cluster {
         let myself = map.myself_mut();
         myself.ip = me.ip;
         myself.port = me.port;
-        myself.bus_port = me.port.checked_add(10000).unwrap_or(0);
+        myself.bus_port = me.bus_port;
         save(&path, &map)?;
         Ok(Cluster {
             map: RwLock::new(map),

@@ -155,6 +155,7 @@ mod tests {
         let me = super::super::Endpoint {
             ip: "127.0.0.1".into(),
             port: 7000,
+            bus_port: 17000,
         };
         let cluster = Cluster::open(path, me, true).expect("open");
         // Routing never saves the map: the file has done its part.

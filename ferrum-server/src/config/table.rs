@@ -232,9 +232,11 @@ pub(super) static PARAMS: &[Spec] = &[
     stored_text!("cluster-config-file", "nodes.conf", false),
     stored_bool!("cluster-require-full-coverage", "yes", true),
     stored_text!("cluster-announce-ip", "", true),
-    // Cluster bus tuning, failover and announcement settings: accepted
-    // with Redis's validation; FerrumKV's cluster has no failover, no
-    // replicas and no gossip bus of its own to tune (see the README).
+    // The announced ports are read at startup (`server::open_cluster`),
+    // like `cluster-announce-ip`; the rest (bus tuning, failover, the
+    // hostname) is accepted with Redis's validation and changes nothing:
+    // FerrumKV's cluster has no failover, no replicas and no gossip bus
+    // (see the README). The two `*-when-down` are `Cluster::when_down`'s.
     stored_int!("cluster-port", 0, 65535, "0", false),
     stored_int!("cluster-announce-port", 0, 65535, "0", true),
     stored_int!("cluster-announce-bus-port", 0, 65535, "0", true),

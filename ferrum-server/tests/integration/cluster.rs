@@ -256,6 +256,45 @@ fn unserved_slots_bring_the_cluster_down() {
     );
 }
 
+/// `cluster-announce-port` and `-bus-port` (else `cluster-port`) are what
+/// the node says it is at, as redis-server 7.0.15's `CLUSTER NODES` and
+/// `CLUSTER SLOTS` show them.
+#[test]
+fn a_node_announces_its_configured_ports() {
+    let dir = conf_dir();
+    let file = dir.join("nodes.conf");
+    let n = TestServer::start_with(&[
+        "--cluster-enabled",
+        "yes",
+        "--cluster-config-file",
+        file.to_str().expect("utf-8 path"),
+        "--cluster-announce-port",
+        "7777",
+        "--cluster-announce-bus-port",
+        "17777",
+    ]);
+    let mut c = n.client();
+    let nodes: String = run(&mut c, &["CLUSTER", "NODES"]).unwrap();
+    assert!(nodes.contains(":7777@17777 myself,master "), "{nodes}");
+    let _: () = run(&mut c, &["CLUSTER", "ADDSLOTS", "1"]).unwrap();
+    let slots: redis::Value = run(&mut c, &["CLUSTER", "SLOTS"]).unwrap();
+    assert!(format!("{slots:?}").contains("int(7777)"), "{slots:?}");
+    drop(c);
+    drop(n);
+    let dir = conf_dir();
+    let file = dir.join("nodes.conf");
+    let n = TestServer::start_with(&[
+        "--cluster-enabled",
+        "yes",
+        "--cluster-config-file",
+        file.to_str().expect("utf-8 path"),
+        "--cluster-port",
+        "17001",
+    ]);
+    let nodes: String = run(&mut n.client(), &["CLUSTER", "NODES"]).unwrap();
+    assert!(nodes.contains("@17001 myself,master "), "{nodes}");
+}
+
 /// Replies checked against redis-server 7.0.15 in cluster mode with the
 /// same slots assigned.
 #[test]
