@@ -55,13 +55,20 @@ fn open_cluster(
     let bus_port = port_of("cluster-announce-bus-port")
         .or_else(|| port_of("cluster-port"))
         .unwrap_or_else(|| config.port.checked_add(10000).unwrap_or(0));
-    let me = crate::cluster::Endpoint { ip, port, bus_port };
+    let hostname = config.stored_value("cluster-announce-hostname").to_owned();
+    let me = crate::cluster::Endpoint {
+        ip,
+        port,
+        bus_port,
+        hostname,
+    };
     let full_coverage = config.stored_value("cluster-require-full-coverage") == "yes";
     let cluster = crate::cluster::Cluster::open(config.cluster_config_path(), me, full_coverage)?;
     cluster.set_when_down(
         config.cluster_reads_when_down(),
         config.cluster_pubsubshard_when_down(),
     );
+    cluster.set_endpoint_type(config.stored_value("cluster-preferred-endpoint-type"));
     Ok(Some(cluster))
 }
 

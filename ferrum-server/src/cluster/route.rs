@@ -113,7 +113,7 @@ pub(crate) fn route<'k>(
         let to = map.migrating[&slot];
         return Err(Redirect::Ask {
             slot,
-            addr: address(&map, to),
+            addr: address(cluster, &map, to),
         });
     }
     if importing && query.asking {
@@ -128,14 +128,16 @@ pub(crate) fn route<'k>(
     }
     Err(Redirect::Moved {
         slot,
-        addr: address(&map, owner),
+        addr: address(cluster, &map, owner),
     })
 }
 
-/// `ip:port` of a node, as redirections name it.
-fn address(map: &SlotMap, node: NodeIndex) -> String {
+/// `endpoint:port` of a node, as redirections name it: its address, or
+/// by `cluster-preferred-endpoint-type` its hostname (`?` for none) or
+/// nothing.
+fn address(cluster: &Cluster, map: &SlotMap, node: NodeIndex) -> String {
     let n = &map.nodes[node];
-    format!("{}:{}", n.ip, n.port)
+    format!("{}:{}", cluster.endpoint(n).unwrap_or(""), n.port)
 }
 
 #[cfg(test)]
@@ -156,6 +158,7 @@ mod tests {
             ip: "127.0.0.1".into(),
             port: 7000,
             bus_port: 17000,
+            hostname: String::new(),
         };
         let cluster = Cluster::open(path, me, true).expect("open");
         // Routing never saves the map: the file has done its part.
@@ -171,6 +174,7 @@ mod tests {
             ip: "127.0.0.1".into(),
             port: 7000,
             bus_port: 17000,
+            hostname: String::new(),
             epoch: 0,
         });
         let peer = map.learn(&"b".repeat(40), "127.0.0.1", 7001, 17001);

@@ -256,6 +256,8 @@ fn config_set(ctx: &mut Ctx<'_>, pairs: &[Bytes]) -> CmdResult {
             config.cluster_reads_when_down(),
             config.cluster_pubsubshard_when_down(),
         );
+        cluster.set_endpoint_type(config.stored_value("cluster-preferred-endpoint-type"));
+        cluster.set_hostname(config.stored_value("cluster-announce-hostname"));
     }
     drop(config);
     crate::evict_clients::enforce(shared);

@@ -233,10 +233,11 @@ pub(super) static PARAMS: &[Spec] = &[
     stored_bool!("cluster-require-full-coverage", "yes", true),
     stored_text!("cluster-announce-ip", "", true),
     // The announced ports are read at startup (`server::open_cluster`),
-    // like `cluster-announce-ip`; the rest (bus tuning, failover, the
-    // hostname) is accepted with Redis's validation and changes nothing:
-    // FerrumKV's cluster has no failover, no replicas and no gossip bus
-    // (see the README). The two `*-when-down` are `Cluster::when_down`'s.
+    // like `cluster-announce-ip`; the hostname and endpoint type also at
+    // `CONFIG SET`, as the `*-when-down` pair (`cmd::server`). The rest
+    // (bus tuning, failover) is accepted with Redis's validation and changes
+    // nothing: FerrumKV's cluster has no failover, no replicas and no
+    // gossip bus (see the README).
     stored_int!("cluster-port", 0, 65535, "0", false),
     stored_int!("cluster-announce-port", 0, 65535, "0", true),
     stored_int!("cluster-announce-bus-port", 0, 65535, "0", true),
