@@ -1000,6 +1000,10 @@ pub(crate) mod cluster {
     pub(crate) const UNBOUND: &str = "CLUSTERDOWN Hash slot not served";
     /// Some slot has no owner while full coverage is required.
     pub(crate) const DOWN: &str = "CLUSTERDOWN The cluster is down";
+    /// A write while the cluster is down and `cluster-allow-reads-when-down`
+    /// lets only reads through.
+    pub(crate) const DOWN_READ_ONLY: &str =
+        "CLUSTERDOWN The cluster is down and only accepts read commands";
     /// `FORGET` of this node.
     pub(crate) const FORGET_MYSELF: &str = "ERR I tried hard but I can't forget myself...";
     /// `FLUSHSLOTS` while keys are stored.
@@ -1017,6 +1021,9 @@ pub(crate) mod cluster {
     /// A script's command while the cluster is down.
     pub(crate) const SCRIPT_DOWN: &str =
         "ERR Script attempted to execute a command while the cluster is down";
+    /// A script's write while the cluster is down and read-only.
+    pub(crate) const SCRIPT_DOWN_READ_ONLY: &str =
+        "ERR Script attempted to execute a write command while the cluster is down and readonly";
 
     /// `SET-CONFIG-EPOCH` of something that is no epoch.
     pub(crate) fn bad_epoch(arg: &[u8]) -> String {

@@ -29,7 +29,9 @@ pub struct Server {
 
 /// The cluster state when `cluster-enabled` is on: the slot map from
 /// `cluster-config-file`, with this node at `cluster-announce-ip` (or the
-/// address bound, when it is a single one) and the port bound.
+/// address bound, when it is a single one) and `cluster-announce-port`
+/// (or the port bound), its bus port `cluster-announce-bus-port`, else
+/// `cluster-port`, else the port plus 10000, as Redis announces them.
 fn open_cluster(
     config: &Config,
     bound: std::net::IpAddr,
@@ -42,12 +44,31 @@ fn open_cluster(
         "" => bound.to_string(),
         ip => ip.to_owned(),
     };
+    let port_of = |name| {
+        config
+            .stored_value(name)
+            .parse::<u16>()
+            .ok()
+            .filter(|&p| p != 0)
+    };
+    let port = port_of("cluster-announce-port").unwrap_or(config.port);
+    let bus_port = port_of("cluster-announce-bus-port")
+        .or_else(|| port_of("cluster-port"))
+        .unwrap_or_else(|| config.port.checked_add(10000).unwrap_or(0));
+    let hostname = config.stored_value("cluster-announce-hostname").to_owned();
     let me = crate::cluster::Endpoint {
         ip,
-        port: config.port,
+        port,
+        bus_port,
+        hostname,
     };
     let full_coverage = config.stored_value("cluster-require-full-coverage") == "yes";
     let cluster = crate::cluster::Cluster::open(config.cluster_config_path(), me, full_coverage)?;
+    cluster.set_when_down(
+        config.cluster_reads_when_down(),
+        config.cluster_pubsubshard_when_down(),
+    );
+    cluster.set_endpoint_type(config.stored_value("cluster-preferred-endpoint-type"));
     Ok(Some(cluster))
 }
 

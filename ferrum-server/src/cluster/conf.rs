@@ -25,9 +25,13 @@ pub(crate) fn render_nodes(map: &SlotMap) -> String {
         };
         let _ = write!(
             out,
-            "{} {}:{}@{} {flags} - 0 0 {} connected",
-            node.id, node.ip, node.port, node.bus_port, node.epoch
+            "{} {}:{}@{}",
+            node.id, node.ip, node.port, node.bus_port
         );
+        if !node.hostname.is_empty() {
+            let _ = write!(out, ",{}", node.hostname);
+        }
+        let _ = write!(out, " {flags} - 0 0 {} connected", node.epoch);
         for (a, b) in map.ranges_of(i) {
             if a == b {
                 let _ = write!(out, " {a}");
@@ -93,6 +97,7 @@ pub(crate) fn parse(text: &str) -> Result<SlotMap, String> {
     for n in others {
         let i = map.learn(&n.id, &n.ip, n.port, n.bus_port);
         map.nodes[i].epoch = n.epoch;
+        map.nodes[i].hostname = n.hostname;
     }
     map.current_epoch = current_epoch;
     for (n, words) in &lines {
@@ -132,7 +137,7 @@ fn parse_node(words: &[&str]) -> Option<Node> {
     }
     // `ip:port@bus-port[,hostname]`; the ip may be empty, and an IPv6
     // address holds colons of its own.
-    let addr = words[1].split(',').next()?;
+    let (addr, hostname) = words[1].split_once(',').unwrap_or((words[1], ""));
     let (ip_port, bus) = addr.split_once('@')?;
     let (ip, port) = ip_port.rsplit_once(':')?;
     Some(Node {
@@ -140,6 +145,7 @@ fn parse_node(words: &[&str]) -> Option<Node> {
         ip: ip.to_owned(),
         port: port.parse().ok()?,
         bus_port: bus.parse().ok()?,
+        hostname: hostname.to_owned(),
         epoch: words[6].parse().ok()?,
     })
 }
@@ -209,7 +215,7 @@ mod tests {
     fn peers_and_migrations_round_trip() {
         let text = format!(
             "{A} 127.0.0.1:7000@17000 myself,master - 0 0 1 connected 0-99 101 [100->-{B}] [200-<-{B}]\n\
-             {B} 127.0.0.1:7001@17001 master - 0 0 2 connected 100 200-16383\n\
+             {B} 127.0.0.1:7001@17001,node-b.example master - 0 0 2 connected 100 200-16383\n\
              vars currentEpoch 2 lastVoteEpoch 0\n"
         );
         let map = parse(&text).expect("parses");

@@ -36,6 +36,8 @@ pub(crate) struct Node {
     pub(crate) port: u16,
     /// Its cluster bus port, shown for compatibility: FerrumKV opens none.
     pub(crate) bus_port: u16,
+    /// Its `cluster-announce-hostname`; empty for none.
+    pub(crate) hostname: String,
     /// Its config epoch.
     pub(crate) epoch: u64,
 }
@@ -111,6 +113,7 @@ impl SlotMap {
             ip: ip.to_owned(),
             port,
             bus_port,
+            hostname: String::new(),
             epoch: 0,
         });
         self.nodes.len() - 1
@@ -211,6 +214,7 @@ mod tests {
             ip: "127.0.0.1".into(),
             port,
             bus_port: port + 10000,
+            hostname: String::new(),
             epoch: 0,
         }
     }

@@ -21,7 +21,7 @@ pub(crate) mod route;
 pub(crate) mod slot;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{RwLock, RwLockReadGuard};
 
 use anyhow::Context as _;
@@ -38,7 +38,19 @@ pub(crate) struct Cluster {
     /// `cluster-require-full-coverage`: keys are refused while any slot
     /// has no owner. `CONFIG SET` changes it, as in Redis.
     full_coverage: AtomicBool,
+    /// `cluster-allow-reads-when-down`: while the cluster is down, serve
+    /// commands that do not write.
+    reads_when_down: AtomicBool,
+    /// `cluster-allow-pubsubshard-when-down`: while the cluster is down,
+    /// serve the sharded Pub/Sub commands.
+    pubsubshard_when_down: AtomicBool,
+    /// `cluster-preferred-endpoint-type`, as its index in
+    /// [`ENDPOINT_TYPES`].
+    endpoint_type: AtomicU8,
 }
+
+/// The `cluster-preferred-endpoint-type` names, as Redis orders them.
+pub(crate) const ENDPOINT_TYPES: [&str; 3] = ["ip", "hostname", "unknown-endpoint"];
 
 /// The slot map changed but could not be saved: why, in words.
 #[derive(Debug)]
@@ -51,6 +63,10 @@ pub(crate) struct Endpoint {
     pub(crate) ip: String,
     /// The client port.
     pub(crate) port: u16,
+    /// The cluster bus port shown beside it (FerrumKV has no bus).
+    pub(crate) bus_port: u16,
+    /// `cluster-announce-hostname`; empty for none.
+    pub(crate) hostname: String,
 }
 
 impl Cluster {
@@ -79,6 +95,7 @@ impl Cluster {
                 ip: String::new(),
                 port: 0,
                 bus_port: 0,
+                hostname: String::new(),
                 epoch: 0,
             }),
             Err(e) => return Err(e).with_context(|| format!("could not read {}", path.display())),
@@ -86,12 +103,16 @@ impl Cluster {
         let myself = map.myself_mut();
         myself.ip = me.ip;
         myself.port = me.port;
-        myself.bus_port = me.port.checked_add(10000).unwrap_or(0);
+        myself.bus_port = me.bus_port;
+        myself.hostname = me.hostname;
         save(&path, &map)?;
         Ok(Cluster {
             map: RwLock::new(map),
             path,
             full_coverage: AtomicBool::new(full_coverage),
+            reads_when_down: AtomicBool::new(false),
+            pubsubshard_when_down: AtomicBool::new(true),
+            endpoint_type: AtomicU8::new(0),
         })
     }
 
@@ -126,6 +147,78 @@ impl Cluster {
     /// Installs `cluster-require-full-coverage` (`CONFIG SET`).
     pub(crate) fn set_full_coverage(&self, on: bool) {
         self.full_coverage.store(on, Ordering::Relaxed);
+    }
+
+    /// Installs `cluster-allow-reads-when-down` and
+    /// `cluster-allow-pubsubshard-when-down` (startup and `CONFIG SET`).
+    pub(crate) fn set_when_down(&self, reads: bool, pubsubshard: bool) {
+        self.reads_when_down.store(reads, Ordering::Relaxed);
+        self.pubsubshard_when_down
+            .store(pubsubshard, Ordering::Relaxed);
+    }
+
+    /// What a command may do while the cluster is down, as Redis's
+    /// `getNodeByQuery` decides: a sharded Pub/Sub command runs if
+    /// `cluster-allow-pubsubshard-when-down`, another command if
+    /// `cluster-allow-reads-when-down` and it does not write.
+    pub(crate) fn when_down(&self, pubsubshard: bool, write: bool) -> Option<route::Redirect> {
+        if pubsubshard {
+            return (!self.pubsubshard_when_down.load(Ordering::Relaxed))
+                .then_some(route::Redirect::Down);
+        }
+        if !self.reads_when_down.load(Ordering::Relaxed) {
+            Some(route::Redirect::Down)
+        } else if write {
+            Some(route::Redirect::DownReadOnly)
+        } else {
+            None
+        }
+    }
+
+    /// Installs `cluster-announce-hostname` (`CONFIG SET`): this node's
+    /// hostname changes at once, and the file is saved, as in Redis.
+    pub(crate) fn set_hostname(&self, hostname: &str) {
+        if self.map().myself().hostname == hostname {
+            return;
+        }
+        let saved = self.change(|map| {
+            map.myself_mut().hostname = hostname.to_owned();
+            Ok::<(), SaveFailed>(())
+        });
+        if let Err(SaveFailed(why)) = saved {
+            tracing::warn!("Could not save the cluster config file: {why}");
+        }
+    }
+
+    /// Installs `cluster-preferred-endpoint-type` (one of
+    /// [`ENDPOINT_TYPES`]; startup and `CONFIG SET`).
+    pub(crate) fn set_endpoint_type(&self, name: &str) {
+        let index = ENDPOINT_TYPES.iter().position(|t| *t == name).unwrap_or(0);
+        self.endpoint_type
+            .store(u8::try_from(index).unwrap_or(0), Ordering::Relaxed);
+    }
+
+    /// How clients are told to reach `node` (Redis's
+    /// `getPreferredEndpoint`): its address, its hostname (`?` when it has
+    /// none), or `None` for `unknown-endpoint`.
+    pub(crate) fn endpoint<'n>(&self, node: &'n map::Node) -> Option<&'n str> {
+        match self.endpoint_type.load(Ordering::Relaxed) {
+            0 => Some(&node.ip),
+            1 if node.hostname.is_empty() => Some("?"),
+            1 => Some(&node.hostname),
+            _ => None,
+        }
+    }
+
+    /// Whether the preferred endpoint is the address (`ip`), which
+    /// `CLUSTER SLOTS` then does not repeat among a node's details.
+    pub(crate) fn endpoint_is_ip(&self) -> bool {
+        self.endpoint_type.load(Ordering::Relaxed) == 0
+    }
+
+    /// Whether the preferred endpoint is the hostname.
+    pub(crate) fn endpoint_is_hostname(&self) -> bool {
+        self.endpoint_type.load(Ordering::Relaxed) == 1
     }
 
     /// A fresh node id for this node (`CLUSTER RESET HARD`).

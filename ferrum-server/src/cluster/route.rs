@@ -43,6 +43,9 @@ pub(crate) enum Redirect {
     Unbound,
     /// Some slot has no owner and full coverage is required.
     Down,
+    /// As `Down`, for a write when `cluster-allow-reads-when-down` lets
+    /// reads through.
+    DownReadOnly,
 }
 
 /// What routing needs to know about the client and the command.
@@ -52,6 +55,11 @@ pub(crate) struct Query {
     pub(crate) asking: bool,
     /// The command is `MIGRATE`, which runs wherever its slot is open.
     pub(crate) migrate: bool,
+    /// The command may write (`cluster-allow-reads-when-down`).
+    pub(crate) write: bool,
+    /// The command is a sharded Pub/Sub one (`SPUBLISH`, `SSUBSCRIBE`,
+    /// `SUNSUBSCRIBE`: `cluster-allow-pubsubshard-when-down`).
+    pub(crate) pubsubshard: bool,
 }
 
 /// Decides whether this node serves `keys`; `exists` says whether a key is
@@ -94,7 +102,9 @@ pub(crate) fn route<'k>(
         return Ok(());
     };
     if !cluster.is_ok(&map) {
-        return Err(Redirect::Down);
+        if let Some(refusal) = cluster.when_down(query.pubsubshard, query.write) {
+            return Err(refusal);
+        }
     }
     if (migrating || importing) && query.migrate {
         return Ok(());
@@ -103,7 +113,7 @@ pub(crate) fn route<'k>(
         let to = map.migrating[&slot];
         return Err(Redirect::Ask {
             slot,
-            addr: address(&map, to),
+            addr: address(cluster, &map, to),
         });
     }
     if importing && query.asking {
@@ -118,14 +128,16 @@ pub(crate) fn route<'k>(
     }
     Err(Redirect::Moved {
         slot,
-        addr: address(&map, owner),
+        addr: address(cluster, &map, owner),
     })
 }
 
-/// `ip:port` of a node, as redirections name it.
-fn address(map: &SlotMap, node: NodeIndex) -> String {
+/// `endpoint:port` of a node, as redirections name it: its address, or
+/// by `cluster-preferred-endpoint-type` its hostname (`?` for none) or
+/// nothing.
+fn address(cluster: &Cluster, map: &SlotMap, node: NodeIndex) -> String {
     let n = &map.nodes[node];
-    format!("{}:{}", n.ip, n.port)
+    format!("{}:{}", cluster.endpoint(n).unwrap_or(""), n.port)
 }
 
 #[cfg(test)]
@@ -145,6 +157,8 @@ mod tests {
         let me = super::super::Endpoint {
             ip: "127.0.0.1".into(),
             port: 7000,
+            bus_port: 17000,
+            hostname: String::new(),
         };
         let cluster = Cluster::open(path, me, true).expect("open");
         // Routing never saves the map: the file has done its part.
@@ -160,6 +174,7 @@ mod tests {
             ip: "127.0.0.1".into(),
             port: 7000,
             bus_port: 17000,
+            hostname: String::new(),
             epoch: 0,
         });
         let peer = map.learn(&"b".repeat(40), "127.0.0.1", 7001, 17001);
@@ -223,6 +238,36 @@ mod tests {
         assert_eq!(
             go(&c, &["hello"], Query::default(), &[]),
             Err(Redirect::Down)
+        );
+    }
+
+    #[test]
+    fn a_down_cluster_serves_what_its_settings_allow() {
+        let mut map = two_nodes();
+        map.assign(5061, None);
+        let c = cluster(map);
+        let write = Query {
+            write: true,
+            ..Query::default()
+        };
+        let shard = Query {
+            pubsubshard: true,
+            ..Query::default()
+        };
+        // Redis's defaults: no reads, sharded Pub/Sub goes on.
+        assert_eq!(go(&c, &["hello"], shard, &[]), Ok(()));
+        c.set_when_down(true, false);
+        assert_eq!(go(&c, &["hello"], Query::default(), &[]), Ok(()));
+        assert_eq!(go(&c, &["hello"], write, &[]), Err(Redirect::DownReadOnly));
+        assert_eq!(go(&c, &["hello"], shard, &[]), Err(Redirect::Down));
+        // Another node's key is still moved, an unowned slot still unbound.
+        assert!(matches!(
+            go(&c, &["foo"], Query::default(), &[]),
+            Err(Redirect::Moved { .. })
+        ));
+        assert_eq!(
+            go(&c, &["bar"], Query::default(), &[]),
+            Err(Redirect::Unbound)
         );
     }
 

@@ -77,8 +77,8 @@ pub(crate) fn cluster(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         "info" => Ok(verbatim(info(cl))),
         "myid" => Ok(Frame::bulk(cl.map().myself().id.clone())),
         "nodes" => Ok(verbatim(conf::render_nodes(&cl.map()))),
-        "slots" => Ok(slots(&cl.map())),
-        "shards" => Ok(shards(&cl.map())),
+        "slots" => Ok(slots(cl, &cl.map())),
+        "shards" => Ok(shards(cl, &cl.map())),
         "keyslot" => Ok(Frame::Integer(key_slot(&rest[0]).into())),
         "countkeysinslot" => count_keys_in_slot(ctx, &rest[0]),
         "getkeysinslot" => get_keys_in_slot(ctx, &rest[0], &rest[1]),
@@ -164,18 +164,28 @@ fn info(cl: &Cluster) -> String {
     )
 }
 
-/// `CLUSTER SLOTS`: each run of slots with its owner's address and id.
-fn slots(map: &SlotMap) -> Frame {
+/// `CLUSTER SLOTS`: each run of slots with its owner's preferred
+/// endpoint, port and id, then (Redis 7's `addNodeToNodeReply`) its
+/// address and hostname where the endpoint is not already that.
+fn slots(cl: &Cluster, map: &SlotMap) -> Frame {
     let ranges = map.ranges().map(|(owner, a, b)| {
         let n = &map.nodes[owner];
+        let mut details = Vec::new();
+        if !cl.endpoint_is_ip() {
+            details.push((Frame::bulk("ip"), Frame::bulk(n.ip.clone())));
+        }
+        if !cl.endpoint_is_hostname() && !n.hostname.is_empty() {
+            details.push((Frame::bulk("hostname"), Frame::bulk(n.hostname.clone())));
+        }
         Frame::Array(vec![
             Frame::Integer(a.into()),
             Frame::Integer(b.into()),
             Frame::Array(vec![
-                Frame::bulk(n.ip.clone()),
+                cl.endpoint(n)
+                    .map_or(Frame::Null, |e| Frame::bulk(e.to_owned())),
                 Frame::Integer(n.port.into()),
                 Frame::bulk(n.id.clone()),
-                Frame::Map(Vec::new()),
+                Frame::Map(details),
             ]),
         ])
     });
@@ -184,22 +194,32 @@ fn slots(map: &SlotMap) -> Frame {
 
 /// `CLUSTER SHARDS`: one shard per node (no replicas), with its slot
 /// ranges flattened and its one node described.
-fn shards(map: &SlotMap) -> Frame {
+fn shards(cl: &Cluster, map: &SlotMap) -> Frame {
     let shard = |i: NodeIndex| {
         let n = &map.nodes[i];
         let slots = map
             .ranges_of(i)
             .into_iter()
             .flat_map(|(a, b)| [Frame::Integer(a.into()), Frame::Integer(b.into())]);
-        let node = Frame::Map(vec![
+        let mut fields = vec![
             (Frame::bulk("id"), Frame::bulk(n.id.clone())),
             (Frame::bulk("port"), Frame::Integer(n.port.into())),
             (Frame::bulk("ip"), Frame::bulk(n.ip.clone())),
-            (Frame::bulk("endpoint"), Frame::bulk(n.ip.clone())),
+            // Redis's `getPreferredEndpoint` gives `""` for unknown-endpoint here.
+            (
+                Frame::bulk("endpoint"),
+                Frame::bulk(cl.endpoint(n).unwrap_or_default().to_owned()),
+            ),
+        ];
+        if !n.hostname.is_empty() {
+            fields.push((Frame::bulk("hostname"), Frame::bulk(n.hostname.clone())));
+        }
+        fields.extend([
             (Frame::bulk("role"), Frame::bulk("master")),
             (Frame::bulk("replication-offset"), Frame::Integer(0)),
             (Frame::bulk("health"), Frame::bulk("online")),
         ]);
+        let node = Frame::Map(fields);
         Frame::Map(vec![
             (Frame::bulk("slots"), Frame::Array(slots.collect())),
             (Frame::bulk("nodes"), Frame::Array(vec![node])),
@@ -474,9 +494,9 @@ pub(crate) fn keys_in_slot(ctx: &Ctx<'_>, slot: u16, limit: usize) -> Vec<Bytes>
     keys
 }
 
-/// `CLUSTER MEET <ip> <port> [<bus-port>]`: learns the peer's id and the
-/// slots it serves by asking it (`CLUSTER NODES`) over its client port,
-/// once. Slots the peer serves that this node's map gives nobody become the
+/// `CLUSTER MEET <ip> <port> [<bus-port>]`: learns the peer's id, the
+/// port and hostname it announces, and the slots it serves by asking it
+/// (`CLUSTER NODES`) over its client port, once. Slots the peer serves that this node's map gives nobody become the
 /// peer's; a slot already given to a node stays with it.
 fn meet(cl: &Cluster, args: &[Bytes]) -> CmdResult {
     let (ip, port) = (&args[0], &args[1]);
@@ -497,7 +517,11 @@ fn meet(cl: &Cluster, args: &[Bytes]) -> CmdResult {
             return Ok(Frame::ok());
         }
         let p = peer.myself();
-        let node = map.learn(&p.id, ip_text, port_num, p.bus_port);
+        // The port and hostname the peer announces (as Redis learns them
+        // from its pings), the address it was met at.
+        let port = if p.port == 0 { port_num } else { p.port };
+        let node = map.learn(&p.id, ip_text, port, p.bus_port);
+        map.nodes[node].hostname = p.hostname.clone();
         for (a, b) in peer.ranges_of(MYSELF) {
             for slot in a..=b {
                 if map.owner(slot).is_none() {

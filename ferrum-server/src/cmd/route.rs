@@ -43,6 +43,8 @@ pub(super) fn check_command(
     let query = Query {
         asking: ctx.conn.asking || spec.name == "restore-asking",
         migrate: spec.name == "migrate",
+        write: spec.flags & super::flag::WRITE != 0,
+        pubsubshard: is_pubsubshard(spec),
     };
     let Err(redirect) = check(ctx, cl, &keys, query) else {
         return Ok(());
@@ -87,10 +89,13 @@ pub(crate) fn script_route(
     let query = Query {
         asking: ctx.conn.asking,
         migrate: spec.name == "migrate",
+        write: spec.flags & super::flag::WRITE != 0,
+        pubsubshard: is_pubsubshard(spec),
     };
     match check(ctx, cl, &keys, query) {
         Ok(()) => Ok(keys.first().map(|k| crate::cluster::slot::key_slot(k))),
         Err(Redirect::Down) => Err(e::SCRIPT_DOWN),
+        Err(Redirect::DownReadOnly) => Err(e::SCRIPT_DOWN_READ_ONLY),
         Err(_) => Err(e::SCRIPT_NON_LOCAL),
     }
 }
@@ -104,7 +109,14 @@ fn redirect_text(r: &Redirect) -> String {
         Redirect::TryAgain => e::TRYAGAIN.to_owned(),
         Redirect::Unbound => e::UNBOUND.to_owned(),
         Redirect::Down => e::DOWN.to_owned(),
+        Redirect::DownReadOnly => e::DOWN_READ_ONLY.to_owned(),
     }
+}
+
+/// Whether `spec` is a sharded Pub/Sub command, which Redis routes by
+/// channel and lets through a down cluster on its own setting.
+fn is_pubsubshard(spec: &CommandSpec) -> bool {
+    matches!(spec.name, "ssubscribe" | "sunsubscribe" | "spublish")
 }
 
 /// The arguments that decide where a command runs: its keys, and the

@@ -252,6 +252,12 @@ fn config_set(ctx: &mut Ctx<'_>, pairs: &[Bytes]) -> CmdResult {
         .set_limit(config.maxmemory_clients_bytes());
     if let Some(cluster) = &shared.cluster {
         cluster.set_full_coverage(config.stored_value("cluster-require-full-coverage") == "yes");
+        cluster.set_when_down(
+            config.cluster_reads_when_down(),
+            config.cluster_pubsubshard_when_down(),
+        );
+        cluster.set_endpoint_type(config.stored_value("cluster-preferred-endpoint-type"));
+        cluster.set_hostname(config.stored_value("cluster-announce-hostname"));
     }
     drop(config);
     shared.evict_clients.enforce(&shared.store, &shared.clients);

@@ -20,7 +20,8 @@
 //! `dir` are accepted so stock redis.conf files load, and reported by
 //! `CONFIG GET`, but FerrumKV keeps no persistence and never writes them.
 //!
-//! By concern: `table` holds the rows and lookups by name, `kind` the value
+//! By concern: `table` holds the rows and lookups by name, `stored` the
+//! builders of the rows kept in [`Config::stored`], `kind` the value
 //! syntaxes, `special` and `obuf` the parameters with a syntax of their own
 //! (`client-output-buffer-limit` in `obuf`), `syntax` redis.conf's lexical
 //! rules, `command_line` startup, `error` what is refused and how it is
@@ -40,6 +41,9 @@ mod kind;
 mod obuf;
 mod rewrite;
 mod special;
+// Before `table`, which uses its macros.
+#[macro_use]
+mod stored;
 mod syntax;
 mod table;
 mod tls;
@@ -51,7 +55,7 @@ pub(crate) use rewrite::{rewrite_file, strerror};
 pub use special::Allowed;
 use syntax::lossy;
 pub(crate) use syntax::push_repr;
-use table::{canonical, lookup, selects, settable, ALIASES, PARAMS};
+use table::{canonical, lookup, registered_name, selects, settable, ALIASES, PARAMS};
 pub use tls::{TlsConfig, TlsProtocol, TLS_AUTH_CLIENTS};
 
 /// The `maxmemory-policy` names FerrumKV accepts: those of
@@ -250,6 +254,15 @@ pub enum Param {
     TlsCaCertDir,
     TlsAuthClients,
     TlsProtocols,
+    TlsCiphers,
+    TlsCiphersuites,
+    TlsPreferServerCiphers,
+    TlsSessionCaching,
+    TlsSessionCacheSize,
+    TlsSessionCacheTimeout,
+    TlsDhParamsFile,
+    TlsCluster,
+    TlsReplication,
     /// One of the parameters kept only for `CONFIG GET` (`Config::stored`).
     Stored,
 }
@@ -313,7 +326,7 @@ impl Config {
     /// and `tls-port` are set here; the server rebinds its sockets after.
     pub fn set(&mut self, name: &[u8], value: &[u8]) -> Result<Param, ConfigError> {
         let spec = settable(name)?;
-        self.set_value(spec, value)?;
+        self.set_value(spec, registered_name(name, spec), value)?;
         Ok(spec.param)
     }
 
@@ -323,32 +336,38 @@ impl Config {
     /// # Errors
     ///
     /// As [`Config::set`], for the first pair that fails (names are all
-    /// checked before any value), plus a duplicate-parameter error; on error
-    /// nothing changes.
+    /// checked before any value), plus a duplicate-parameter error for a
+    /// name given twice (in any case; a parameter and its alias are two
+    /// names, as in Redis 7.0, and the later value wins); on error nothing
+    /// changes.
     pub fn set_many(&mut self, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Param>, ConfigError> {
-        let mut specs: Vec<&Spec> = Vec::with_capacity(pairs.len());
+        let mut specs: Vec<(&Spec, &'static str)> = Vec::with_capacity(pairs.len());
         for &(name, _) in pairs {
             let spec = settable(name)?;
-            let same = |s: &&Spec| {
-                s.param == spec.param
-                    && (spec.param != Param::Stored || canonical(s.name) == canonical(spec.name))
-            };
-            if specs.iter().any(same) {
+            let registered = registered_name(name, spec);
+            if specs.iter().any(|&(_, seen)| seen == registered) {
                 return Err(ConfigError::SetDuplicate { name: lossy(name) });
             }
-            specs.push(spec);
+            specs.push((spec, registered));
         }
         let mut next = self.clone();
-        for (spec, &(_, value)) in specs.iter().zip(pairs) {
-            next.set_value(spec, value)?;
+        for (&(spec, registered), &(_, value)) in specs.iter().zip(pairs) {
+            next.set_value(spec, registered, value)?;
         }
         *self = next;
-        Ok(specs.iter().map(|s| s.param).collect())
+        Ok(specs.iter().map(|(s, _)| s.param).collect())
     }
 
-    fn set_value(&mut self, spec: &Spec, value: &[u8]) -> Result<(), ConfigError> {
+    /// Sets `spec` from `value`; errors name the parameter by `registered`,
+    /// the name (or alias) Redis would have looked it up by.
+    fn set_value(
+        &mut self,
+        spec: &Spec,
+        registered: &'static str,
+        value: &[u8],
+    ) -> Result<(), ConfigError> {
         let invalid = |reason: String| ConfigError::SetInvalid {
-            name: spec.name,
+            name: registered,
             reason,
         };
         let value = std::str::from_utf8(value).map_err(|_| invalid(NOT_UTF8.to_owned()))?;
@@ -372,6 +391,16 @@ impl Config {
     /// `cluster-enabled`: whether the server runs in cluster mode.
     pub(crate) fn cluster_enabled(&self) -> bool {
         self.stored_value("cluster-enabled") == "yes"
+    }
+
+    /// `cluster-allow-reads-when-down`.
+    pub(crate) fn cluster_reads_when_down(&self) -> bool {
+        self.stored_value("cluster-allow-reads-when-down") == "yes"
+    }
+
+    /// `cluster-allow-pubsubshard-when-down`.
+    pub(crate) fn cluster_pubsubshard_when_down(&self) -> bool {
+        self.stored_value("cluster-allow-pubsubshard-when-down") == "yes"
     }
 
     /// `cluster-config-file`, relative to `dir` unless absolute, as Redis

@@ -144,6 +144,27 @@ pub(super) fn proc_title_template_ok(template: &str) -> bool {
     !expanded.trim_matches(' ').is_empty()
 }
 
+/// Redis's `NET_HOST_STR_LEN`: a hostname is shorter.
+const HOST_STR_LEN: usize = 256;
+
+/// Redis's `isValidAnnouncedHostname` (`cluster-announce-hostname`):
+/// letters, digits, `-` and `.`, shorter than [`HOST_STR_LEN`]; empty
+/// means none.
+pub(super) fn announced_hostname_ok(name: &str) -> Result<(), String> {
+    if name.len() >= HOST_STR_LEN {
+        return Err(format!(
+            "Hostnames must be less than {HOST_STR_LEN} characters"
+        ));
+    }
+    if !name
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.')
+    {
+        return Err("Hostnames may only contain alphanumeric characters, hyphens or dots".into());
+    }
+    Ok(())
+}
+
 /// The flags of `shutdown-on-sigint`/`-sigterm`, in Redis's order.
 const SHUTDOWN_FLAGS: [&str; 5] = ["default", "save", "nosave", "now", "force"];
 

@@ -9,8 +9,8 @@ use ferrum_store::glob::glob_match;
 use super::kind::{refuse_yes, to_u32, Kind, Spec};
 use super::obuf::{render_output_buffer_limits, set_output_buffer_limits};
 use super::special::{
-    parse_metrics_addr, proc_title_template_ok, set_bind, set_dbfilename, set_dir,
-    set_latency_percentiles, set_maxmemory_clients, set_replicaof, shutdown_flags,
+    announced_hostname_ok, parse_metrics_addr, proc_title_template_ok, set_bind, set_dbfilename,
+    set_dir, set_latency_percentiles, set_maxmemory_clients, set_replicaof, shutdown_flags,
 };
 use super::syntax::lossy;
 use super::tls::{optional_path, parse_protocols, render_path, TLS_AUTH_CLIENTS};
@@ -22,125 +22,28 @@ pub(super) const LONG_MAX: u64 = i64::MAX as u64;
 
 pub(super) const MB: u64 = 1024 * 1024;
 
-/// A row for a parameter kept only in [`Config::stored`]: `name` or
-/// `alias => canonical`, then the value syntax's bounds, the default and
-/// whether `CONFIG SET` may change it.
-macro_rules! stored_row {
-    ($name:literal, $key:literal, $default:literal, $mutable:expr, $kind:expr) => {
-        Spec {
-            name: $name,
-            param: Param::Stored,
-            mutable: $mutable,
-            default: $default,
-            kind: $kind,
-        }
-    };
-}
-
-macro_rules! stored_bool {
-    ($name:literal => $key:literal, $default:literal, $mutable:expr) => {
-        stored_row!($name, $key, $default, $mutable, Kind::Bool {
-            get: |c| c.stored_value($key) == "yes",
-            set: |c, v| { c.stored.insert($key, if v { "yes" } else { "no" }.to_owned()); Ok(()) } })
-    };
-    ($name:literal, $default:literal, $mutable:expr) => { stored_bool!($name => $name, $default, $mutable) };
-}
-
-/// A numeric row kept in `Config::stored`; `$variant` is the [`Kind`]:
-/// `Int`, `SignedInt` or `Memory`.
-macro_rules! stored_number {
-    ($variant:ident, $name:literal => $key:literal, $min:expr, $max:expr, $default:literal, $mutable:expr) => {
-        stored_row!(
-            $name,
-            $key,
-            $default,
-            $mutable,
-            Kind::$variant {
-                min: $min,
-                max: $max,
-                get: |c| c.stored_value($key).parse().unwrap_or(0),
-                set: |c, v| {
-                    c.stored.insert($key, v.to_string());
-                }
-            }
-        )
-    };
-}
-macro_rules! stored_int {
-    ($name:literal => $key:literal, $min:expr, $max:expr, $default:literal, $mutable:expr) => {
-        stored_number!(Int, $name => $key, $min, $max, $default, $mutable)
-    };
-    ($name:literal, $min:expr, $max:expr, $default:literal, $mutable:expr) => {
-        stored_number!(Int, $name => $name, $min, $max, $default, $mutable)
-    };
-}
-macro_rules! stored_signed {
-    ($name:literal, $min:expr, $max:expr, $default:literal, $mutable:expr) => {
-        stored_number!(SignedInt, $name => $name, $min, $max, $default, $mutable)
-    };
-}
-macro_rules! stored_memory {
-    ($name:literal, $min:expr, $max:expr, $default:literal, $mutable:expr) => {
-        stored_number!(Memory, $name => $name, $min, $max, $default, $mutable)
-    };
-}
-macro_rules! stored_text {
-    ($name:literal => $key:literal, $default:literal, $mutable:expr) => {
-        stored_row!($name, $key, $default, $mutable, Kind::Text {
-            get: |c| c.stored_value($key).to_owned(),
-            set: |c, v| { c.stored.insert($key, v); Ok(()) } })
-    };
-    ($name:literal, $default:literal, $mutable:expr) => { stored_text!($name => $name, $default, $mutable) };
-}
-
-macro_rules! stored_words {
-    ($name:literal, $default:literal, $mutable:expr) => {
-        stored_row!(
-            $name,
-            $name,
-            $default,
-            $mutable,
-            Kind::Words {
-                get: |c| c.stored_value($name).to_owned(),
-                set: |c, v| {
-                    c.stored.insert($name, v.join(" "));
-                    Ok(())
-                }
-            }
-        )
-    };
-}
-
-macro_rules! stored_enum {
-    ($name:literal, $names:expr, $default:literal, $mutable:expr) => {
-        stored_row!(
-            $name,
-            $name,
-            $default,
-            $mutable,
-            Kind::Enum {
-                names: $names,
-                get: |c| {
-                    let v = c.stored_value($name);
-                    $names.iter().find(|n| **n == v).copied().unwrap_or("")
-                },
-                set: |c, v| {
-                    c.stored.insert($name, v.to_owned());
-                }
-            }
-        )
-    };
-}
-
 /// Stored parameters with two names, each a row of its own, as Redis 7
-/// keeps them: `CONFIG GET` lists both, and setting both in one `CONFIG
-/// SET` is a duplicate. (Renamed parameters with a row only under their new
+/// keeps them: `CONFIG GET` lists both, one value, and an error names the
+/// one that was set. (Renamed parameters with a row only under their new
 /// name are in [`ALIASES`].)
 pub(super) const STORED_ALIASES: &[(&str, &str)] = &[
     ("slave-serve-stale-data", "replica-serve-stale-data"),
     ("slave-read-only", "replica-read-only"),
     ("lua-time-limit", "busy-reply-threshold"),
     ("slaveof", "replicaof"),
+    ("min-slaves-to-write", "min-replicas-to-write"),
+    ("min-slaves-max-lag", "min-replicas-max-lag"),
+    ("repl-ping-slave-period", "repl-ping-replica-period"),
+    ("slave-announce-ip", "replica-announce-ip"),
+    ("slave-announce-port", "replica-announce-port"),
+    ("slave-priority", "replica-priority"),
+    ("slave-ignore-maxmemory", "replica-ignore-maxmemory"),
+    ("slave-lazy-flush", "replica-lazy-flush"),
+    ("cluster-slave-no-failover", "cluster-replica-no-failover"),
+    (
+        "cluster-slave-validity-factor",
+        "cluster-replica-validity-factor",
+    ),
 ];
 
 /// The canonical name of a parameter or alias.
@@ -293,6 +196,34 @@ pub(super) static PARAMS: &[Spec] = &[
     Spec { name: "tls-protocols", param: Param::TlsProtocols, mutable: true, default: "",
         kind: Kind::Text { get: |c| c.tls.protocols.clone(),
             set: |c, v| { parse_protocols(&v)?; c.tls.protocols = v; Ok(()) } } },
+    Spec { name: "tls-ciphers", param: Param::TlsCiphers, mutable: true, default: "",
+        kind: Kind::Text { get: |c| c.tls.ciphers.clone(), set: |c, v| { c.tls.ciphers = v; Ok(()) } } },
+    Spec { name: "tls-ciphersuites", param: Param::TlsCiphersuites, mutable: true, default: "",
+        kind: Kind::Text { get: |c| c.tls.ciphersuites.clone(), set: |c, v| { c.tls.ciphersuites = v; Ok(()) } } },
+    Spec { name: "tls-prefer-server-ciphers", param: Param::TlsPreferServerCiphers, mutable: true, default: "no",
+        kind: Kind::Bool { get: |c| c.tls.prefer_server_ciphers,
+            set: |c, v| { c.tls.prefer_server_ciphers = v; Ok(()) } } },
+    Spec { name: "tls-session-caching", param: Param::TlsSessionCaching, mutable: true, default: "yes",
+        kind: Kind::Bool { get: |c| c.tls.session_caching, set: |c, v| { c.tls.session_caching = v; Ok(()) } } },
+    Spec { name: "tls-session-cache-size", param: Param::TlsSessionCacheSize, mutable: true, default: "20480",
+        kind: Kind::Int { min: 0, max: INT_MAX, get: |c| c.tls.session_cache_size,
+            set: |c, v| c.tls.session_cache_size = v } },
+    Spec { name: "tls-session-cache-timeout", param: Param::TlsSessionCacheTimeout, mutable: true, default: "300",
+        kind: Kind::Int { min: 0, max: INT_MAX, get: |c| c.tls.session_cache_timeout_secs,
+            set: |c, v| c.tls.session_cache_timeout_secs = v } },
+    Spec { name: "tls-dh-params-file", param: Param::TlsDhParamsFile, mutable: true, default: "",
+        kind: Kind::Text { get: |c| render_path(&c.tls.dh_params_file),
+            set: |c, v| { c.tls.dh_params_file = optional_path(v); Ok(()) } } },
+    Spec { name: "tls-cluster", param: Param::TlsCluster, mutable: true, default: "no",
+        kind: Kind::Bool { get: |c| c.tls.cluster, set: |c, v| { c.tls.cluster = v; Ok(()) } } },
+    Spec { name: "tls-replication", param: Param::TlsReplication, mutable: true, default: "no",
+        kind: Kind::Bool { get: |c| c.tls.replication, set: |c, v| { c.tls.replication = v; Ok(()) } } },
+    // Accepted and unused: FerrumKV opens no outgoing TLS connection (no
+    // replication, a plain cluster bus) and reads only unencrypted keys.
+    stored_text!("tls-key-file-pass", "", true),
+    stored_text!("tls-client-cert-file", "", true),
+    stored_text!("tls-client-key-file", "", true),
+    stored_text!("tls-client-key-file-pass", "", true),
     // Cluster mode (see the `cluster` module): fixed at startup, except
     // what Redis lets `CONFIG SET` change. `cluster-announce-ip` is
     // accepted at runtime and takes effect at the next start, since
@@ -301,6 +232,33 @@ pub(super) static PARAMS: &[Spec] = &[
     stored_text!("cluster-config-file", "nodes.conf", false),
     stored_bool!("cluster-require-full-coverage", "yes", true),
     stored_text!("cluster-announce-ip", "", true),
+    // The announced ports are read at startup (`server::open_cluster`),
+    // like `cluster-announce-ip`; the hostname and endpoint type also at
+    // `CONFIG SET`, as the `*-when-down` pair (`cmd::server`). The rest
+    // (bus tuning, failover) is accepted with Redis's validation and changes
+    // nothing: FerrumKV's cluster has no failover, no replicas and no
+    // gossip bus (see the README).
+    stored_int!("cluster-port", 0, 65535, "0", false),
+    stored_int!("cluster-announce-port", 0, 65535, "0", true),
+    stored_int!("cluster-announce-bus-port", 0, 65535, "0", true),
+    stored_int!("cluster-announce-tls-port", 0, 65535, "0", true),
+    Spec { name: "cluster-announce-hostname", param: Param::Stored, mutable: true, default: "",
+        kind: Kind::Text { get: |c| c.stored_value("cluster-announce-hostname").to_owned(), set: |c, v| {
+            announced_hostname_ok(&v)?;
+            c.stored.insert("cluster-announce-hostname", v);
+            Ok(())
+        } } },
+    stored_enum!("cluster-preferred-endpoint-type", &["ip", "hostname", "unknown-endpoint"], "ip", true),
+    stored_int!("cluster-node-timeout", 0, LONG_MAX, "15000", true),
+    stored_int!("cluster-migration-barrier", 0, INT_MAX, "1", true),
+    stored_int!("cluster-replica-validity-factor", 0, INT_MAX, "10", true),
+    stored_int!("cluster-slave-validity-factor" => "cluster-replica-validity-factor", 0, INT_MAX, "10", true),
+    stored_bool!("cluster-replica-no-failover", "no", true),
+    stored_bool!("cluster-slave-no-failover" => "cluster-replica-no-failover", "no", true),
+    stored_bool!("cluster-allow-replica-migration", "yes", true),
+    stored_bool!("cluster-allow-reads-when-down", "no", true),
+    stored_bool!("cluster-allow-pubsubshard-when-down", "yes", true),
+    stored_memory!("cluster-link-sendbuf-limit", 0, u64::MAX, "0", true),
     // Accepted, with Redis's validation, and changing nothing here.
     stored_bool!("always-show-logo", "no", false),
     Spec { name: "proc-title-template", param: Param::Stored, mutable: true, default: "{title} {listen-addr} {server-mode}",
@@ -349,7 +307,7 @@ pub(super) static PARAMS: &[Spec] = &[
     stored_bool!("slave-serve-stale-data" => "replica-serve-stale-data", "yes", true),
     stored_bool!("replica-read-only", "yes", true),
     stored_bool!("slave-read-only" => "replica-read-only", "yes", true),
-    stored_enum!("appendfsync", &["always", "everysec", "no"], "everysec", true),
+    stored_enum!("appendfsync", &["everysec", "always", "no"], "everysec", true),
     stored_text!("appendfilename", "appendonly.aof", false),
     stored_text!("appenddirname", "appendonlydir", false),
     stored_bool!("no-appendfsync-on-rewrite", "no", true),
@@ -374,13 +332,38 @@ pub(super) static PARAMS: &[Spec] = &[
     stored_int!("active-defrag-cycle-max", 1, 99, "25", true),
     stored_int!("active-defrag-max-scan-fields", 1, LONG_MAX, "1000", true),
     stored_int!("min-replicas-to-write", 0, INT_MAX, "0", true),
+    stored_int!("min-slaves-to-write" => "min-replicas-to-write", 0, INT_MAX, "0", true),
     stored_int!("min-replicas-max-lag", 0, INT_MAX, "10", true),
+    stored_int!("min-slaves-max-lag" => "min-replicas-max-lag", 0, INT_MAX, "10", true),
     stored_enum!("acl-pubsub-default", &["allchannels", "resetchannels"], "resetchannels", true),
     stored_int!("acllog-max-len", 0, LONG_MAX, "128", true),
     stored_text!("aclfile", "", false),
     stored_int!("tracking-table-max-keys", 0, LONG_MAX, "1000000", true),
     stored_int!("repl-timeout", 1, INT_MAX, "60", true),
     stored_int!("repl-ping-replica-period", 1, INT_MAX, "10", true),
+    stored_int!("repl-ping-slave-period" => "repl-ping-replica-period", 1, INT_MAX, "10", true),
+    stored_bool!("repl-disable-tcp-nodelay", "no", true),
+    stored_enum!("repl-diskless-load", &["disabled", "on-empty-db", "swapdb"], "disabled", true),
+    stored_int!("repl-diskless-sync-max-replicas", 0, INT_MAX, "0", true),
+    stored_text!("replica-announce-ip", "", true),
+    stored_text!("slave-announce-ip" => "replica-announce-ip", "", true),
+    stored_int!("replica-announce-port", 0, 65535, "0", true),
+    stored_int!("slave-announce-port" => "replica-announce-port", 0, 65535, "0", true),
+    stored_bool!("replica-announced", "yes", true),
+    stored_int!("replica-priority", 0, INT_MAX, "100", true),
+    stored_int!("slave-priority" => "replica-priority", 0, INT_MAX, "100", true),
+    stored_bool!("replica-ignore-maxmemory", "yes", true),
+    stored_bool!("slave-ignore-maxmemory" => "replica-ignore-maxmemory", "yes", true),
+    stored_bool!("replica-lazy-flush", "no", true),
+    stored_bool!("slave-lazy-flush" => "replica-lazy-flush", "no", true),
+    stored_bool!("replica-ignore-disk-write-errors", "no", true),
+    stored_bool!("rdb-del-sync-files", "no", true),
+    stored_bool!("rdb-save-incremental-fsync", "yes", true),
+    stored_bool!("aof-rewrite-incremental-fsync", "yes", true),
+    stored_bool!("aof-load-truncated", "yes", true),
+    stored_bool!("aof-timestamp-enabled", "no", true),
+    stored_bool!("aof-disable-auto-gc", "no", true),
+    stored_memory!("auto-aof-rewrite-min-size", 0, LONG_MAX, "64mb", true),
     stored_memory!("repl-backlog-size", 1, LONG_MAX, "1048576", true),
     stored_int!("repl-backlog-ttl", 0, INT_MAX, "3600", true),
     stored_text!("masterauth", "", true),
@@ -404,6 +387,25 @@ pub(super) static PARAMS: &[Spec] = &[
     stored_text!("syslog-ident", "redis", false),
     stored_bool!("syslog-enabled", "no", false),
     stored_int!("tcp-backlog", 0, INT_MAX, "511", false),
+    stored_int!("socket-mark-id", 0, u32::MAX as u64, "0", false),
+    stored_bool!("disable-thp", "yes", false),
+    stored_enum!("supervised", &["upstart", "systemd", "auto", "no"], "no", false),
+    stored_enum!("syslog-facility",
+        &["user", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7"], "local0", false),
+    stored_text!("server_cpulist", "", false),
+    stored_text!("bio_cpulist", "", false),
+    stored_text!("aof_rewrite_cpulist", "", false),
+    stored_text!("bgsave_cpulist", "", false),
+    // Mutable in Redis 7.0 (`ignore-warnings ARM64-COW-BUG`): the
+    // warnings it silences are Redis's start-up checks, which FerrumKV
+    // does not make.
+    stored_text!("ignore-warnings", "", true),
+    // `no`, `yes` or `clients`: RESTORE decodes every payload into the
+    // store's own structures, so it always checks what `yes` checks.
+    stored_enum!("sanitize-dump-payload", &["no", "yes", "clients"], "no", true),
+    // FerrumKV has no replicas to wait for at SHUTDOWN, as Redis with
+    // none, so the wait it bounds is always zero.
+    stored_int!("shutdown-timeout", 0, INT_MAX, "10", true),
     stored_row!("replicaof", "replicaof", "", false,
         Kind::Words { get: |c| c.stored_value("replicaof").to_owned(), set: set_replicaof }),
     stored_row!("slaveof", "replicaof", "", false,
@@ -435,6 +437,17 @@ pub(super) fn lookup(name: &[u8]) -> Option<&'static Spec> {
         .find(|s| s.name.as_bytes().eq_ignore_ascii_case(canonical))
 }
 
+/// The name Redis registered for what `CONFIG SET` called `name` (its
+/// row's `spec`): the alias's own name for an alias, as Redis 7.0 keeps
+/// a copy of the row under each alias, which error texts and the
+/// duplicate check go by.
+pub(super) fn registered_name(name: &[u8], spec: &'static Spec) -> &'static str {
+    ALIASES
+        .iter()
+        .find(|(alias, _)| alias.as_bytes().eq_ignore_ascii_case(name))
+        .map_or(spec.name, |(alias, _)| alias)
+}
+
 /// Whether `CONFIG GET pattern` lists the parameter called `name`.
 /// Parameters `CONFIG GET` shows only when asked for by name, never for a
 /// pattern: those Redis marks hidden, and FerrumKV's own that cannot change
@@ -444,6 +457,7 @@ pub(super) fn lookup(name: &[u8]) -> Option<&'static Spec> {
 pub(super) const HIDDEN: &[&str] = &[
     "rdb-key-save-delay",
     "key-load-delay",
+    "loading-process-events-interval-bytes",
     "worker-threads",
     "metrics-addr",
 ];

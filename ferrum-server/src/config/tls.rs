@@ -43,6 +43,37 @@ pub struct TlsConfig {
     /// `tls-protocols` as given: space-separated names; empty means
     /// TLSv1.2 and TLSv1.3, as in Redis 7.
     pub protocols: String,
+    /// `tls-ciphers`: the TLS 1.2 cipher suites, in OpenSSL's cipher-list
+    /// syntax, as far as rustls has the suites (see `crate::tls`); empty
+    /// means rustls's defaults.
+    pub ciphers: String,
+    /// `tls-ciphersuites`: the TLS 1.3 cipher suites, OpenSSL names
+    /// separated by `:`; empty means rustls's defaults.
+    pub ciphersuites: String,
+    /// `tls-prefer-server-ciphers`: choose the cipher suite by the
+    /// server's order rather than the client's.
+    pub prefer_server_ciphers: bool,
+    /// `tls-session-caching`: let clients resume sessions from the
+    /// server's session cache.
+    pub session_caching: bool,
+    /// `tls-session-cache-size`: sessions the cache holds; 0 means no
+    /// limit, as OpenSSL reads it.
+    pub session_cache_size: u64,
+    /// `tls-session-cache-timeout`: seconds a cached session can be
+    /// resumed for.
+    pub session_cache_timeout_secs: u64,
+    /// `tls-dh-params-file`: Diffie-Hellman parameters (PEM) for the
+    /// finite-field key exchange. Checked when TLS loads, as Redis loads
+    /// it, but unused: rustls offers only (EC)DHE over named groups.
+    pub dh_params_file: Option<PathBuf>,
+    /// `tls-cluster`: TLS for the cluster bus (and, in Redis, `MIGRATE`).
+    /// FerrumKV's cluster bus and `MIGRATE` stay plain; it counts only in
+    /// Redis's rule that a CA must be configured.
+    pub cluster: bool,
+    /// `tls-replication`: TLS for replication links, which FerrumKV does
+    /// not have; it counts only in Redis's rule that a CA must be
+    /// configured.
+    pub replication: bool,
 }
 
 impl Default for TlsConfig {
@@ -56,6 +87,15 @@ impl Default for TlsConfig {
             ca_cert_dir: None,
             auth_clients: "yes",
             protocols: String::new(),
+            ciphers: String::new(),
+            ciphersuites: String::new(),
+            prefer_server_ciphers: false,
+            session_caching: true,
+            session_cache_size: 20 * 1024,
+            session_cache_timeout_secs: 300,
+            dh_params_file: None,
+            cluster: false,
+            replication: false,
         }
     }
 }

@@ -156,19 +156,34 @@ fn stored_parameters_validate_like_redis() {
     let _: () = run(&mut c, &["CONFIG", "SET", "stream-node-max-entries", "10"]).unwrap();
     let v: Vec<String> = run(&mut c, &["CONFIG", "GET", "stream-node-max-entries"]).unwrap();
     assert_eq!(v, ["stream-node-max-entries", "10"]);
-    // Aliases: both names listed, one value; setting both at once is a duplicate.
+    // Aliases: both names listed, one value; setting both at once is no
+    // duplicate in Redis 7.0.15 (checked live: the later value wins).
     let _: () = run(&mut c, &["CONFIG", "SET", "slave-read-only", "no"]).unwrap();
     let v: HashMap<String, String> = run(&mut c, &["CONFIG", "GET", "*read-only"]).unwrap();
     assert_eq!(v["replica-read-only"], "no");
+    assert_eq!(v["slave-read-only"], "no");
+    let _: () = run(
+        &mut c,
+        &[
+            "CONFIG",
+            "SET",
+            "slave-read-only",
+            "yes",
+            "replica-read-only",
+            "no",
+        ],
+    )
+    .unwrap();
+    let v: HashMap<String, String> = run(&mut c, &["CONFIG", "GET", "*read-only"]).unwrap();
     assert_eq!(v["slave-read-only"], "no");
     assert!(err(
         &mut c,
         &[
             "CONFIG",
             "SET",
-            "replica-read-only",
-            "yes",
             "slave-read-only",
+            "yes",
+            "SLAVE-READ-ONLY",
             "no"
         ]
     )

@@ -11,6 +11,7 @@ mod client_eviction;
 mod cluster;
 mod common;
 mod compat;
+mod config_params;
 mod config_rewrite;
 mod connection;
 mod eviction;

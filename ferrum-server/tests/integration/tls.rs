@@ -604,3 +604,51 @@ fn start_up_refuses_an_incomplete_tls_configuration() {
         "Failed to configure TLS: tls-protocols: FerrumKV offers TLSv1.2 and TLSv1.3 only"
     );
 }
+
+/// The suite and handshake kind of a connection that answered its PING.
+fn negotiated(stream: &TlsClient) -> (String, Option<rustls::HandshakeKind>) {
+    let suite = stream
+        .conn
+        .negotiated_cipher_suite()
+        .map(|s| format!("{:?}", s.suite()))
+        .unwrap_or_default();
+    (suite, stream.conn.handshake_kind())
+}
+
+#[test]
+fn cipher_and_session_parameters_take_effect() {
+    let pki = Pki::new();
+    let (cert, key, ca) = (
+        pki.path("client.crt"),
+        pki.path("client.key"),
+        pki.path("ca.crt"),
+    );
+    let identity = Some((cert.as_str(), key.as_str()));
+    let server = pki.server(&["--tls-ciphersuites", "TLS_CHACHA20_POLY1305_SHA256"]);
+    let tls = pki.client(&server).expect("TLS 1.3 client");
+    assert_eq!(negotiated(&tls).0, "TLS13_CHACHA20_POLY1305_SHA256");
+    let mut con = server.client();
+    let _: () = run(&mut con, &["CONFIG", "SET", "tls-ciphers", "ECDHE+AES256"]).expect("set");
+    let tls12 = client_config_for(&[&rustls::version::TLS12], &ca, identity);
+    let stream = ping(open(tls_addr(&server), tls12).expect("open")).expect("TLS 1.2 client");
+    assert!(
+        negotiated(&stream).0.contains("AES_256_GCM"),
+        "{:?}",
+        negotiated(&stream)
+    );
+    assert_eq!(
+        err(&mut con, &["CONFIG", "SET", "tls-ciphers", "DES-CBC3-SHA"]),
+        "ERR CONFIG SET failed (possibly related to argument 'tls-ciphers') - Unable to update TLS configuration. Check server logs."
+    );
+    // A session is resumed from the server's cache, unless caching is off.
+    let resumes = |con: &mut redis::Connection, caching: &str| {
+        let _: () = run(con, &["CONFIG", "SET", "tls-session-caching", caching]).expect("set");
+        let config = client_config(&ca, identity);
+        let first = ping(open(tls_addr(&server), config.clone()).expect("open")).expect("first");
+        drop(first);
+        let second = ping(open(tls_addr(&server), config).expect("open")).expect("second");
+        negotiated(&second).1 == Some(rustls::HandshakeKind::Resumed)
+    };
+    assert!(resumes(&mut con, "yes"));
+    assert!(!resumes(&mut con, "no"));
+}
