@@ -139,10 +139,10 @@ fn diff(a: u64, b: u64) -> i128 {
 }
 
 /// `# Memory`, in Redis 7.0's field names and order (the fields FerrumKV
-/// has). `used_memory` is what `maxmemory` bounds: the store's own
-/// accounting of the dataset plus the connections' memory, as Redis counts
-/// its clients; `used_memory_dataset` is the first alone and
-/// `used_memory_overhead` the second (`used_memory_startup` is 0: no
+/// has). `used_memory` is the store's own accounting of the dataset plus
+/// the connections' memory, as Redis counts its clients;
+/// `used_memory_dataset` is the first alone, which is what `maxmemory`
+/// bounds, and `used_memory_overhead` the second (`used_memory_startup` is 0: no
 /// connection is open at startup). `used_memory_rss` is the process's RSS
 /// from /proc; the
 /// `allocator_*` figures are the allocator's (see `crate::alloc`), and the
@@ -151,9 +151,12 @@ fn diff(a: u64, b: u64) -> i128 {
 /// `mem_fragmentation` = RSS / used_memory. `mem_clients_normal` is the
 /// connections' memory (`CLIENT LIST`'s `tot-mem`, summed now; the part of
 /// `used_memory` is what each connection published at its last read or
-/// blocked write). `mem_not_counted_for_evict` is 0: what Redis leaves out
-/// of eviction is its replication and AOF buffers, which FerrumKV does not
-/// have.
+/// blocked write). `mem_not_counted_for_evict` is that same published
+/// part: eviction counts the dataset only (see `Store::over_limit`), so
+/// the connections are what it leaves out, as Redis leaves out its
+/// replication and AOF buffers (which FerrumKV does not have). So
+/// `used_memory - mem_not_counted_for_evict` is what `maxmemory` bounds,
+/// in both servers.
 fn memory(ctx: &Ctx<'_>, out: &mut String) {
     let used = ctx.store().used_memory_bytes() as u64;
     let rss = rss_bytes();
@@ -175,7 +178,7 @@ fn memory(ctx: &Ctx<'_>, out: &mut String) {
     scripting_memory(&ctx.shared.scripting.stats(), out);
     let _ = write!(
         out,
-        "maxmemory:{max}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nallocator_frag_ratio:{:.2}\r\nallocator_frag_bytes:{}\r\nallocator_rss_ratio:{:.2}\r\nallocator_rss_bytes:{}\r\nrss_overhead_ratio:{:.2}\r\nrss_overhead_bytes:{}\r\nmem_fragmentation_ratio:{:.2}\r\nmem_fragmentation_bytes:{}\r\nmem_clients_slaves:0\r\nmem_clients_normal:{}\r\nmem_not_counted_for_evict:0\r\nmem_allocator:{}\r\n",
+        "maxmemory:{max}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nallocator_frag_ratio:{:.2}\r\nallocator_frag_bytes:{}\r\nallocator_rss_ratio:{:.2}\r\nallocator_rss_bytes:{}\r\nrss_overhead_ratio:{:.2}\r\nrss_overhead_bytes:{}\r\nmem_fragmentation_ratio:{:.2}\r\nmem_fragmentation_bytes:{}\r\nmem_clients_slaves:0\r\nmem_clients_normal:{}\r\nmem_not_counted_for_evict:{}\r\nmem_allocator:{}\r\n",
         human(max),
         policy.as_str(),
         ratio(a.active, a.allocated),
@@ -187,6 +190,7 @@ fn memory(ctx: &Ctx<'_>, out: &mut String) {
         ratio(rss, used),
         diff(rss, used),
         clients,
+        ctx.store().outside_bytes(),
         a.name,
     );
 }

@@ -293,3 +293,27 @@ fn a_large_command_does_not_leave_its_buffer_counted() {
         used(&f)
     );
 }
+
+/// What `maxmemory` bounds is `used_memory - mem_not_counted_for_evict`,
+/// as in Redis (whose tests compute it so): here the connections' memory is
+/// what eviction leaves out, so the difference is the dataset.
+#[test]
+fn memory_not_counted_for_eviction_is_the_connections() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let _: () = run(&mut c, &["SET", "k", &"v".repeat(10_000)]).unwrap();
+    let i = info(&mut c);
+    let field = |f: &str| -> u64 { i[f].parse().unwrap() };
+    assert!(
+        field("mem_not_counted_for_evict") > 0,
+        "a client is connected"
+    );
+    assert_eq!(
+        field("used_memory") - field("mem_not_counted_for_evict"),
+        field("used_memory_dataset")
+    );
+    assert_eq!(
+        field("mem_not_counted_for_evict"),
+        field("used_memory_overhead")
+    );
+}
