@@ -1,5 +1,6 @@
-//! One element of a large set or hash (a member, a field, a value): its
-//! bytes kept inline when short, in an exact-size allocation otherwise.
+//! One element of a large set, hash or sorted set (a member, a field, a
+//! value): its bytes kept inline when short, in an exact-size allocation
+//! otherwise.
 //!
 //! A `Bytes` per element cost 32 bytes in the table plus an allocation of
 //! its own, which every lookup had to follow to compare the key. Most
@@ -7,7 +8,8 @@
 //! [`Elem`] holds up to [`Elem::INLINE`] bytes in its own 24: no allocation,
 //! and a lookup compares bytes on the cache line it already read. A table
 //! entry of a set shrinks from 32 bytes plus a 24-byte allocation to 24
-//! bytes; a hash entry from 64 bytes plus two allocations to 48.
+//! bytes; a hash entry from 64 bytes plus two allocations to 48; a sorted
+//! set's tree node from 56 bytes plus one to 48.
 
 use std::fmt;
 use std::ops::Deref;
@@ -66,6 +68,16 @@ impl Elem {
     }
 }
 
+impl Default for Elem {
+    /// The empty string (what a freed sorted-set node keeps).
+    fn default() -> Elem {
+        Elem::Inline {
+            len: 0,
+            buf: [0; Elem::INLINE],
+        }
+    }
+}
+
 impl Deref for Elem {
     type Target = [u8];
 
@@ -74,6 +86,12 @@ impl Deref for Elem {
             Elem::Inline { len, buf } => &buf[..usize::from(*len)],
             Elem::Heap(b) => b,
         }
+    }
+}
+
+impl AsRef<[u8]> for Elem {
+    fn as_ref(&self) -> &[u8] {
+        self
     }
 }
 
