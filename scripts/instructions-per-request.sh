@@ -13,6 +13,18 @@
 # Prints the total instructions, the requests and their quotient, and leaves
 # callgrind's output in $OUT (default target/callgrind) for
 #   callgrind_annotate --inclusive=yes $OUT/callgrind.out | head -60
+#
+# FILL (redis-benchmark flags) runs a load first and zeroes the counters after
+# it, so a row that reads what another writes is counted alone, on a full key:
+#   FILL="-t zadd -n 100000 -P 16 -c 50 -r 100000" \
+#       scripts/instructions-per-request.sh BIN -t zpopmin -n 100000 -P 16 -c 50 -r 100000
+# (redis-benchmark's own `-t zpopmin` pops an empty key unless ZADD ran first;
+# `-t lrange_100` runs its filling LPUSH as a second row, so count LRANGE as a
+# plain command after a FILL of `-t lpush`: `... -n 4000 LRANGE mylist 0 99`).
+#
+# VG_FLAGS adds callgrind options, e.g. VG_FLAGS="--cache-sim=yes --LL=1048576,16,64"
+# for simulated cache misses (load-independent, as instructions are: a row can
+# cost fewer instructions than Redis's and still more cycles).
 set -euo pipefail
 
 BIN=${1:-target/release/ferrum-server}
@@ -31,7 +43,8 @@ case "$(basename "$BIN")" in
     redis-server*) EXTRA=(--save "" --appendonly no) ;;
 esac
 
-valgrind --tool=callgrind --callgrind-out-file="$OUT/callgrind.out" \
+read -r -a VG_EXTRA <<<"${VG_FLAGS:-}"
+valgrind --tool=callgrind --callgrind-out-file="$OUT/callgrind.out" "${VG_EXTRA[@]}" \
     "$BIN" --bind 127.0.0.1 --port "$PORT" "${EXTRA[@]}" >"$OUT/server.log" 2>&1 &
 VG=$!
 trap 'kill "$VG" 2>/dev/null || true' EXIT
@@ -41,7 +54,13 @@ for _ in $(seq 1 600); do
 done
 redis-cli -p "$PORT" ping >/dev/null
 
-CSV=$(redis-benchmark -h 127.0.0.1 -p "$PORT" "${FLAGS[@]}" --csv)
+if [ -n "${FILL:-}" ]; then
+    read -r -a FILL_FLAGS <<<"$FILL"
+    redis-benchmark -h 127.0.0.1 -p "$PORT" "${FILL_FLAGS[@]}" -q >/dev/null
+    callgrind_control -z "$VG" >/dev/null
+fi
+
+CSV=$(redis-benchmark -h 127.0.0.1 -p "$PORT" --csv "${FLAGS[@]}")
 # Requests: -n per test times the tests that ran.
 N=$(printf '%s\n' "${FLAGS[@]}" | awk 'p { print; exit } $0 == "-n" { p = 1 }')
 TESTS=$(printf '%s\n' "$CSV" | tail -n +2 | grep -c .)

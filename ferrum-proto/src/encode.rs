@@ -156,6 +156,20 @@ pub(crate) fn format_double(d: f64, buf: &mut [u8; 40]) -> &[u8] {
         return if d > 0.0 { b"inf" } else { b"-inf" };
     }
     let magnitude = d.abs();
+    // Whole scores (counts, timestamps) are the common case. Below 2^53
+    // every integer is a double and its neighbours are at most 1 apart, so
+    // the shortest digits that round-trip are the integer's own: what
+    // `{d}` writes, without the float formatter (a fifth of a ZPOPMIN's
+    // instructions). `-0` keeps its sign through the formatter.
+    if d.fract() == 0.0
+        && magnitude < 9_007_199_254_740_992.0
+        && !(d == 0.0 && d.is_sign_negative())
+    {
+        let mut digits = itoa::Buffer::new();
+        let digits = digits.format(d as i64).as_bytes();
+        buf[..digits.len()].copy_from_slice(digits);
+        return &buf[..digits.len()];
+    }
     if magnitude == 0.0 || (1e-5..1e17).contains(&magnitude) {
         return write_into(buf, format_args!("{d}"));
     }
@@ -316,5 +330,38 @@ mod tests {
             }
         }
         assert_eq!(format_double(0.1 + 0.2, &mut buf), b"0.30000000000000004");
+    }
+
+    #[test]
+    fn whole_doubles_are_written_as_the_formatter_writes_them() {
+        let mut buf = [0u8; 40];
+        let edges = [0.0, 1.0, 9.0, 10.0, 1e15, 1e16, 2f64.powi(52) + 1.0];
+        let below = 2f64.powi(53);
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let random = (0..20_000).map(|i| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Every magnitude up to 2^53, both signs.
+            let d = (x >> (11 + i % 53)) as f64;
+            if i % 2 == 0 {
+                d
+            } else {
+                -d
+            }
+        });
+        for d in edges
+            .into_iter()
+            .flat_map(|d| [d, -d, below - d - 1.0])
+            .chain(random)
+        {
+            let want = format!("{d}");
+            assert_eq!(
+                std::str::from_utf8(format_double(d, &mut buf)).unwrap(),
+                want
+            );
+        }
+        assert_eq!(format_double(-0.0, &mut buf), b"-0");
+        assert_eq!(format_double(below, &mut buf), b"9007199254740992");
     }
 }

@@ -53,16 +53,41 @@ pub(crate) fn db_arg(b: &[u8], databases: usize) -> Result<usize, CmdError> {
 /// Parses a float the way Redis's `string2ld` accepts it: decimal or
 /// exponent notation, `inf`/`-inf`, no spaces, no NaN.
 pub(crate) fn parse_f64(b: &[u8]) -> Option<f64> {
+    if let Some(v) = short_integer(b) {
+        return Some(v);
+    }
     let s = std::str::from_utf8(b).ok()?;
     if s.is_empty() || s.starts_with(char::is_whitespace) || s.ends_with(char::is_whitespace) {
         return None;
     }
-    let v: f64 = match s.to_ascii_lowercase().as_str() {
-        "inf" | "+inf" | "infinity" | "+infinity" => f64::INFINITY,
-        "-inf" | "-infinity" => f64::NEG_INFINITY,
-        _ => s.parse().ok()?,
+    let is = |words: &[&str]| words.iter().any(|w| s.eq_ignore_ascii_case(w));
+    let v: f64 = if is(&["inf", "+inf", "infinity", "+infinity"]) {
+        f64::INFINITY
+    } else if is(&["-inf", "-infinity"]) {
+        f64::NEG_INFINITY
+    } else {
+        s.parse().ok()?
     };
     (!v.is_nan()).then_some(v)
+}
+
+/// `-?[0-9]{1,15}` as the double it denotes (what the float parser would
+/// give: every such integer is exact in a double), the common form of a
+/// score; `None` for anything else, which takes the general path.
+fn short_integer(b: &[u8]) -> Option<f64> {
+    let (negative, digits) = match b.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, b),
+    };
+    if digits.is_empty() || digits.len() > 15 || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let n = digits
+        .iter()
+        .fold(0u64, |n, &d| n * 10 + u64::from(d - b'0'));
+    // As the parser, `-0` is negative zero.
+    let v = n as f64;
+    Some(if negative { -v } else { v })
 }
 
 /// A float argument, or `ERR value is not a valid float`.
@@ -127,6 +152,34 @@ mod tests {
         assert_eq!(parse_f64(b"nan"), None);
         assert_eq!(parse_f64(b" 1"), None);
         assert_eq!(parse_f64(b"abc"), None);
+        assert_eq!(parse_f64(b"InFiNiTy"), Some(f64::INFINITY));
+    }
+
+    #[test]
+    fn short_integers_read_as_the_float_parser_reads_them() {
+        let cases = [
+            "0",
+            "-0",
+            "00",
+            "7",
+            "-7",
+            "000000012345",
+            "999999999999999",
+            "-999999999999999",
+            "1000000000000000",
+            "9999999999999999",
+            "+5",
+            "-",
+            "",
+            "1-",
+            "12a",
+            "0x10",
+        ];
+        for s in cases {
+            let want = s.parse::<f64>().ok();
+            let got = parse_f64(s.as_bytes());
+            assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits), "{s:?}");
+        }
     }
 
     #[test]

@@ -69,18 +69,23 @@ pub(crate) fn spop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let mut ks = ctx.store().lock_key(key);
     let shard = ks.shard(key);
     let mut picker = Picker::from_shard(shard);
+    let Some(count) = count else {
+        // One member, straight into the reply: no list of picks.
+        let popped = write_in(shard, db, key, now, false, |s: &mut Set| {
+            (!s.is_empty())
+                .then(|| s.remove_at(picker.below(s.len())))
+                .flatten()
+        })?;
+        return Ok(Frame::bulk_or_null(popped.flatten()));
+    };
     let popped = write_in(shard, db, key, now, false, |s: &mut Set| {
-        let n = count.unwrap_or(1).min(s.len());
+        let n = count.min(s.len());
         (0..n)
             .filter_map(|_| s.remove_at(picker.below(s.len())))
-            .collect::<Vec<_>>()
+            .map(Frame::Bulk)
+            .collect()
     })?;
-    Ok(match (popped, count) {
-        (None, None) => Frame::Null,
-        (None, Some(_)) => Frame::Set(Vec::new()),
-        (Some(mut v), None) => Frame::bulk_or_null(v.pop()),
-        (Some(v), Some(_)) => Frame::Set(v.into_iter().map(Frame::Bulk).collect()),
-    })
+    Ok(Frame::Set(popped.unwrap_or_default()))
 }
 
 /// `SRANDMEMBER key [count]`

@@ -10,8 +10,9 @@
 
 use std::hash::BuildHasher;
 
-use bytes::Bytes;
 use hashbrown::HashTable;
+
+use super::elem::Elem;
 
 /// The hasher every collection uses. A fixed seed keeps the store
 /// deterministic; the table only stores positions, so iteration order does
@@ -27,26 +28,36 @@ pub(crate) fn hash_key(key: &[u8]) -> u64 {
 /// Something stored in a [`Dense`] table, identified by a byte-string key.
 pub(crate) trait Keyed {
     /// The key this entry is found by.
-    fn key(&self) -> &Bytes;
+    fn key(&self) -> &[u8];
 }
 
-impl Keyed for Bytes {
-    fn key(&self) -> &Bytes {
+impl Keyed for Elem {
+    fn key(&self) -> &[u8] {
         self
     }
 }
 
-impl Keyed for (Bytes, Bytes) {
-    fn key(&self) -> &Bytes {
+impl Keyed for (Elem, Elem) {
+    fn key(&self) -> &[u8] {
         &self.0
     }
 }
 
 /// Entries in insertion order (disturbed only by removals), indexed by key.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub(crate) struct Dense<T> {
     entries: Vec<T>,
     index: HashTable<u32>,
+}
+
+// Not derived: that would ask for `T: Default`.
+impl<T> Default for Dense<T> {
+    fn default() -> Dense<T> {
+        Dense {
+            entries: Vec::new(),
+            index: HashTable::new(),
+        }
+    }
 }
 
 impl<T: Keyed> Dense<T> {
@@ -70,7 +81,7 @@ impl<T: Keyed> Dense<T> {
     pub(crate) fn position(&self, key: &[u8]) -> Option<usize> {
         let entries = &self.entries;
         self.index
-            .find(hash_key(key), |&i| entries[i as usize].key()[..] == *key)
+            .find(hash_key(key), |&i| *entries[i as usize].key() == *key)
             .map(|&i| i as usize)
     }
 
@@ -94,7 +105,7 @@ impl<T: Keyed> Dense<T> {
         let entries = &self.entries;
         if let Some(&i) = self
             .index
-            .find(hash, |&i| entries[i as usize].key()[..] == *key)
+            .find(hash, |&i| *entries[i as usize].key() == *key)
         {
             return (i as usize, false);
         }

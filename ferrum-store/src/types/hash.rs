@@ -7,9 +7,8 @@
 //! `hash-max-listpack-entries` fields or a field or value longer than
 //! `hash-max-listpack-value` bytes (see [`EncodingLimits`]), as Redis does.
 
-use bytes::Bytes;
-
 use super::dense::Dense;
+use super::elem::Elem;
 use super::listpack::{self, Forward};
 use super::EncodingLimits;
 use crate::memory::alloc_size;
@@ -18,8 +17,9 @@ use crate::value::PackedKind;
 /// A Redis hash.
 ///
 /// Memory: packed, the listpack's one allocation; as a table, the box, the
-/// dense table (see `Dense` (`types/dense.rs`)) and each field's and value's own
-/// allocation, kept in `elem_bytes` incrementally.
+/// dense table (see `Dense` (`types/dense.rs`)) of 48-byte field-value pairs
+/// (see `Elem` (`types/elem.rs`)) and the allocation of each field or value
+/// too long to sit inline, kept in `elem_bytes` incrementally.
 #[derive(Clone, Debug, Default)]
 pub struct Hash(Repr);
 
@@ -37,7 +37,7 @@ impl Default for Repr {
 
 #[derive(Clone, Debug, Default)]
 struct Table {
-    table: Dense<(Bytes, Bytes)>,
+    table: Dense<(Elem, Elem)>,
     elem_bytes: usize,
 }
 
@@ -140,7 +140,7 @@ impl Hash {
             },
             Repr::Table(t) => match t.table.remove(field) {
                 Some((f, v)) => {
-                    t.elem_bytes -= alloc_size(f.len()) + alloc_size(v.len());
+                    t.elem_bytes -= f.heap_bytes() + v.heap_bytes();
                     true
                 }
                 None => false,
@@ -183,21 +183,16 @@ impl Hash {
 
 impl Table {
     fn set(&mut self, field: &[u8], value: &[u8]) -> bool {
-        let value = Bytes::copy_from_slice(value);
-        self.elem_bytes += alloc_size(value.len());
         // The value goes into a new entry, or replaces the present one's.
-        let mut value = Some(value);
-        let (pos, new) = self.table.find_or_push(field, || {
-            (
-                Bytes::copy_from_slice(field),
-                value.take().unwrap_or_default(),
-            )
-        });
+        let (pos, new) = self
+            .table
+            .find_or_push(field, || (Elem::new(field), Elem::new(value)));
+        let entry = self.table.entry_mut(pos);
         if new {
-            self.elem_bytes += alloc_size(field.len());
-        } else if let Some(value) = value {
-            let old = std::mem::replace(&mut self.table.entry_mut(pos).1, value);
-            self.elem_bytes -= alloc_size(old.len());
+            self.elem_bytes += entry.0.heap_bytes() + entry.1.heap_bytes();
+        } else {
+            let old = std::mem::replace(&mut entry.1, Elem::new(value));
+            self.elem_bytes = self.elem_bytes + entry.1.heap_bytes() - old.heap_bytes();
         }
         new
     }
@@ -208,7 +203,7 @@ pub struct Iter<'a>(IterRepr<'a>);
 
 enum IterRepr<'a> {
     Packed(listpack::Iter<'a, false>),
-    Table(std::slice::Iter<'a, (Bytes, Bytes)>),
+    Table(std::slice::Iter<'a, (Elem, Elem)>),
 }
 
 impl<'a> Iterator for Iter<'a> {

@@ -14,6 +14,7 @@
 //! structural overhead.
 
 mod dense;
+mod elem;
 mod hash;
 mod intset;
 mod limits;

@@ -17,7 +17,7 @@
 
 use std::cmp::Ordering;
 
-use bytes::Bytes;
+use super::elem::Elem;
 
 /// "No node".
 pub(crate) const NIL: u32 = u32::MAX;
@@ -26,7 +26,7 @@ pub(crate) const NIL: u32 = u32::MAX;
 #[derive(Clone, Debug)]
 pub(crate) struct Node {
     pub(crate) score: f64,
-    pub(crate) member: Bytes,
+    pub(crate) member: Elem,
     left: u32,
     right: u32,
     priority: u32,
@@ -34,11 +34,25 @@ pub(crate) struct Node {
     size: u32,
 }
 
-/// Orders two elements by score, then member bytes, as Redis does.
-pub(crate) fn cmp_elem(a: (f64, &[u8]), b: (f64, &[u8])) -> Ordering {
+/// Orders two elements by score, then member bytes, as Redis does. The
+/// members are only reached on a tie: an inline [`Elem`] is a branch away
+/// from its bytes, and most comparisons in a tree walk are decided by the
+/// scores alone.
+#[inline]
+pub(crate) fn cmp_elem<A, B>(a: (f64, &A), b: (f64, &B)) -> Ordering
+where
+    A: AsRef<[u8]> + ?Sized,
+    B: AsRef<[u8]> + ?Sized,
+{
     a.0.partial_cmp(&b.0)
         .unwrap_or(Ordering::Equal)
-        .then_with(|| a.1.cmp(b.1))
+        .then_with(|| a.1.as_ref().cmp(b.1.as_ref()))
+}
+
+/// Whether `a` sorts before `b` among members of equal score: by bytes.
+#[inline(never)]
+fn member_less(a: &Elem, b: &Elem) -> bool {
+    a[..] < b[..]
 }
 
 /// The treap. See the module docs.
@@ -107,9 +121,17 @@ impl Tree {
     }
 
     /// Whether the element in slot `a` sorts before the one in slot `b`.
+    /// Every step of a tree walk asks this, and the scores decide it but
+    /// on a tie; the member comparison is kept out of line so that this
+    /// stays small enough to inline into the walks.
+    #[inline]
     fn less(&self, a: u32, b: u32) -> bool {
         let (x, y) = (&self.nodes[a as usize], &self.nodes[b as usize]);
-        cmp_elem((x.score, &x.member), (y.score, &y.member)) == Ordering::Less
+        match x.score.partial_cmp(&y.score) {
+            Some(Ordering::Less) => true,
+            Some(Ordering::Greater) => false,
+            _ => member_less(&x.member, &y.member),
+        }
     }
 
     /// Points the link that led to a subtree at `to`: `parent`'s left or
@@ -218,7 +240,7 @@ impl Tree {
     }
 
     /// Inserts an element the caller guarantees is absent; returns its slot.
-    pub(crate) fn insert(&mut self, score: f64, member: Bytes) -> u32 {
+    pub(crate) fn insert(&mut self, score: f64, member: Elem) -> u32 {
         let node = Node {
             score,
             member,
@@ -251,7 +273,7 @@ impl Tree {
     }
 
     /// Removes the element in slot `id`, returning the stored member.
-    pub(crate) fn remove(&mut self, id: u32) -> Bytes {
+    pub(crate) fn remove(&mut self, id: u32) -> Elem {
         self.detach(id);
         let n = &mut self.nodes[id as usize];
         n.size = 0;
@@ -371,23 +393,23 @@ mod tests {
         let mut t = Tree::default();
         let mut ids = Vec::new();
         for (s, m) in [(3.0, "c"), (1.0, "z"), (1.0, "a"), (2.0, "b"), (-1.0, "n")] {
-            ids.push(t.insert(s, Bytes::from(m)));
+            ids.push(t.insert(s, Elem::new(m.as_bytes())));
         }
         let order: Vec<_> = t
             .ranks(0, 10)
             .into_iter()
-            .map(|i| t.node(i).member.clone())
+            .map(|i| t.node(i).member.to_vec())
             .collect();
-        assert_eq!(order, ["n", "a", "z", "b", "c"]);
+        assert_eq!(order, [b"n", b"a", b"z", b"b", b"c"]);
         assert_eq!(t.count_before(|n| n.score < 2.0), 3);
-        assert_eq!(t.node(t.select(3).unwrap()).member, "b");
-        assert_eq!(t.remove(ids[1]), "z");
+        assert_eq!(&t.node(t.select(3).unwrap()).member[..], b"b");
+        assert_eq!(&t.remove(ids[1])[..], b"z");
         let order: Vec<_> = t
             .ranks(1, 3)
             .into_iter()
-            .map(|i| t.node(i).member.clone())
+            .map(|i| t.node(i).member.to_vec())
             .collect();
-        assert_eq!(order, ["a", "b"]);
+        assert_eq!(order, [b"a", b"b"]);
         assert_eq!(t.len(), 4);
     }
 
@@ -420,7 +442,7 @@ mod tests {
                 .wrapping_add(1442695040888963407);
             let score = f64::from((rng >> 40) as u32 % 50);
             match (rng >> 33) % 4 {
-                0 | 1 => live.push(t.insert(score, Bytes::from(step.to_string()))),
+                0 | 1 => live.push(t.insert(score, Elem::new(step.to_string().as_bytes()))),
                 2 if !live.is_empty() => {
                     let id = live[(rng >> 20) as usize % live.len()];
                     t.rescore(id, score);

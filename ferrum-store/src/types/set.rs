@@ -11,6 +11,7 @@
 use bytes::Bytes;
 
 use super::dense::Dense;
+use super::elem::Elem;
 use super::intset::Intset;
 use super::listpack::Forward;
 use super::EncodingLimits;
@@ -20,8 +21,9 @@ use crate::value::PackedKind;
 /// A Redis set.
 ///
 /// Memory: packed, the intset's or listpack's one allocation; as a table,
-/// the box, the dense table (see `Dense` (`types/dense.rs`)) and each member's
-/// own allocation, kept in `elem_bytes` incrementally.
+/// the box, the dense table (see `Dense` (`types/dense.rs`)) of 24-byte
+/// members (see `Elem` (`types/elem.rs`)) and the allocation of each member
+/// too long to sit inline, kept in `elem_bytes` incrementally.
 #[derive(Clone, Debug)]
 pub struct Set(Repr);
 
@@ -40,7 +42,7 @@ impl Default for Set {
 
 #[derive(Clone, Debug, Default)]
 struct Table {
-    table: Dense<Bytes>,
+    table: Dense<Elem>,
     elem_bytes: usize,
 }
 
@@ -177,7 +179,7 @@ impl Set {
             },
             Repr::Table(t) => match t.table.remove(m) {
                 Some(v) => {
-                    t.elem_bytes -= alloc_size(v.len());
+                    t.elem_bytes -= v.heap_bytes();
                     true
                 }
                 None => false,
@@ -200,8 +202,8 @@ impl Set {
             }
             Repr::Table(t) => {
                 let v = t.table.remove_at(i);
-                t.elem_bytes -= alloc_size(v.len());
-                v
+                t.elem_bytes -= v.heap_bytes();
+                v.into_bytes()
             }
         })
     }
@@ -211,7 +213,7 @@ impl Set {
         match &self.0 {
             Repr::Int(i) => Box::new(i.iter().map(int_bytes)),
             Repr::Packed(lp) => Box::new(lp.iter().map(Bytes::copy_from_slice)),
-            Repr::Table(t) => Box::new(t.table.entries().iter().cloned()),
+            Repr::Table(t) => Box::new(t.table.entries().iter().map(|m| Bytes::copy_from_slice(m))),
         }
     }
 
@@ -232,7 +234,7 @@ impl Set {
         (i < self.len()).then(|| match &self.0 {
             Repr::Int(set) => int_bytes(set.get(i)),
             Repr::Packed(lp) => Bytes::copy_from_slice(lp.get(lp.seek(i))),
-            Repr::Table(t) => t.table.entries()[i].clone(),
+            Repr::Table(t) => Bytes::copy_from_slice(&t.table.entries()[i]),
         })
     }
 
@@ -251,9 +253,9 @@ impl Set {
 
 impl Table {
     fn insert(&mut self, m: &[u8]) -> bool {
-        let (_, new) = self.table.find_or_push(m, || Bytes::copy_from_slice(m));
+        let (pos, new) = self.table.find_or_push(m, || Elem::new(m));
         if new {
-            self.elem_bytes += alloc_size(m.len());
+            self.elem_bytes += self.table.entries()[pos].heap_bytes();
         }
         new
     }

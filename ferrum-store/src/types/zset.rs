@@ -17,6 +17,7 @@ use bytes::Bytes;
 use hashbrown::HashTable;
 
 use super::dense::hash_key;
+use super::elem::Elem;
 use super::listpack::Forward;
 use super::ostree::{Node, Tree};
 use super::zpacked::ZPacked;
@@ -49,8 +50,9 @@ pub enum LexBound {
 /// A Redis sorted set. See the module docs.
 ///
 /// Memory: packed, the listpack's one allocation; as a skiplist, the box,
-/// the treap's arena, the hash index's buckets, and each member's own
-/// allocation (`elem_bytes`), all O(1) to read.
+/// the treap's arena (members inline up to 22 bytes, see `Elem`
+/// (`types/elem.rs`)), the hash index's buckets, and the allocation of each
+/// member too long to sit inline (`elem_bytes`), all O(1) to read.
 #[derive(Clone, Debug, Default)]
 pub struct ZSet(Repr);
 
@@ -282,8 +284,8 @@ impl Skip {
             }
             return Some(old);
         }
-        let m = Bytes::copy_from_slice(member);
-        self.elem_bytes += alloc_size(m.len());
+        let m = Elem::new(member);
+        self.elem_bytes += m.heap_bytes();
         let id = self.tree.insert(score, m);
         let tree = &self.tree;
         self.index
@@ -322,11 +324,11 @@ impl Skip {
     /// tree and the byte count.
     fn free_slot(&mut self, id: u32) -> Bytes {
         let m = self.tree.remove(id);
-        self.elem_bytes -= alloc_size(m.len());
+        self.elem_bytes -= m.heap_bytes();
         if self.len() == 0 {
             self.index = HashTable::new();
         }
-        m
+        m.into_bytes()
     }
 
     /// 0-based rank of `member` in ascending order.
@@ -344,7 +346,7 @@ impl Skip {
             .into_iter()
             .map(|i| {
                 let n = self.tree.node(i);
-                (n.member.clone(), n.score)
+                (Bytes::copy_from_slice(&n.member), n.score)
             })
             .collect()
     }
