@@ -275,13 +275,15 @@ fn the_slowlog_does_not_show_credentials() {
 }
 
 /// A redis-server on a free loopback port, stopped when dropped.
-struct RedisServer {
+pub(crate) struct RedisServer {
     child: Child,
-    port: u16,
+    pub(crate) port: u16,
 }
 
 impl RedisServer {
-    fn start() -> Option<RedisServer> {
+    /// Starts `/usr/bin/redis-server`; `None` (the test skips) when it is
+    /// not installed.
+    pub(crate) fn start() -> Option<RedisServer> {
         const BIN: &str = "/usr/bin/redis-server";
         if !std::path::Path::new(BIN).exists() {
             println!("skipped: {BIN} is not installed (cargo xtask ci installs it)");
