@@ -19,8 +19,7 @@ use ferrum_store::{Access, Millis, Value, ValueRef};
 
 use super::args::Args;
 use super::error::{
-    BUSYKEY, DUMP_BAD_DATA, DUMP_BAD_PAYLOAD, DUMP_STREAM, RESTORE_FREQ, RESTORE_IDLETIME,
-    RESTORE_TTL,
+    BUSYKEY, DUMP_BAD_DATA, DUMP_BAD_PAYLOAD, RESTORE_FREQ, RESTORE_IDLETIME, RESTORE_TTL,
 };
 use super::parse::{is, parse_i64};
 use super::{CmdError, CmdResult, Ctx};
@@ -110,9 +109,8 @@ fn put_str(out: &mut Vec<u8>, s: &[u8]) {
     out.extend_from_slice(s);
 }
 
-/// The serialized value (always `Some`: every type is written; MIGRATE
-/// still handles a `None`).
-pub(super) fn serialize(v: ValueRef<'_>) -> Option<Vec<u8>> {
+/// The serialized value.
+pub(super) fn serialize(v: ValueRef<'_>) -> Vec<u8> {
     let mut out = Vec::new();
     match v {
         ValueRef::Str(s) => {
@@ -160,7 +158,7 @@ pub(super) fn serialize(v: ValueRef<'_>) -> Option<Vec<u8>> {
     out.extend_from_slice(&RDB_VERSION.to_le_bytes());
     let crc = crc64(&out);
     out.extend_from_slice(&crc.to_le_bytes());
-    Some(out)
+    out
 }
 
 /// RDB's opcode for a function library (`RDB_OPCODE_FUNCTION2`).
@@ -545,8 +543,7 @@ pub(crate) fn dump(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let Some(e) = ks.shard(key).lookup(db, key, now, Access::Read) else {
         return Ok(Frame::Null);
     };
-    let payload = serialize(e.value()).ok_or_else(|| CmdError::msg(DUMP_STREAM))?;
-    Ok(Frame::Bulk(Bytes::from(payload)))
+    Ok(Frame::Bulk(Bytes::from(serialize(e.value()))))
 }
 
 /// `RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]`
@@ -644,7 +641,7 @@ mod tests {
         assert_eq!(h.get(b"f"), Some(&b"v"[..]));
         assert_eq!(h.get(b"n"), Some(&b"123"[..]));
         // The string as FerrumKV writes it is byte for byte Redis's.
-        assert_eq!(serialize(ValueRef::Str(b"bar")).unwrap(), string);
+        assert_eq!(serialize(ValueRef::Str(b"bar")), string);
     }
 
     #[test]
@@ -653,9 +650,9 @@ mod tests {
         z.insert(b"a", 1.5);
         z.insert(b"b", f64::INFINITY);
         let v: Value = z.into();
-        let payload = serialize(v.as_ref()).unwrap();
+        let payload = serialize(v.as_ref());
         let back = deserialize(verify(&payload).unwrap()).unwrap();
-        assert_eq!(serialize(back.as_ref()), Some(payload.clone()));
+        assert_eq!(serialize(back.as_ref()), payload);
         let mut bad = payload.clone();
         bad[1] ^= 1;
         assert!(verify(&bad).is_none());
@@ -666,7 +663,7 @@ mod tests {
         );
         for n in ["12", "-100", "70000", "12345678901", "007"] {
             let v = Value::str(n.as_bytes());
-            let p = serialize(v.as_ref()).unwrap();
+            let p = serialize(v.as_ref());
             let back = deserialize(verify(&p).unwrap()).unwrap();
             assert_eq!(back.as_ref(), v.as_ref());
         }

@@ -326,6 +326,7 @@ fn redis_server_accepts_what_ferrumkv_migrates() {
     let _: () = run(&mut a, &["RPUSH", "l", "1", "two", "3"]).unwrap();
     let _: () = run(&mut a, &["ZADD", "z", "1.5", "m"]).unwrap();
     let _: () = run(&mut a, &["SET", "s", "v", "PX", "60000"]).unwrap();
+    let _: String = run(&mut a, &["XADD", "x", "7-1", "f", "v"]).unwrap();
     let port = redis.port.to_string();
     let line = [
         "MIGRATE",
@@ -338,6 +339,7 @@ fn redis_server_accepts_what_ferrumkv_migrates() {
         "l",
         "z",
         "s",
+        "x",
     ];
     assert_eq!(run::<String>(&mut a, &line).unwrap(), "OK");
     let mut r = redis::Client::open(format!("redis://127.0.0.1:{port}/2"))
@@ -349,6 +351,11 @@ fn redis_server_accepts_what_ferrumkv_migrates() {
     assert_eq!(run::<String>(&mut r, &["ZSCORE", "z", "m"]).unwrap(), "1.5");
     let pttl: i64 = run(&mut r, &["PTTL", "s"]).unwrap();
     assert!((1..=60000).contains(&pttl), "pttl {pttl}");
+    let x: Vec<(String, Vec<String>)> = run(&mut r, &["XRANGE", "x", "-", "+"]).unwrap();
+    assert_eq!(
+        x,
+        [("7-1".to_owned(), vec!["f".to_owned(), "v".to_owned()])]
+    );
     // Redis's own error comes back through.
     let _: () = run(&mut a, &["SET", "s", "again"]).unwrap();
     let e = run::<String>(&mut a, &line).unwrap_err();
