@@ -6,11 +6,15 @@
 //!
 //! Written forms: strings (integers in Redis's compact encodings), lists
 //! as `RDB_TYPE_LIST`, sets, hashes and sorted sets (binary scores) in
-//! their plain forms, which every RDB 10 reader loads. Read forms: those,
-//! plus LZF-compressed strings, string-scored sorted sets, intsets,
-//! listpacks (quicklist 2, hash, sorted set) and ziplists (quicklist,
-//! list, hash, sorted set) as Redis 7.0 and older write them. Streams are
-//! not serialized.
+//! their plain forms, which every RDB 10 reader loads, and streams as
+//! `RDB_TYPE_STREAM_LISTPACKS_2` (listpack nodes of 100 entries, groups,
+//! PELs and consumers; see [`stream`]). Read forms: those, plus
+//! LZF-compressed strings, string-scored sorted sets, intsets, listpacks
+//! (quicklist 2, hash, sorted set), ziplists (quicklist, list, hash,
+//! sorted set) and Redis 5-6.2's `RDB_TYPE_STREAM_LISTPACKS`, as Redis 7.0
+//! and older write them. Redis 7.2's forms (RDB 11) are refused, as Redis
+//! 7.0 refuses them. [`listpack`] is Redis's listpack byte format, read for
+//! every listpack form and written for streams.
 
 use bytes::Bytes;
 use ferrum_proto::Frame;
