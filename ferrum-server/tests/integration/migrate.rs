@@ -281,8 +281,8 @@ pub(crate) struct RedisServer {
 }
 
 impl RedisServer {
-    /// Starts `/usr/bin/redis-server`; `None` (the test skips) when it is
-    /// not installed.
+    /// Starts `/usr/bin/redis-server`, checking RESTORE payloads deeply;
+    /// `None` (the test skips) when it is not installed.
     pub(crate) fn start() -> Option<RedisServer> {
         const BIN: &str = "/usr/bin/redis-server";
         if !std::path::Path::new(BIN).exists() {
@@ -296,6 +296,10 @@ impl RedisServer {
         let child = Command::new(BIN)
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no"])
+            // Deep checks of every RESTORE payload (listpack headers and
+            // back lengths, stream entry counts and PELs), so what FerrumKV
+            // sends must be exactly well-formed, not merely loadable.
+            .args(["--sanitize-dump-payload", "yes"])
             .stdout(Stdio::null())
             .spawn()
             .expect("start redis-server");
