@@ -180,7 +180,6 @@ pub(crate) const MIGRATE_KEYS_NOT_EMPTY: &str =
 /// client" is the target).
 pub(crate) const MIGRATE_CONNECT: &str = "IOERR error or timeout connecting to the client";
 /// `MIGRATE` of a stream: FerrumKV does not serialize streams (see `DUMP`).
-pub(crate) const MIGRATE_STREAM: &str = "ERR MIGRATE of stream values is not supported";
 /// `MIGRATE` lost its target, or the target did not answer in time, while
 /// `writing` the request or reading the replies (Redis's "reading to").
 pub(crate) fn migrate_io(writing: bool) -> String {
@@ -775,7 +774,6 @@ pub(crate) const DUMP_BAD_DATA: &str = "ERR Bad data format";
 pub(crate) const BUSYKEY: &str = "BUSYKEY Target key name already exists.";
 
 /// `DUMP` of a stream: FerrumKV does not serialize streams.
-pub(crate) const DUMP_STREAM: &str = "ERR DUMP of stream values is not supported";
 /// `RESTORE ... IDLETIME n` with `n` negative.
 pub(crate) const RESTORE_IDLETIME: &str = "ERR Invalid IDLETIME value, must be >= 0";
 /// `RESTORE ... FREQ n` with `n` outside 0..=255.

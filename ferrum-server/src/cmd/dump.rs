@@ -6,11 +6,15 @@
 //!
 //! Written forms: strings (integers in Redis's compact encodings), lists
 //! as `RDB_TYPE_LIST`, sets, hashes and sorted sets (binary scores) in
-//! their plain forms, which every RDB 10 reader loads. Read forms: those,
-//! plus LZF-compressed strings, string-scored sorted sets, intsets,
-//! listpacks (quicklist 2, hash, sorted set) and ziplists (quicklist,
-//! list, hash, sorted set) as Redis 7.0 and older write them. Streams are
-//! not serialized.
+//! their plain forms, which every RDB 10 reader loads, and streams as
+//! `RDB_TYPE_STREAM_LISTPACKS_2` (listpack nodes of 100 entries, groups,
+//! PELs and consumers; see [`stream`]). Read forms: those, plus
+//! LZF-compressed strings, string-scored sorted sets, intsets, listpacks
+//! (quicklist 2, hash, sorted set), ziplists (quicklist, list, hash,
+//! sorted set) and Redis 5-6.2's `RDB_TYPE_STREAM_LISTPACKS`, as Redis 7.0
+//! and older write them. Redis 7.2's forms (RDB 11) are refused, as Redis
+//! 7.0 refuses them. [`listpack`] is Redis's listpack byte format, read for
+//! every listpack form and written for streams.
 
 use bytes::Bytes;
 use ferrum_proto::Frame;
@@ -19,8 +23,7 @@ use ferrum_store::{Access, Millis, Value, ValueRef};
 
 use super::args::Args;
 use super::error::{
-    BUSYKEY, DUMP_BAD_DATA, DUMP_BAD_PAYLOAD, DUMP_STREAM, RESTORE_FREQ, RESTORE_IDLETIME,
-    RESTORE_TTL,
+    BUSYKEY, DUMP_BAD_DATA, DUMP_BAD_PAYLOAD, RESTORE_FREQ, RESTORE_IDLETIME, RESTORE_TTL,
 };
 use super::parse::{is, parse_i64};
 use super::{CmdError, CmdResult, Ctx};
@@ -42,6 +45,11 @@ const T_LIST_QUICKLIST: u8 = 14;
 const T_HASH_LISTPACK: u8 = 16;
 const T_ZSET_LISTPACK: u8 = 17;
 const T_LIST_QUICKLIST_2: u8 = 18;
+const T_STREAM: u8 = 15;
+const T_STREAM_2: u8 = 19;
+
+mod listpack;
+mod stream;
 
 /// Redis's CRC-64 (Jones polynomial, reflected, no final xor).
 fn crc64(data: &[u8]) -> u64 {
@@ -105,8 +113,8 @@ fn put_str(out: &mut Vec<u8>, s: &[u8]) {
     out.extend_from_slice(s);
 }
 
-/// The serialized value, or `None` for a stream.
-pub(super) fn serialize(v: ValueRef<'_>) -> Option<Vec<u8>> {
+/// The serialized value.
+pub(super) fn serialize(v: ValueRef<'_>) -> Vec<u8> {
     let mut out = Vec::new();
     match v {
         ValueRef::Str(s) => {
@@ -145,13 +153,16 @@ pub(super) fn serialize(v: ValueRef<'_>) -> Option<Vec<u8>> {
                     out.extend_from_slice(&s.to_le_bytes());
                 }
             }
-            ferrum_store::Collection::Stream(_) => return None,
+            ferrum_store::Collection::Stream(s) => {
+                out.push(T_STREAM_2);
+                stream::write(&mut out, s);
+            }
         },
     }
     out.extend_from_slice(&RDB_VERSION.to_le_bytes());
     let crc = crc64(&out);
     out.extend_from_slice(&crc.to_le_bytes());
-    Some(out)
+    out
 }
 
 /// RDB's opcode for a function library (`RDB_OPCODE_FUNCTION2`).
@@ -310,65 +321,12 @@ fn lzf_decompress(input: &[u8], len: usize) -> Option<Vec<u8>> {
 
 /// The entries of a listpack, as strings.
 fn listpack(lp: &[u8]) -> Option<Vec<Vec<u8>>> {
-    let total = u32::from_le_bytes(lp.get(0..4)?.try_into().ok()?) as usize;
-    if total != lp.len() {
-        return None;
-    }
-    let mut i = 6;
-    let mut out = Vec::new();
-    loop {
-        let b = *lp.get(i)?;
-        if b == 0xff {
-            break;
-        }
-        let (entry_len, value): (usize, Vec<u8>) = if b & 0x80 == 0 {
-            (1, u64::from(b & 0x7f).to_string().into_bytes())
-        } else if b & 0xc0 == 0x80 {
-            let n = usize::from(b & 0x3f);
-            (1 + n, lp.get(i + 1..i + 1 + n)?.to_vec())
-        } else if b & 0xe0 == 0xc0 {
-            let raw = (u16::from(b & 0x1f) << 8) | u16::from(*lp.get(i + 1)?);
-            // 13-bit two's complement.
-            let v = if raw >= 1 << 12 {
-                i64::from(raw) - (1 << 13)
-            } else {
-                i64::from(raw)
-            };
-            (2, v.to_string().into_bytes())
-        } else if b & 0xf0 == 0xe0 {
-            let n = (usize::from(b & 0x0f) << 8) | usize::from(*lp.get(i + 1)?);
-            (2 + n, lp.get(i + 2..i + 2 + n)?.to_vec())
-        } else {
-            let int = |w: usize| -> Option<i64> {
-                let mut bytes = [0u8; 8];
-                bytes[..w].copy_from_slice(lp.get(i + 1..i + 1 + w)?);
-                let v = i64::from_le_bytes(bytes);
-                let shift = 64 - 8 * w as u32;
-                Some((v << shift) >> shift)
-            };
-            match b {
-                0xf0 => {
-                    let n = u32::from_le_bytes(lp.get(i + 1..i + 5)?.try_into().ok()?) as usize;
-                    (5 + n, lp.get(i + 5..i + 5 + n)?.to_vec())
-                }
-                0xf1 => (3, int(2)?.to_string().into_bytes()),
-                0xf2 => (4, int(3)?.to_string().into_bytes()),
-                0xf3 => (5, int(4)?.to_string().into_bytes()),
-                0xf4 => (9, int(8)?.to_string().into_bytes()),
-                _ => return None,
-            }
-        };
-        let back = match entry_len {
-            0..=127 => 1,
-            128..=16_383 => 2,
-            16_384..=2_097_151 => 3,
-            2_097_152..=268_435_455 => 4,
-            _ => 5,
-        };
-        i += entry_len + back;
-        out.push(value);
-    }
-    Some(out)
+    Some(
+        listpack::read(lp)?
+            .into_iter()
+            .map(|e| e.to_vec())
+            .collect(),
+    )
 }
 
 /// The entries of a ziplist, as strings.
@@ -552,6 +510,7 @@ fn deserialize(body: &[u8]) -> Option<Value> {
             }
             list_of(items).into()
         }
+        T_STREAM | T_STREAM_2 => stream::read(&mut r, body[0] == T_STREAM_2)?.into(),
         _ => return None,
     };
     let empty = match value.as_ref() {
@@ -561,7 +520,9 @@ fn deserialize(body: &[u8]) -> Option<Value> {
             ferrum_store::Collection::Hash(h) => h.is_empty(),
             ferrum_store::Collection::Set(s) => s.is_empty(),
             ferrum_store::Collection::ZSet(z) => z.is_empty(),
-            ferrum_store::Collection::Stream(_) => true,
+            // Redis keeps a stream whose entries are all deleted, and
+            // dumps it as it is.
+            ferrum_store::Collection::Stream(_) => false,
         },
     };
     (r.pos == body.len() && !empty).then_some(value)
@@ -586,8 +547,7 @@ pub(crate) fn dump(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let Some(e) = ks.shard(key).lookup(db, key, now, Access::Read) else {
         return Ok(Frame::Null);
     };
-    let payload = serialize(e.value()).ok_or_else(|| CmdError::msg(DUMP_STREAM))?;
-    Ok(Frame::Bulk(Bytes::from(payload)))
+    Ok(Frame::Bulk(Bytes::from(serialize(e.value()))))
 }
 
 /// `RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]`
@@ -685,7 +645,7 @@ mod tests {
         assert_eq!(h.get(b"f"), Some(&b"v"[..]));
         assert_eq!(h.get(b"n"), Some(&b"123"[..]));
         // The string as FerrumKV writes it is byte for byte Redis's.
-        assert_eq!(serialize(ValueRef::Str(b"bar")).unwrap(), string);
+        assert_eq!(serialize(ValueRef::Str(b"bar")), string);
     }
 
     #[test]
@@ -694,9 +654,9 @@ mod tests {
         z.insert(b"a", 1.5);
         z.insert(b"b", f64::INFINITY);
         let v: Value = z.into();
-        let payload = serialize(v.as_ref()).unwrap();
+        let payload = serialize(v.as_ref());
         let back = deserialize(verify(&payload).unwrap()).unwrap();
-        assert_eq!(serialize(back.as_ref()), Some(payload.clone()));
+        assert_eq!(serialize(back.as_ref()), payload);
         let mut bad = payload.clone();
         bad[1] ^= 1;
         assert!(verify(&bad).is_none());
@@ -707,7 +667,7 @@ mod tests {
         );
         for n in ["12", "-100", "70000", "12345678901", "007"] {
             let v = Value::str(n.as_bytes());
-            let p = serialize(v.as_ref()).unwrap();
+            let p = serialize(v.as_ref());
             let back = deserialize(verify(&p).unwrap()).unwrap();
             assert_eq!(back.as_ref(), v.as_ref());
         }

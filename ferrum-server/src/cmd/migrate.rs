@@ -246,13 +246,7 @@ impl<'a> Migrate<'a> {
                 Some(link) => link,
                 None => self.connect()?,
             };
-            let request = match self.request(ctx, keys, link.db) {
-                Ok(request) => request,
-                Err(e) => {
-                    links.put(name, link);
-                    return Err(e);
-                }
-            };
+            let request = self.request(ctx, keys, link.db);
             let answer = self.exchange(&mut link, &request);
             let retry = answer.target_error.is_none()
                 && answer
@@ -299,15 +293,7 @@ impl<'a> Migrate<'a> {
     /// Serializes the keys still present (each under its shard's lock,
     /// released before anything is sent) into `AUTH`, `SELECT` (when the
     /// link's database is not `db`) and one `RESTORE` a key.
-    ///
-    /// # Errors
-    /// A stream among the keys: FerrumKV does not serialize streams.
-    fn request(
-        &self,
-        ctx: &Ctx<'_>,
-        keys: &[Bytes],
-        link_db: Option<i64>,
-    ) -> Result<Request, CmdError> {
+    fn request(&self, ctx: &Ctx<'_>, keys: &[Bytes], link_db: Option<i64>) -> Request {
         let mut request = Request {
             bytes: BytesMut::new(),
             auth: self.password.is_some(),
@@ -332,7 +318,7 @@ impl<'a> Migrate<'a> {
         }
         let (db, now) = (ctx.db(), ctx.shared.clock.now());
         for key in keys {
-            let Some(value) = serialized(ctx, db, key, now)? else {
+            let Some(value) = serialized(ctx, db, key, now) else {
                 // Expired (or deleted) since it was found.
                 continue;
             };
@@ -360,7 +346,7 @@ impl<'a> Migrate<'a> {
             push(restore);
             request.sent.push((key.clone(), fingerprint));
         }
-        Ok(request)
+        request
     }
 
     /// Writes the request and reads one reply line per command in it. A
@@ -420,12 +406,12 @@ struct Serialized {
 }
 
 impl Serialized {
-    /// The entry's value serialized; `None` for a stream.
-    fn of(e: Entry<'_>) -> Option<Serialized> {
-        Some(Serialized {
-            payload: dump::serialize(e.value())?,
+    /// The entry's value serialized.
+    fn of(e: Entry<'_>) -> Serialized {
+        Serialized {
+            payload: dump::serialize(e.value()),
             expires: e.expires_at(),
-        })
+        }
     }
 
     fn fingerprint(&self) -> Fingerprint {
@@ -440,22 +426,10 @@ impl Serialized {
 }
 
 /// `key` serialized under its shard's lock, or `None` when it is gone.
-///
-/// # Errors
-/// The key holds a stream.
-fn serialized(
-    ctx: &Ctx<'_>,
-    db: usize,
-    key: &[u8],
-    now: Millis,
-) -> Result<Option<Serialized>, CmdError> {
+fn serialized(ctx: &Ctx<'_>, db: usize, key: &[u8], now: Millis) -> Option<Serialized> {
     let mut ks = ctx.store().lock_key(key);
-    let Some(e) = ks.shard(key).lookup(db, key, now, Access::Peek) else {
-        return Ok(None);
-    };
-    Serialized::of(e)
-        .map(Some)
-        .ok_or_else(|| CmdError::msg(error::MIGRATE_STREAM))
+    let e = ks.shard(key).lookup(db, key, now, Access::Peek)?;
+    Some(Serialized::of(e))
 }
 
 /// Deletes the acknowledged keys that still hold what was sent, each
@@ -471,7 +445,7 @@ fn delete_acked(ctx: &Ctx<'_>, sent: &[(Bytes, Fingerprint)], acked: &[usize]) -
             let shard = ks.shard(key);
             let now_looks = shard
                 .lookup(db, key, now, Access::Peek)
-                .and_then(Serialized::of)
+                .map(Serialized::of)
                 .map(|s| s.fingerprint());
             now_looks == Some(*fingerprint) && shard.delete(db, key, now)
         };

@@ -275,13 +275,15 @@ fn the_slowlog_does_not_show_credentials() {
 }
 
 /// A redis-server on a free loopback port, stopped when dropped.
-struct RedisServer {
+pub(crate) struct RedisServer {
     child: Child,
-    port: u16,
+    pub(crate) port: u16,
 }
 
 impl RedisServer {
-    fn start() -> Option<RedisServer> {
+    /// Starts `/usr/bin/redis-server`, checking RESTORE payloads deeply;
+    /// `None` (the test skips) when it is not installed.
+    pub(crate) fn start() -> Option<RedisServer> {
         const BIN: &str = "/usr/bin/redis-server";
         if !std::path::Path::new(BIN).exists() {
             println!("skipped: {BIN} is not installed (cargo xtask ci installs it)");
@@ -294,6 +296,10 @@ impl RedisServer {
         let child = Command::new(BIN)
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no"])
+            // Deep checks of every RESTORE payload (listpack headers and
+            // back lengths, stream entry counts and PELs), so what FerrumKV
+            // sends must be exactly well-formed, not merely loadable.
+            .args(["--sanitize-dump-payload", "yes"])
             .stdout(Stdio::null())
             .spawn()
             .expect("start redis-server");
@@ -324,6 +330,7 @@ fn redis_server_accepts_what_ferrumkv_migrates() {
     let _: () = run(&mut a, &["RPUSH", "l", "1", "two", "3"]).unwrap();
     let _: () = run(&mut a, &["ZADD", "z", "1.5", "m"]).unwrap();
     let _: () = run(&mut a, &["SET", "s", "v", "PX", "60000"]).unwrap();
+    let _: String = run(&mut a, &["XADD", "x", "7-1", "f", "v"]).unwrap();
     let port = redis.port.to_string();
     let line = [
         "MIGRATE",
@@ -336,6 +343,7 @@ fn redis_server_accepts_what_ferrumkv_migrates() {
         "l",
         "z",
         "s",
+        "x",
     ];
     assert_eq!(run::<String>(&mut a, &line).unwrap(), "OK");
     let mut r = redis::Client::open(format!("redis://127.0.0.1:{port}/2"))
@@ -347,6 +355,11 @@ fn redis_server_accepts_what_ferrumkv_migrates() {
     assert_eq!(run::<String>(&mut r, &["ZSCORE", "z", "m"]).unwrap(), "1.5");
     let pttl: i64 = run(&mut r, &["PTTL", "s"]).unwrap();
     assert!((1..=60000).contains(&pttl), "pttl {pttl}");
+    let x: Vec<(String, Vec<String>)> = run(&mut r, &["XRANGE", "x", "-", "+"]).unwrap();
+    assert_eq!(
+        x,
+        [("7-1".to_owned(), vec!["f".to_owned(), "v".to_owned()])]
+    );
     // Redis's own error comes back through.
     let _: () = run(&mut a, &["SET", "s", "again"]).unwrap();
     let e = run::<String>(&mut a, &line).unwrap_err();
