@@ -143,11 +143,10 @@ pub(crate) fn xgroup(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         key,
         mkstream,
         |s: &mut Stream| -> Result<(Frame, bool), CmdError> {
-            let (last, added) = (s.last_id(), s.entries_added());
-            let (id, read) = match explicit {
-                Some(id) => (id, entries_read),
-                None => (last, entries_read.or(Some(added))),
-            };
+            // `$` is the last ID; like an explicit ID it leaves the read
+            // counter unknown unless ENTRIESREAD gives it (Redis 7.0.15
+            // shows `entries-read` nil, and XINFO estimates the lag).
+            let (id, read) = (explicit.unwrap_or_else(|| s.last_id()), entries_read);
             let groups = s.groups_mut();
             match name {
                 "create" => {
