@@ -93,9 +93,14 @@ fn creating_consumer<T>(
     (out, !before && has(s))
 }
 
-/// What a claim returned, having raised `xgroup-createconsumer` if it
-/// created its consumer.
-fn claimed_by<T>(ctx: &mut Ctx<'_>, key: &Bytes, got: Option<(Option<T>, bool)>) -> Option<T> {
+/// What a read or claim through [`creating_consumer`] returned (inside
+/// `write`'s `Option` for a missing key), having raised
+/// `xgroup-createconsumer` if it created its consumer.
+fn with_consumer_event<T>(
+    ctx: &mut Ctx<'_>,
+    key: &Bytes,
+    got: Option<(Option<T>, bool)>,
+) -> Option<T> {
     let (got, created) = got?;
     if created {
         ctx.raise(class::STREAM, "xgroup-createconsumer", key);
@@ -318,12 +323,7 @@ pub(crate) fn xreadgroup(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
                 s.read_group(&gname, &cname, *after, count, noack, now)
             })
         })?;
-        let got = got.and_then(|(got, created)| {
-            if created {
-                ctx.raise(class::STREAM, "xgroup-createconsumer", key);
-            }
-            got
-        });
+        let got = with_consumer_event(ctx, key, got);
         match (got, after) {
             // History is always answered, even when empty.
             (Some(e), Some(_)) => served.push(group_frame(key, e)),
@@ -543,7 +543,7 @@ pub(crate) fn xclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             s.claim(group, consumer, &ids, &o, now)
         })
     })?;
-    let got = claimed_by(ctx, key, got).ok_or_else(|| no_key_or_group(key, group))?;
+    let got = with_consumer_event(ctx, key, got).ok_or_else(|| no_key_or_group(key, group))?;
     ctx.dirty = Some(1);
     Ok(claimed_frame(got, o.justid))
 }
@@ -579,7 +579,7 @@ pub(crate) fn xautoclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         })
     })?;
     let (next, claimed, deleted) =
-        claimed_by(ctx, key, got).ok_or_else(|| no_key_or_group(key, group))?;
+        with_consumer_event(ctx, key, got).ok_or_else(|| no_key_or_group(key, group))?;
     ctx.dirty = Some(1);
     Ok(Frame::Array(vec![
         id_frame(next),
