@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # Server CPU time per request for redis-benchmark rows, FerrumKV against
-# Redis 7.0.15, in alternating runs. CPU time (utime + stime of every thread
-# of the server, from /proc/PID/stat) is what a request costs the server
+# Redis 7.0.15, in alternating runs. CPU time (nanoseconds on a CPU, summed
+# over the server's threads from /proc/PID/task/*/schedstat: the scheduler's
+# own count, not the 10 ms ticks of /proc/PID/stat) is what a request costs
+# the server
 # whatever else the machine runs, where wall-clock throughput on a shared
 # machine moves by tens of percent (issue 12). Each server is pinned to one
 # CPU and redis-benchmark to another.
 #
 #   scripts/cpu-per-request.sh [SERVER_BINARY]
 #
-# Environment: TESTS (default the collection rows), FLAGS (default
+# Environment: TESTS (comma-separated `-t` names; `collections`, the
+# default, for the collection rows, `suite` for all 20 rows of
+# redis-benchmark's default suite), FLAGS (default
 # `-n 1000000 -P 16 -c 50 -r 100000`), RUNS (default 3), PORT_BASE (two
 # ports from it; default: free ports), SERVER_CPU (1), CLIENT_CPU (0).
 # A row whose command reads what another writes runs after it in the same
@@ -22,7 +26,12 @@
 set -euo pipefail
 
 BIN=${1:-target/release/ferrum-server}
-TESTS=${TESTS:-hset,sadd,spop,zadd,zpopmin,lpush,rpush,lpop,rpop,lrange_100,lrange_300,lrange_600}
+COLLECTION_TESTS=hset,sadd,spop,zadd,zpopmin,lpush,rpush,lpop,rpop,lrange_100,lrange_300,lrange_500,lrange_600
+SUITE_TESTS=ping_inline,ping_mbulk,set,get,incr,mset,$COLLECTION_TESTS
+case ${TESTS:-collections} in
+    collections) TESTS=$COLLECTION_TESTS ;;
+    suite) TESTS=$SUITE_TESTS ;;
+esac
 read -r -a FLAGS <<<"${FLAGS:--n 1000000 -P 16 -c 50 -r 100000}"
 RUNS=${RUNS:-3}
 SERVER_CPU=${SERVER_CPU:-1}
@@ -51,8 +60,8 @@ for port in "$rport" "$fport"; do
     redis-cli -p "$port" ping >/dev/null 2>&1 || { echo "no server answers on port $port" >&2; exit 1; }
 done
 
-# The server's CPU time so far, in clock ticks (utime + stime).
-ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+# The server's CPU time so far, in nanoseconds, over its live threads.
+cpu_ns() { cat /proc/"$1"/task/*/schedstat | awk '{ ns += $1 } END { printf "%.0f\n", ns }'; }
 
 # The row that fills what `$1` reads, if any.
 fill_for() {
@@ -68,7 +77,6 @@ fill_for() {
 # The number after -n in FLAGS.
 requests=$(printf '%s\n' "${FLAGS[@]}" | awk 'p { print; exit } $0 == "-n" { p = 1 }')
 lrange_requests=${LRANGE_REQUESTS:-$((requests / 25))}
-hz=$(getconf CLK_TCK)
 # The requests row `$1` runs (a later -n overrides FLAGS' one).
 requests_of() {
     case $1 in
@@ -93,10 +101,10 @@ for run in $(seq "$RUNS"); do
             redis-cli -p "$port" flushall >/dev/null
             fill=$(fill_for "$test")
             [ -n "$fill" ] && bench "$port" "$fill" "$test"
-            before=$(ticks "$pid")
+            before=$(cpu_ns "$pid")
             bench "$port" "$test"
-            after=$(ticks "$pid")
-            echo "$test $side $(( (after - before) * 1000000 / hz )) $(requests_of "$test")" >>"$out"
+            after=$(cpu_ns "$pid")
+            echo "$test $side $(( (after - before) / 1000 )) $(requests_of "$test")" >>"$out"
         done
     done
 done
