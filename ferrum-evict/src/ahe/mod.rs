@@ -96,7 +96,8 @@
 //! (`EvictionPolicy::evict`'s `key_hash`). Per entry of the cache: 8 bytes
 //! of sketch and doorkeeper (4 or 2 while the window holds most of the
 //! cache) and 2 bytes of ghost history (a 32-bit
-//! fingerprint per remembered eviction, one in two remembered), both sized
+//! fingerprint per remembered eviction, one in two remembered; 1 byte, one
+//! in four, from 2,048 entries per instance), both sized
 //! for exactly the entries tracked at their last resize and resized,
 //! keeping their contents, when the count moves by a sixteenth, so a full
 //! cache pays 10 bytes per entry beside the node (4 with a large window) and memory follows the
@@ -217,6 +218,16 @@ pub struct AheConfig {
     /// key hash (1: every eviction). Default: 2, 2 bytes per entry instead
     /// of 4; see `ghost.rs` for what it was measured against.
     pub ghost_sample: u32,
+    /// From this many tracked entries on, the ghost history remembers one
+    /// eviction in `ghost_sample_large` instead. Default: 2,048 (see
+    /// `ghost_sample_large`).
+    pub ghost_large_from: usize,
+    /// The sample of a large cache. Default: 4, 1 byte per entry. What
+    /// the sample must keep is enough remembered evictions per controller
+    /// period for the regret rates to rise above their noise, and a
+    /// period is three cache-sizes of requests: a larger cache evicts
+    /// more per period, so a sparser sample keeps as many records.
+    pub ghost_sample_large: u32,
     /// Size the frequency sketch for about main's share of the cache:
     /// half the entries while the window holds most of it, a quarter
     /// while it holds nearly all of it (see [`SketchSize`]). Default:
@@ -240,6 +251,8 @@ impl Default for AheConfig {
             protected_idle_factor: 10,
             expired_first: false,
             ghost_sample: ghost::SAMPLE,
+            ghost_large_from: 2_048,
+            ghost_sample_large: 2 * ghost::SAMPLE,
             sketch_follows_share: true,
             seed: 0,
         }
@@ -616,7 +629,11 @@ impl Ahe {
             self.sketch_size = size;
             self.history_sized = t;
             self.sketch.resize(size.entries(t), t);
-            self.ghost.resize(t);
+            let sample = match t >= self.config.ghost_large_from {
+                true => self.config.ghost_sample_large,
+                false => self.config.ghost_sample,
+            };
+            self.ghost.resize(t, sample);
         }
     }
 

@@ -227,6 +227,9 @@ fn a_loop_larger_than_the_cache_keeps_a_resident_set() {
 /// Sketch and ghost bytes per entry sized for: the ghost keeps 4 bytes
 /// per remembered eviction, half of them.
 const HISTORY: usize = sketch::BYTES_PER_ENTRY + 4 / ghost::SAMPLE as usize;
+/// The same from `AheConfig::ghost_large_from` entries on, where the
+/// ghost remembers a quarter of the evictions.
+const LARGE_HISTORY: usize = sketch::BYTES_PER_ENTRY + 4 / (2 * ghost::SAMPLE as usize);
 
 #[test]
 fn heap_bytes_count_every_structure() {
@@ -288,7 +291,10 @@ fn history_follows_the_entries_down_and_up() {
     let full = ahe.heap_bytes();
     let history = |ahe: &Ahe| ahe.sketch.heap_bytes() + ahe.ghost.heap_bytes();
     let full_history = history(&ahe);
-    assert!(full_history <= 10_000 * HISTORY + 128, "{full_history}");
+    assert!(
+        full_history <= 10_000 * LARGE_HISTORY + 128,
+        "{full_history}"
+    );
     // DEL of 90% of the keys: the sketch and ghost shrink with them (the
     // per-slot nodes stay, as the store's slots do).
     for i in 1_000..10_000 {
@@ -306,11 +312,35 @@ fn history_follows_the_entries_down_and_up() {
         insert(&mut ahe, i);
     }
     assert!(
-        history(&ahe) >= 10_000 * 16 / 17 * HISTORY,
+        history(&ahe) >= 10_000 * 16 / 17 * LARGE_HISTORY,
         "{}",
         history(&ahe)
     );
-    assert!(history(&ahe) <= 10_000 * HISTORY + 128, "{}", history(&ahe));
+    assert!(
+        history(&ahe) <= 10_000 * LARGE_HISTORY + 128,
+        "{}",
+        history(&ahe)
+    );
+}
+
+#[test]
+fn a_large_cache_remembers_a_sparser_sample() {
+    let config = AheConfig::default();
+    let mut ahe = Ahe::default();
+    let below = config.ghost_large_from as u32 * 15 / 16;
+    for i in 0..below {
+        insert(&mut ahe, i);
+    }
+    assert_eq!(ahe.ghost.sample(), config.ghost_sample);
+    for i in below..2 * below {
+        insert(&mut ahe, i);
+    }
+    assert_eq!(ahe.ghost.sample(), config.ghost_sample_large);
+    // Down again with the entries (DEL), and back to the dense sample.
+    for i in below..2 * below {
+        ahe.on_remove(EntryId(i));
+    }
+    assert_eq!(ahe.ghost.sample(), config.ghost_sample);
 }
 
 #[test]
