@@ -152,6 +152,37 @@ impl ServerProcess {
     }
 }
 
+impl ServerProcess {
+    /// The server's CPU time so far, in nanoseconds (see [`cpu_ns`]).
+    pub(crate) fn cpu_ns(&self) -> Option<u64> {
+        cpu_ns(self.child.id())
+    }
+}
+
+/// The CPU time of process `pid` so far, in nanoseconds: the scheduler's
+/// own count, summed over its live threads from
+/// `/proc/PID/task/*/schedstat` (finer than the 10 ms ticks of
+/// `/proc/PID/stat`). None once the process is gone or where /proc does
+/// not say.
+pub(crate) fn cpu_ns(pid: u32) -> Option<u64> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    let mut total = None;
+    for task in tasks.flatten() {
+        // A thread may exit between the listing and the read: skip it.
+        let Ok(stat) = std::fs::read_to_string(task.path().join("schedstat")) else {
+            continue;
+        };
+        if let Some(ns) = stat
+            .split_whitespace()
+            .next()
+            .and_then(|f| f.parse::<u64>().ok())
+        {
+            *total.get_or_insert(0) += ns;
+        }
+    }
+    total
+}
+
 impl Drop for ServerProcess {
     fn drop(&mut self) {
         // Only this child, by its PID.

@@ -37,7 +37,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::procs::{ServerKind, ServerProcess};
+use crate::procs::{cpu_ns, ServerKind, ServerProcess};
 use crate::redis_benchmark::parse_csv;
 
 /// The default suite without `lrange` (which runs on its own, at a fifth
@@ -94,6 +94,18 @@ pub(crate) struct Sample {
     pub(crate) p50_ms: f64,
     /// 99th percentile latency, ms.
     pub(crate) p99_ms: f64,
+    /// redis-benchmark's CPU time over its wall time in the invocation
+    /// that printed this row. The client is single-threaded: near 1.0 it
+    /// had a core busy the whole run, and the row measured the client as
+    /// much as the server. None where /proc did not say (and in reports
+    /// written before it was measured).
+    #[serde(default)]
+    pub(crate) client_busy: Option<f64>,
+    /// The server's CPU time per request in that invocation, µs, when the
+    /// invocation printed only this row (`-t ping` prints two and `-t
+    /// lrange` five, whose costs cannot be told apart); None otherwise.
+    #[serde(default)]
+    pub(crate) server_cpu_us: Option<f64>,
 }
 
 /// A side of a unit: which server, under which policy.
@@ -279,7 +291,14 @@ pub(crate) fn run(
                         strings(&["-h", "127.0.0.1", "-p", &servers[s].port.to_string()]);
                     args.extend(step.iter().cloned());
                     args.push("--csv".into());
-                    for (test, rps, p50, p99) in bench(&args)? {
+                    let server_before = servers[s].cpu_ns();
+                    let run = bench(&args)?;
+                    let server_cpu_us = match (server_before, servers[s].cpu_ns(), &run.rows[..]) {
+                        (Some(before), Some(after), [_]) => requests_of(step)
+                            .map(|n| after.saturating_sub(before) as f64 / 1_000.0 / n as f64),
+                        _ => None,
+                    };
+                    for (test, rps, p50, p99) in run.rows {
                         samples.push(Sample {
                             round,
                             scenario: unit.scenario.into(),
@@ -289,6 +308,8 @@ pub(crate) fn run(
                             rps,
                             p50_ms: p50,
                             p99_ms: p99,
+                            client_busy: run.client_busy,
+                            server_cpu_us,
                         });
                     }
                 }
@@ -318,9 +339,27 @@ pub(crate) fn load_line(loads: &[f64], cpus: usize) -> Option<String> {
     ))
 }
 
+/// The `-n` of a step's redis-benchmark arguments.
+fn requests_of(step: &[String]) -> Option<u64> {
+    let at = step.iter().position(|a| a == "-n")?;
+    step.get(at + 1)?.parse().ok()
+}
+
+/// What one redis-benchmark invocation printed and how busy it was.
+struct Invocation {
+    /// Test, ops/s, p50 ms, p99 ms, per row.
+    rows: Vec<(String, f64, f64, f64)>,
+    /// Its CPU time over its wall time (see [`Sample::client_busy`]).
+    client_busy: Option<f64>,
+}
+
 /// Runs redis-benchmark with `args`, killing it after
-/// [`INVOCATION_TIMEOUT`], and parses its CSV.
-fn bench(args: &[String]) -> Result<Vec<(String, f64, f64, f64)>> {
+/// [`INVOCATION_TIMEOUT`], and parses its CSV. Its CPU time is read from
+/// /proc while it runs: the last reading over the time it was taken is
+/// its busy share (the final few milliseconds, after the last reading,
+/// are left out of both).
+fn bench(args: &[String]) -> Result<Invocation> {
+    let started = Instant::now();
     let mut child = Command::new("redis-benchmark")
         .args(args)
         .stdin(Stdio::null())
@@ -329,8 +368,13 @@ fn bench(args: &[String]) -> Result<Vec<(String, f64, f64, f64)>> {
         .spawn()
         .context("cannot run redis-benchmark")?;
     let deadline = Instant::now() + INVOCATION_TIMEOUT;
+    let mut busy = None;
     // The CSV is a few KiB: it fits the pipe, so polling cannot deadlock.
     while child.try_wait()?.is_none() {
+        if let Some(ns) = cpu_ns(child.id()) {
+            let wall = started.elapsed().as_secs_f64();
+            busy = (wall > 0.0).then(|| ns as f64 / 1e9 / wall);
+        }
         if Instant::now() > deadline {
             let _ = child.kill();
             let _ = child.wait();
@@ -357,7 +401,10 @@ fn bench(args: &[String]) -> Result<Vec<(String, f64, f64, f64)>> {
             args.join(" ")
         );
     }
-    Ok(rows)
+    Ok(Invocation {
+        rows,
+        client_busy: busy,
+    })
 }
 
 /// The median of `v` (the mean of the middle two for an even count); NaN
@@ -404,6 +451,12 @@ pub(crate) struct Row {
     pub(crate) redis_p99: f64,
     /// Rounds with both servers' figures.
     pub(crate) rounds: usize,
+    /// The client's median busy share in FerrumKV's runs and in Redis's
+    /// (see [`Sample::client_busy`]).
+    pub(crate) client_busy: (Option<f64>, Option<f64>),
+    /// The median of the per-round ratios of FerrumKV's server CPU time
+    /// per request over Redis's, where both were measured.
+    pub(crate) cpu_ratio: Option<f64>,
 }
 
 fn pick<'a>(
@@ -475,6 +528,17 @@ pub(crate) fn rows(samples: &[Sample]) -> Vec<Row> {
                 (r, range)
             });
             let p99 = |v: &[&Sample]| median(&v.iter().map(|s| s.p99_ms).collect::<Vec<_>>());
+            let busy = |v: &[&Sample]| {
+                let b: Vec<f64> = v.iter().filter_map(|s| s.client_busy).collect();
+                (!b.is_empty()).then(|| median(&b))
+            };
+            let cpu: Vec<f64> = ferrum
+                .iter()
+                .filter_map(|x| {
+                    let y = redis.iter().find(|y| y.round == x.round)?;
+                    Some(x.server_cpu_us? / y.server_cpu_us?.max(1e-9))
+                })
+                .collect();
             let rps = |v: &[&Sample]| median(&v.iter().map(|s| s.rps).collect::<Vec<_>>());
             out.push(Row {
                 scenario: scenario.clone(),
@@ -489,6 +553,8 @@ pub(crate) fn rows(samples: &[Sample]) -> Vec<Row> {
                 ferrum_p99: p99(&ferrum),
                 redis_p99: p99(&redis),
                 rounds,
+                client_busy: (busy(&ferrum), busy(&redis)),
+                cpu_ratio: (!cpu.is_empty()).then(|| median(&cpu)),
             });
         }
     }
@@ -516,16 +582,19 @@ pub(crate) fn aa_line(rows: &[Row]) -> Option<String> {
 /// The table (markdown), the A/A line after it.
 pub(crate) fn table(rows: &[Row]) -> String {
     let mut out = String::from(
-        "| scenario | test | FerrumKV policy | Redis policy | FerrumKV ops/s | Redis ops/s | FerrumKV / Redis | per-round range | Redis A/A | FerrumKV p99 ms | Redis p99 ms |\n| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+        "| scenario | test | FerrumKV policy | Redis policy | FerrumKV ops/s | Redis ops/s | FerrumKV / Redis | per-round range | Redis A/A | FerrumKV p99 ms | Redis p99 ms | client busy (FerrumKV / Redis runs) | server CPU per request, FerrumKV / Redis |\n| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
     );
+    let two = |x: Option<f64>| x.map_or("–".into(), |x| format!("{x:.2}"));
     for r in rows {
         let aa = match r.aa {
             Some((x, (lo, hi))) => format!("{x:.2} ({lo:.2}-{hi:.2})"),
             None => "–".into(),
         };
+        let busy = format!("{} / {}", two(r.client_busy.0), two(r.client_busy.1));
+        let cpu = two(r.cpu_ratio);
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {:.0} | {:.0} | {:.2} | {:.2}-{:.2} | {aa} | {:.3} | {:.3} |",
+            "| {} | {} | {} | {} | {:.0} | {:.0} | {:.2} | {:.2}-{:.2} | {aa} | {:.3} | {:.3} | {busy} | {cpu} |",
             r.scenario,
             r.test,
             r.ferrum_policy,
@@ -542,8 +611,32 @@ pub(crate) fn table(rows: &[Row]) -> String {
     if let Some(line) = aa_line(rows) {
         let _ = writeln!(out, "\n{line}");
     }
+    if let Some(line) = client_line(rows) {
+        let _ = writeln!(out, "\n{line}");
+    }
     out
 }
+
+/// How many rows had a client that kept its core busy: there the ratio
+/// says as much about redis-benchmark as about the servers, and the
+/// server CPU per request is what tells them apart.
+pub(crate) fn client_line(rows: &[Row]) -> Option<String> {
+    let measured: Vec<f64> = rows
+        .iter()
+        .filter_map(|r| Some(r.client_busy.0?.max(r.client_busy.1?)))
+        .collect();
+    if measured.is_empty() {
+        return None;
+    }
+    let bound = measured.iter().filter(|&&b| b >= CLIENT_BOUND).count();
+    Some(format!(
+        "In {bound} of {} rows the client's median busy share was {CLIENT_BOUND} or more in one server's runs: redis-benchmark is single-threaded, so those rows timed the client about as much as the servers. Their server CPU per request (the last column, from /proc/PID/task/*/schedstat, rows of single-test invocations) compares the servers' own work.",
+        measured.len()
+    ))
+}
+
+/// A client busy share from which a row counts as client-bound.
+const CLIENT_BOUND: f64 = 0.9;
 
 #[cfg(test)]
 mod tests {
@@ -559,7 +652,52 @@ mod tests {
             rps,
             p50_ms: 0.5,
             p99_ms: rps / 100_000.0,
+            client_busy: Some(0.5 + rps / 1_000_000.0),
+            server_cpu_us: Some(100_000.0 / rps),
         }
+    }
+
+    #[test]
+    fn rows_carry_the_clients_busy_share_and_the_servers_cpu_ratio() {
+        let samples = vec![
+            s(0, "ferrumkv", "-", "GET", 400e3),
+            s(0, "redis", "-", "GET", 100e3),
+            s(1, "ferrumkv", "-", "GET", 200e3),
+            s(1, "redis", "-", "GET", 200e3),
+        ];
+        let row = &rows(&samples)[0];
+        // Busy: medians of 0.9, 0.7 and of 0.6, 0.7.
+        let (f, r) = row.client_busy;
+        assert!(
+            (f.unwrap() - 0.8).abs() < 1e-9 && (r.unwrap() - 0.65).abs() < 1e-9,
+            "{f:?} {r:?}"
+        );
+        // CPU per request: 0.25 over 1.0, then 0.5 over 0.5.
+        assert!(
+            (row.cpu_ratio.unwrap() - 0.625).abs() < 1e-9,
+            "{:?}",
+            row.cpu_ratio
+        );
+        let table = table(&rows(&samples));
+        assert!(table.contains("| 0.80 / 0.65 | 0.62 |"), "{table}");
+        assert!(table.contains("client's median busy share"), "{table}");
+        // A row without CPU figures (a multi-row invocation) shows none.
+        let mut bare = samples.clone();
+        for x in &mut bare {
+            x.server_cpu_us = None;
+            x.client_busy = None;
+        }
+        let row = &rows(&bare)[0];
+        assert_eq!((row.client_busy, row.cpu_ratio), ((None, None), None));
+    }
+
+    #[test]
+    fn requests_are_read_from_the_steps_n() {
+        assert_eq!(
+            requests_of(&strings(&["-c", "50", "-n", "2000", "-t", "get"])),
+            Some(2000)
+        );
+        assert_eq!(requests_of(&strings(&["-t", "get"])), None);
     }
 
     #[test]

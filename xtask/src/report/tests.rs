@@ -328,6 +328,9 @@ fn throughput_report_has_the_table_the_aa_line_and_the_commands() {
             rps,
             p50_ms: 1.0,
             p99_ms: 2.0,
+            // `-t lrange` prints five rows: no CPU per request.
+            client_busy: Some(0.95),
+            server_cpu_us: None,
         });
     }
     let md = throughput_md(&r);
@@ -341,7 +344,7 @@ fn throughput_report_has_the_table_the_aa_line_and_the_commands() {
         "{md}"
     );
     assert!(
-        md.contains("| pipelined | LRANGE_100 (first 100 elements) | - | - | 55000 | 40000 | 1.38 | 1.25-1.50 | 1.00 (0.95-1.05) | 2.000 | 2.000 |"),
+        md.contains("| pipelined | LRANGE_100 (first 100 elements) | - | - | 55000 | 40000 | 1.38 | 1.25-1.50 | 1.00 (0.95-1.05) | 2.000 | 2.000 | 0.95 / 0.95 | – |"),
         "{md}"
     );
     assert!(md.contains("single-round ratios 0.95-1.05"), "{md}");
