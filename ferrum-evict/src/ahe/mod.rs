@@ -100,7 +100,8 @@
 //! in four, from 2,048 entries per instance), both sized
 //! for exactly the entries tracked at their last resize and resized,
 //! keeping their contents, when the count moves by a sixteenth, so a full
-//! cache pays 10 bytes per entry beside the node (4 with a large window) and memory follows the
+//! cache pays 10 bytes per entry beside the node (4 with a large window;
+//! a byte less from 2,048 entries) and memory follows the
 //! entries down (DEL, expiry) as well as up, per policy instance (per
 //! shard) rather than from a high-water mark. With `expired_first`, keys
 //! with a deadline add 8 bytes each and 4 per slot (`heap::Deadlines`). `heap_bytes` counts all
