@@ -471,17 +471,21 @@ fn pick<'a>(
     })
 }
 
+/// The per-round ratios of `value` in `a` over `value` in `b`, for the
+/// rounds where both have one.
+fn per_round(a: &[&Sample], b: &[&Sample], value: impl Fn(&Sample) -> Option<f64>) -> Vec<f64> {
+    a.iter()
+        .filter_map(|x| {
+            let y = b.iter().find(|y| y.round == x.round)?;
+            Some(value(x)? / value(y)?.max(1e-9))
+        })
+        .collect()
+}
+
 /// The median and the min-max of the ratios of `a`'s ops/s over `b`'s in
 /// the rounds both have, and how many rounds that is.
 fn compare(a: &[&Sample], b: &[&Sample]) -> (f64, (f64, f64), usize) {
-    let per_round: Vec<f64> = a
-        .iter()
-        .filter_map(|x| {
-            b.iter()
-                .find(|y| y.round == x.round)
-                .map(|y| x.rps / y.rps.max(1e-9))
-        })
-        .collect();
+    let per_round = per_round(a, b, |s| Some(s.rps));
     let lo = per_round.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = per_round.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     (median(&per_round), (lo, hi), per_round.len())
@@ -532,13 +536,7 @@ pub(crate) fn rows(samples: &[Sample]) -> Vec<Row> {
                 let b: Vec<f64> = v.iter().filter_map(|s| s.client_busy).collect();
                 (!b.is_empty()).then(|| median(&b))
             };
-            let cpu: Vec<f64> = ferrum
-                .iter()
-                .filter_map(|x| {
-                    let y = redis.iter().find(|y| y.round == x.round)?;
-                    Some(x.server_cpu_us? / y.server_cpu_us?.max(1e-9))
-                })
-                .collect();
+            let cpu = per_round(&ferrum, &redis, |s| s.server_cpu_us);
             let rps = |v: &[&Sample]| median(&v.iter().map(|s| s.rps).collect::<Vec<_>>());
             out.push(Row {
                 scenario: scenario.clone(),
