@@ -5,6 +5,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::ahe::SharedController;
 use crate::{
     Ahe, AheConfig, EntryId, EvictionPolicy, Lfu, LfuConfig, Lru, LruConfig, Millis, Random,
     RandomConfig, Ttl, TtlConfig,
@@ -90,6 +91,28 @@ impl PolicyKind {
     /// Builds the policy, or `None` for [`PolicyKind::NoEviction`], which
     /// has nothing to choose.
     pub fn build(self, config: &PolicyConfig) -> Option<AnyPolicy> {
+        self.build_in(config, None)
+    }
+
+    /// Builds one shard's policy of a store whose AHE instances share
+    /// `controller` (see [`SharedController`]). Building an AHE instance
+    /// starts the controller over ([`SharedController::reset`]): the store
+    /// builds its shards' policies together, when it starts, on a flush
+    /// and on a policy switch, and a result must not depend on what ran
+    /// before.
+    pub fn build_shared(
+        self,
+        config: &PolicyConfig,
+        controller: &SharedController,
+    ) -> Option<AnyPolicy> {
+        self.build_in(config, Some(controller))
+    }
+
+    fn build_in(
+        self,
+        config: &PolicyConfig,
+        controller: Option<&SharedController>,
+    ) -> Option<AnyPolicy> {
         let policy = match self {
             PolicyKind::NoEviction => return None,
             PolicyKind::AllKeysLru | PolicyKind::VolatileLru => {
@@ -108,11 +131,18 @@ impl PolicyKind {
             }
             PolicyKind::VolatileTtl => AnyPolicy::Ttl(Ttl::new(TtlConfig::default())),
             PolicyKind::AllKeysAhe | PolicyKind::VolatileAhe => {
-                AnyPolicy::Ahe(Box::new(Ahe::new(AheConfig {
+                let ahe = AheConfig {
                     seed: config.seed,
                     expired_first: config.expired_first,
                     ..AheConfig::default()
-                })))
+                };
+                AnyPolicy::Ahe(Box::new(match controller {
+                    Some(controller) => {
+                        controller.reset();
+                        Ahe::sharing(ahe, controller.clone())
+                    }
+                    None => Ahe::new(ahe),
+                }))
             }
         };
         Some(policy)

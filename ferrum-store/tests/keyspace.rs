@@ -463,3 +463,54 @@ fn ahe_counts_and_remembers_keys_by_the_stores_hashes() {
         "{before} regrets before, {after} after"
     );
 }
+
+#[test]
+fn the_shards_share_one_ahe_controller() {
+    // A rotating hot set, the workload where AHE's window must grow: the
+    // hot keys move to cold ones every 20,000 requests. Every shard sees
+    // it through a sixteenth of the traffic; the store's one controller
+    // steers them all by all of it, so every shard reports the same
+    // share, and it has moved off its start.
+    let s = store(250_000, PolicyKind::AllKeysAhe);
+    let mut all = s.lock_all();
+    let start: Vec<f64> = all
+        .shards()
+        .map(|sh| sh.controller_state().expect("AHE").recency_weight)
+        .collect();
+    drop(all);
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(11);
+    for i in 0..200_000u64 {
+        let u: f64 = rng.random();
+        let hot = (u * u * u * 20_000.0) as u64;
+        let k = key(((hot + (i / 20_000) * 5_000) % 100_000) as usize);
+        let now = Millis(i);
+        if get(&s, &k, now).is_none() {
+            s.reserve_for_write(now).expect("an evicting policy");
+            set(&s, &k, val(32), None, now);
+            s.enforce_maxmemory(now);
+        }
+    }
+    let mut all = s.lock_all();
+    let states: Vec<_> = all
+        .shards()
+        .map(|sh| sh.controller_state().expect("AHE"))
+        .collect();
+    drop(all);
+    assert_eq!(states.len(), 16);
+    let share = states[0].recency_weight;
+    assert!(
+        states.iter().all(|st| st.recency_weight == share),
+        "{states:?}"
+    );
+    assert!(start.iter().all(|&w| w == start[0]));
+    assert_ne!(share, start[0], "the controller took steps");
+    // Each shard reports its own decisions; the store sums them.
+    assert!(states
+        .iter()
+        .all(|st| st.decisions_recency + st.decisions_frequency > 0));
+    let total = s.controller_state().expect("AHE");
+    let sum: u64 = states.iter().map(|st| st.decisions_recency).sum();
+    assert_eq!(total.decisions_recency, sum);
+    assert!((total.recency_weight - share).abs() < 1e-9);
+}

@@ -40,6 +40,10 @@
 //! When the balance falls back within the margin, the step is cut back to
 //! at most `initial_step` and hill climbing resumes.
 //!
+//! **One per store.** A store's shards share one climber
+//! ([`SharedController`](super::SharedController)): their observations are
+//! pooled in batches, and its period is three times the store's entries.
+//!
 //! Everything is counted in requests, never in time, so the controller
 //! behaves the same whatever the request rate.
 
@@ -151,7 +155,7 @@ pub(crate) struct Tally {
 }
 
 impl Tally {
-    fn add(&mut self, signal: Signal) {
+    pub(crate) fn add(&mut self, signal: Signal) {
         match signal {
             Signal::GhostHit(Side::Recency) => self.ghost_recency += 1,
             Signal::GhostHit(Side::Frequency) => self.ghost_frequency += 1,
@@ -161,6 +165,16 @@ impl Tally {
             Signal::Remembered(Side::Frequency) => self.remembered_frequency += 1,
             Signal::Hit | Signal::Miss => {}
         }
+    }
+
+    /// Adds another tally's counts to this one.
+    pub(crate) fn merge(&mut self, other: &Tally) {
+        self.ghost_recency += other.ghost_recency;
+        self.ghost_frequency += other.ghost_frequency;
+        self.evicted_recency += other.evicted_recency;
+        self.evicted_frequency += other.evicted_frequency;
+        self.remembered_recency += other.remembered_recency;
+        self.remembered_frequency += other.remembered_frequency;
     }
 
     /// Frequency's regret rate minus recency's: positive when newcomers
@@ -232,6 +246,21 @@ impl HillClimber {
 
     pub(crate) fn totals(&self) -> Tally {
         self.total
+    }
+
+    /// Feeds a batch of observations at once: `tally`'s ghost and
+    /// eviction counts, and `requests` lookups of which `hits` hit, as if
+    /// observed one by one (a period that ends within the batch ends at
+    /// its end). How a [`SharedController`](super::SharedController) pools
+    /// its members' observations.
+    pub(crate) fn absorb(&mut self, tally: &Tally, hits: u64, requests: u64) {
+        self.this_period.merge(tally);
+        self.total.merge(tally);
+        self.hits += hits;
+        self.requests += requests;
+        if self.period > 0 && self.requests >= self.period {
+            self.adjust();
+        }
     }
 
     /// Ends a period: one hill-climbing step.

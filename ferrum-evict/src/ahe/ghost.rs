@@ -38,13 +38,16 @@
 //! **Sparser for a large cache.** What the sample must keep is enough
 //! remembered evictions per controller period (three cache-sizes of
 //! requests) for the regret rates to rise above their noise. A larger
-//! cache evicts more per period, so from `AheConfig::ghost_large_from`
-//! entries (2,048) one eviction in four is remembered, 1 byte per entry.
+//! cache evicts more per period, so once the controller steers
+//! `AheConfig::ghost_large_from` entries (2,048) one eviction in four is
+//! remembered, 1 byte per entry. The controller counts, so a store's
+//! shards, sharing one controller, take the sample of the store's size.
 //! On the equal-memory simulator at WORKLOADS.md scale 10 (16 shards of
 //! about 4,700 entries) every cell gained: `shift` 72.23 → 72.30 (seed
 //! 42) and 71.94 → 72.04 (seed 7), `zipf`, `mixed` and `ttl` 0.01-0.08
 //! (allkeys-lru: `shift` 72.69 and 72.68); at 17,000 entries over 16
-//! shards, where each shard is below the threshold, nothing changes. At
+//! shards, where each shard was below the threshold before the shards
+//! shared a controller, nothing changed. At
 //! 5,000 equal entries in one instance (above it) every cell stays within
 //! 0.2 points. Switching samples keeps the records that are in the new
 //! one.

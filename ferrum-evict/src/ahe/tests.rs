@@ -469,10 +469,10 @@ fn a_sketch_grown_back_to_the_whole_cache_keeps_its_ranking() {
         ahe.sketch.increment(fingerprint(h(7)));
     }
     ahe.sketch.increment(fingerprint(h(8)));
-    ahe.climber = HillClimber::new(ClimberConfig {
+    ahe.feedback = Feedback::Own(HillClimber::new(ClimberConfig {
         initial_share: 0.01,
         ..ClimberConfig::default()
-    });
+    }));
     ahe.fit_history();
     assert_eq!(ahe.sketch_size, SketchSize::WHOLE);
     let sized = ahe.sketch.entries();
