@@ -194,8 +194,7 @@ impl Bench {
         let started = Instant::now();
         let root = crate::workspace_root()?;
         std::env::set_current_dir(&root)?;
-        let target =
-            std::env::var_os("CARGO_TARGET_DIR").map_or(root.join("target"), PathBuf::from);
+        let target = crate::target_dir(&root);
         let run = output("date", &["-u", "+%Y%m%dT%H%M%SZ"]).unwrap_or_else(|| "run".into());
         let run_dir = target.join("bench").join(&run);
         fs::create_dir_all(&run_dir)

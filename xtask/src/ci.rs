@@ -152,7 +152,7 @@ impl Ci {
         )?;
         // The debug server `cargo test` just built, wherever the target
         // directory is.
-        let debug_server = target_dir(&root).join("debug/ferrum-server");
+        let debug_server = crate::target_dir(&root).join("debug/ferrum-server");
         run_step(
             "redis-py compatibility",
             Command::new("scripts/compat.sh").arg(&debug_server),
@@ -302,7 +302,7 @@ fn redis_suite(root: &Path, suite: &Path) -> Result<()> {
         );
     }
     println!("== Redis's test suite ({SUITE_FILES}, external mode, profile core)");
-    let target = target_dir(root);
+    let target = crate::target_dir(root);
     let log = target.join("ci-ferrum-server.log");
     let logs = target.join("ci-redis-suite-logs");
     // A fresh folder: the failures listed below are this run's alone.
@@ -468,12 +468,6 @@ fn judge(rows: &[FileRow], known_short: &[(&str, &str)]) -> Verdict {
         }
     }
     Verdict { report, failures }
-}
-
-/// Cargo's target directory: `CARGO_TARGET_DIR`, else `target` under the
-/// workspace root.
-fn target_dir(root: &Path) -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR").map_or(root.join("target"), PathBuf::from)
 }
 
 #[cfg(test)]

@@ -56,6 +56,12 @@ pub(crate) fn workspace_root() -> Result<PathBuf> {
         .to_path_buf())
 }
 
+/// Cargo's target directory: `CARGO_TARGET_DIR`, else `target` under the
+/// workspace root.
+pub(crate) fn target_dir(root: &Path) -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map_or(root.join("target"), PathBuf::from)
+}
+
 fn main() -> Result<()> {
     match Cli::parse().task {
         Task::Bench(flags) => flags.run(),
