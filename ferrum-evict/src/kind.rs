@@ -91,24 +91,17 @@ impl PolicyKind {
     /// Builds the policy, or `None` for [`PolicyKind::NoEviction`], which
     /// has nothing to choose.
     pub fn build(self, config: &PolicyConfig) -> Option<AnyPolicy> {
-        self.build_in(config, None)
+        self.build_with(config, None)
     }
 
-    /// Builds one shard's policy of a store whose AHE instances share
-    /// `controller` (see [`SharedController`]). Building an AHE instance
-    /// starts the controller over ([`SharedController::reset`]): the store
-    /// builds its shards' policies together, when it starts, on a flush
-    /// and on a policy switch, and a result must not depend on what ran
-    /// before.
-    pub fn build_shared(
-        self,
-        config: &PolicyConfig,
-        controller: &SharedController,
-    ) -> Option<AnyPolicy> {
-        self.build_in(config, Some(controller))
-    }
-
-    fn build_in(
+    /// [`build`](Self::build), for one shard of a store whose AHE instances
+    /// share `controller` (see [`SharedController`]); `None` gives an AHE
+    /// instance a controller of its own. Building an AHE instance in a
+    /// store starts the controller over ([`SharedController::reset`]): the
+    /// store builds its shards' policies together, when it starts, on a
+    /// flush and on a policy switch, and a result must not depend on what
+    /// ran before.
+    pub fn build_with(
         self,
         config: &PolicyConfig,
         controller: Option<&SharedController>,

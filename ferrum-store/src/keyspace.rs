@@ -864,12 +864,9 @@ impl Shard {
     /// old limit, or remembering keys no longer here, would make the next
     /// run's result depend on what ran before.
     pub fn rebuild_policy(&mut self) {
-        self.policy = match &self.controller {
-            Some(controller) => self
-                .policy_kind
-                .build_shared(&self.policy_config, controller),
-            None => self.policy_kind.build(&self.policy_config),
-        };
+        self.policy = self
+            .policy_kind
+            .build_with(&self.policy_config, self.controller.as_ref());
         if self.policy.is_none() {
             return;
         }
