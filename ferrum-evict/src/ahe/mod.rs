@@ -51,9 +51,13 @@
 //!   more than 5 points (the workload changed) it restarts with a full step
 //!   in the direction the regrets point. When the regrets stay lopsided
 //!   period after period (smoothed), the steps double up to a quarter of
-//!   the cache (a *surge*), so a rotating hot set reaches a large window
-//!   in a few periods. The learned `w` is the recency weight that
-//!   `controller_state` reports.
+//!   the cache (a *surge*; down, they stay at the first step's size, so a
+//!   mix such as `ttl` does not overshoot its best share). And within a
+//!   period, in slices of half a cache-size: when the hit ratio falls by
+//!   5 points and stays down while frequency's regrets lead, the hot set
+//!   rotated under the filter, and `w` jumps to its maximum (0.9) at once
+//!   instead of climbing there over several periods. The learned `w` is
+//!   the recency weight that `controller_state` reports.
 //! - *One controller per store.* The store keeps an instance per shard,
 //!   and the shards see the same workload (keys are spread by a hash), so
 //!   their instances share one controller (`shared.rs`): it steps once per
@@ -64,8 +68,9 @@
 //!   0.30 to 0.80 over the shards of one store) and surged late.
 //! - *The sketch follows the split.* While the window holds most of the
 //!   cache the duels decide only main's few entries, so the sketch is
-//!   sized for half the cache from `w = 0.45` and a quarter from `w = 0.7`
-//!   (with overlapping bands), and the bytes hold more keys.
+//!   sized for half the cache from `w = 0.45`, a quarter from `w = 0.7`
+//!   and an eighth from `w = 0.85` (with overlapping bands), and the bytes
+//!   hold more keys.
 //!
 //! # Why it adapts, and why it does not collapse
 //!
@@ -102,14 +107,14 @@
 //! the store passes the key's hash with every hit (it hashed the key to
 //! find it) and answers for the two or three entries an eviction weighs
 //! (`EvictionPolicy::evict`'s `key_hash`). Per entry of the cache: 8 bytes
-//! of sketch and doorkeeper (4 or 2 while the window holds most of the
+//! of sketch and doorkeeper (4, 2 or 1 while the window holds most of the
 //! cache) and 2 bytes of ghost history (a 32-bit
 //! fingerprint per remembered eviction, one in two remembered; 1 byte, one
 //! in four, once the controller steers 2,048 entries: the store's, over
 //! all its shards), both sized
 //! for exactly the entries tracked at their last resize and resized,
 //! keeping their contents, when the count moves by a sixteenth, so a full
-//! cache pays 10 bytes per entry beside the node (4 with a large window;
+//! cache pays 10 bytes per entry beside the node (3 to 4 with a large window;
 //! a byte less from 2,048 entries) and memory follows the
 //! entries down (DEL, expiry) as well as up, per policy instance (per
 //! shard) rather than from a high-water mark. With `expired_first`, keys
@@ -245,8 +250,8 @@ pub struct AheConfig {
     /// more per period, so a sparser sample keeps as many records.
     pub ghost_sample_large: u32,
     /// Size the frequency sketch for about main's share of the cache:
-    /// half the entries while the window holds most of it, a quarter
-    /// while it holds nearly all of it (see [`SketchSize`]). Default:
+    /// half the entries while the window holds most of it, a quarter or
+    /// an eighth while it holds nearly all of it (see [`SketchSize`]). Default:
     /// true. A large window is where recency serves best (a rotating hot
     /// set), the duels then decide only the small main region's entries,
     /// and at equal memory the bytes freed hold more keys: on the
@@ -320,9 +325,10 @@ const DEMOTE_AGE: u8 = 5;
 const AGE_MASK: u8 = 7;
 
 /// The fraction of the cache's entries the frequency sketch is sized for,
-/// as a right shift of the count: the whole cache, half or a quarter.
+/// as a right shift of the count: the whole cache, half, a quarter or an
+/// eighth.
 ///
-/// Three coarse sizes with overlapping bands, so the sketch is resized
+/// Four coarse sizes with overlapping bands, so the sketch is resized
 /// only when the share clearly moved. Each resize merges or splits blocks
 /// (`FrequencySketch::resize`), and merging inflates estimates by
 /// collisions: a sketch that followed the share in fine steps, period by
@@ -341,10 +347,13 @@ impl SketchSize {
     /// The size for recency share `w`, moving from `self` only when `w`
     /// is clearly past a threshold: half from 0.45 (back to whole below
     /// 0.35), a quarter from 0.7 (back to half below 0.6, and straight to
-    /// whole below 0.45, as a surge can drop the share that far in one
-    /// period). Main then holds at most 55% or 30% of the cache.
+    /// whole below 0.45, as the share can fall that far in a period or
+    /// two), an eighth from 0.85 (back below 0.75). Main then holds at
+    /// most 55%, 30% or 15% of the cache.
     fn follow(self, w: f64) -> SketchSize {
         let shift = match self.shift {
+            _ if w >= 0.85 => 3,
+            3 if w >= 0.75 => 3,
             _ if w >= 0.7 => 2,
             2 if w >= 0.6 => 2,
             _ if w >= 0.45 => 1,
@@ -418,6 +427,9 @@ fn fingerprint(key_hash: u64) -> u32 {
 }
 
 /// Where an instance's observations go and its window share comes from.
+// One per policy instance, read on every lookup: the bytes a shared
+// instance leaves unused cost less than a pointer chase would.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 enum Feedback {
     /// A controller of its own: a cache on its own.

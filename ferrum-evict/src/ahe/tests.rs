@@ -413,6 +413,13 @@ fn the_sketch_follows_the_share_in_coarse_bands() {
     assert_eq!(quarter.follow(0.59), half);
     assert_eq!(quarter.follow(0.4), whole);
     assert_eq!(quarter.follow(0.1), whole);
+    let eighth = quarter.follow(0.85);
+    assert_eq!(eighth.entries(1_000), 125);
+    assert_eq!(whole.follow(0.9), eighth);
+    assert_eq!(eighth.follow(0.76), eighth);
+    assert_eq!(eighth.follow(0.74), quarter);
+    assert_eq!(eighth.follow(0.5), half);
+    assert_eq!(eighth.follow(0.2), whole);
     assert_eq!(quarter.entries(40), 16, "never below 16 entries");
 }
 
