@@ -656,51 +656,48 @@ mod tests {
         c
     }
 
-    /// One check of 100 lookups at `ratio`, with 200 remembered evictions a
-    /// side and ghost hits at the given rates.
-    fn check(c: &mut HillClimber, ratio: f64, recency_rate: f64, frequency_rate: f64) {
+    /// Checks of 100 lookups each, given as (hit ratio, recency's regret
+    /// rate, frequency's), with 200 remembered evictions a side; the
+    /// share after each.
+    fn checks(c: &mut HillClimber, checks: &[(f64, f64, f64)]) -> Vec<f64> {
         let ghosts = |rate: f64| (rate * 200.0).round() as u64;
-        regrets(
-            c,
-            (200, ghosts(recency_rate)),
-            (200, ghosts(frequency_rate)),
-        );
-        let hits = (ratio * 100.0).round() as u64;
-        feed(c, hits, 100 - hits);
+        let mut shares = Vec::new();
+        for &(ratio, recency, frequency) in checks {
+            regrets(c, (200, ghosts(recency)), (200, ghosts(frequency)));
+            let hits = (ratio * 100.0).round() as u64;
+            feed(c, hits, 100 - hits);
+            shares.push(c.recency_share());
+        }
+        shares
     }
 
     #[test]
     fn a_hot_set_rotating_under_the_filter_jumps_the_window_to_its_maximum() {
-        let mut c = watcher();
-        check(&mut c, 0.80, 0.2, 0.2);
-        check(&mut c, 0.80, 0.2, 0.2);
         // The hit ratio falls by 20 points and the newcomers the filter
-        // turned away come back: one check could be a scan's end...
-        check(&mut c, 0.60, 0.2, 0.35);
-        assert_eq!(c.recency_share(), 0.01);
-        // ...two in a row, still well below the level before, are not.
-        check(&mut c, 0.66, 0.2, 0.35);
-        assert_eq!(c.recency_share(), 0.9);
+        // turned away come back. One such check could be a scan's end; two
+        // in a row, still well below the level before, are not.
+        let fall = (0.60, 0.2, 0.35);
+        let still_down = (0.66, 0.2, 0.35);
+        let steady = (0.80, 0.2, 0.2);
+        let shares = checks(&mut watcher(), &[steady, steady, fall, still_down]);
+        assert_eq!(shares, [0.01, 0.01, 0.01, 0.9]);
     }
 
     #[test]
     fn a_fall_that_recovers_or_points_the_other_way_does_not_jump() {
+        let steady = (0.80, 0.2, 0.2);
         // A scan: the hit ratio collapses for a check, the check it ends
         // in is still low, then it is back within a point. Frequency's
         // regrets after it are the window's entries the scan pushed out.
-        let mut c = watcher();
-        check(&mut c, 0.80, 0.2, 0.2);
-        check(&mut c, 0.30, 0.3, 0.1);
-        check(&mut c, 0.70, 0.2, 0.35);
-        check(&mut c, 0.79, 0.2, 0.35);
-        check(&mut c, 0.79, 0.2, 0.35);
-        assert_eq!(c.recency_share(), 0.01);
-        // A fall where recency's regrets lead: no jump either.
-        let mut c = watcher();
-        check(&mut c, 0.80, 0.2, 0.2);
-        check(&mut c, 0.60, 0.4, 0.2);
-        check(&mut c, 0.62, 0.4, 0.2);
-        assert_eq!(c.recency_share(), 0.01);
+        let scan = [(0.30, 0.3, 0.1), (0.70, 0.2, 0.35), (0.79, 0.2, 0.35)];
+        // A fall where recency's regrets lead.
+        let recency_led = [(0.60, 0.4, 0.2), (0.62, 0.4, 0.2)];
+        for after in [&scan[..], &recency_led[..]] {
+            let mut c = watcher();
+            checks(&mut c, &[steady]);
+            let shares = checks(&mut c, after);
+            assert!(shares.iter().all(|&s| s == 0.01), "{shares:?}");
+        }
         // Nor with too few remembered evictions to rate regrets by.
         let mut c = watcher();
         feed(&mut c, 80, 20);
