@@ -51,8 +51,8 @@
 //!   more than 5 points (the workload changed) it restarts with a full step
 //!   in the direction the regrets point. When the regrets stay lopsided
 //!   period after period (smoothed), the steps double up to a quarter of
-//!   the cache (a *surge*; down, they stay at the first step's size, so a
-//!   mix such as `ttl` does not overshoot its best share). And within a
+//!   the cache (a *surge*; down, at most half the share a period, so a mix
+//!   such as `ttl` does not overshoot its best share). And within a
 //!   period, in slices of half a cache-size: when the hit ratio falls by
 //!   5 points and stays down while frequency's regrets lead, the hot set
 //!   rotated under the filter, and `w` jumps to its maximum (0.9) at once
