@@ -149,16 +149,13 @@ fn after_a_rotating_hot_set_the_window_comes_back_down_for_stable_skew() {
     );
     let lru = simulate(Some(Lru::default()), config, requests());
     let windows = ahe.recency_weights.len();
-    let rotating_top = ahe.recency_weights[..30]
-        .iter()
-        .fold(0.0_f64, |a, &w| a.max(w));
+    let largest = |weights: &[f64]| weights.iter().fold(0.0_f64, |a, &w| a.max(w));
+    let rotating_top = largest(&ahe.recency_weights[..30]);
     assert!(
         rotating_top >= 0.85,
         "the window never grew: {rotating_top}"
     );
-    let settled = ahe.recency_weights[windows - 10..]
-        .iter()
-        .fold(0.0_f64, |a, &w| a.max(w));
+    let settled = largest(&ahe.recency_weights[windows - 10..]);
     // Fourteen periods of skew: at the top the regrets cannot tell the
     // sides apart for a while (the tiny main turns lukewarm keys away,
     // and its victims are hot), but once the surge down starts it halves

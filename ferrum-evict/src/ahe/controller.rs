@@ -289,10 +289,6 @@ impl RotationWatch {
         };
     }
 
-    fn add(&mut self, signal: Signal) {
-        self.tally.add(signal);
-    }
-
     /// Counts lookups; at the end of a check, whether it confirmed a
     /// rotation.
     fn lookups(&mut self, config: &ClimberConfig, hits: u64, requests: u64) -> bool {
@@ -409,7 +405,7 @@ impl HillClimber {
     /// the end of either.
     fn count_lookups(&mut self, hits: u64, requests: u64) {
         if self.rotation.lookups(&self.config, hits, requests) {
-            self.share = self.config.max_share.max(self.config.min_share);
+            self.share = self.config.max_share;
         }
         if self.period > 0 && self.requests >= self.period {
             self.adjust();
@@ -472,7 +468,7 @@ impl Controller for HillClimber {
     fn observe(&mut self, signal: Signal, _now: Millis) {
         self.this_period.add(signal);
         self.total.add(signal);
-        self.rotation.add(signal);
+        self.rotation.tally.add(signal);
         if matches!(signal, Signal::Hit | Signal::Miss) {
             let hit = u64::from(signal == Signal::Hit);
             self.hits += hit;
