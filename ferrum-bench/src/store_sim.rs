@@ -184,6 +184,9 @@ impl StoreSimulator {
         if self.window_len > 0 {
             self.windows
                 .push(self.window_hits as f64 / self.window_len as f64);
+            if let Some(state) = self.store.controller_state() {
+                self.recency_weights.push(state.recency_weight);
+            }
         }
         self.window_hits = 0;
         self.window_len = 0;
@@ -343,6 +346,19 @@ mod tests {
                 "{kind}: 1 shard {one:.4}, 16 shards {sixteen:.4}"
             );
         }
+    }
+
+    #[test]
+    fn the_adaptive_share_is_reported_per_window() {
+        let run =
+            |kind| run_store_cell(kind, Pattern::Shift, 42, 30_000, &StoreSimConfig::default());
+        let ahe = run(PolicyKind::AllKeysAhe).report;
+        assert_eq!(ahe.recency_weights.len(), ahe.windows.len());
+        assert!(ahe.recency_weights.iter().all(|w| (0.0..=1.0).contains(w)));
+        assert!(run(PolicyKind::AllKeysLru)
+            .report
+            .recency_weights
+            .is_empty());
     }
 
     #[test]
