@@ -464,6 +464,24 @@ fn a_large_window_sizes_the_sketch_for_main_only() {
 }
 
 #[test]
+fn at_the_top_a_large_cache_remembers_one_eviction_in_eight() {
+    let config = AheConfig::default();
+    let sample = |share: f64, follows: bool, entries: u32| {
+        let mut ahe = pinned(share, follows);
+        for i in 0..entries {
+            insert(&mut ahe, i);
+        }
+        ahe.ghost.sample()
+    };
+    assert_eq!(sample(0.9, true, 8_000), config.ghost_sample_top);
+    // Below the eighth band, without the sketch following the share, or
+    // in a small cache, the usual samples.
+    assert_eq!(sample(0.8, true, 8_000), config.ghost_sample_large);
+    assert_eq!(sample(0.9, false, 8_000), config.ghost_sample_large);
+    assert_eq!(sample(0.9, true, 1_000), config.ghost_sample);
+}
+
+#[test]
 fn a_sketch_grown_back_to_the_whole_cache_keeps_its_ranking() {
     // The window holds most of the cache (the sketch is a quarter), then
     // shrinks (the sketch grows back to the whole cache): a key read many
