@@ -394,25 +394,24 @@ impl RotationWatch {
             return false;
         }
         let ratio = self.hits as f64 / self.requests as f64;
-        if let Some(last) = self.last_ratio {
-            if last - ratio >= config.restart_threshold {
-                self.falls += 1;
-            }
-            if self.fall.is_none() && last - ratio >= config.restart_threshold {
-                self.fall = Some(Fall {
-                    before: last,
-                    filter_rate,
-                    left: WATCH_PERIODS * config.checks_per_period,
-                });
-            }
+        let fell = self
+            .last_ratio
+            .filter(|&last| last - ratio >= config.restart_threshold);
+        if let Some(before) = fell {
+            self.falls += 1;
+            self.fall = self.fall.or(Some(Fall {
+                before,
+                filter_rate,
+                left: WATCH_PERIODS * config.checks_per_period,
+            }));
         }
         let confirms = self
             .fall
             .is_some_and(|fall| fall.confirmed_by(config, ratio, &self.tally));
         self.confirmed = if confirms { self.confirmed + 1 } else { 0 };
         let rotated = self.confirmed >= CONFIRMING_CHECKS;
+        // One jump per fall: a jump ends the watch.
         self.fall = match self.fall {
-            // One jump per fall.
             Some(fall) if fall.left > 1 && !rotated => Some(Fall {
                 left: fall.left - 1,
                 ..fall
