@@ -558,8 +558,7 @@ impl HillClimber {
             };
             self.step = surge.signum() * size;
             if surge < 0.0 {
-                let most = (self.config.shrink_fraction * self.share).max(self.config.initial_step);
-                self.step = self.step.max(-most);
+                self.step = self.step.max(-self.largest_step_down());
             }
         } else if let Some(previous) = self.previous_ratio {
             // After a surge, back to cautious steps.
@@ -584,7 +583,7 @@ impl HillClimber {
             }
         }
         if self.release_jump() {
-            self.step = -(self.config.shrink_fraction * self.share).max(self.config.initial_step);
+            self.step = -self.largest_step_down();
         }
         self.move_share(self.step);
         self.previous_ratio = Some(ratio);
@@ -592,6 +591,12 @@ impl HillClimber {
         self.hits = 0;
         self.requests = 0;
         self.this_period = Tally::default();
+    }
+
+    /// The most a period's step takes off the share: `shrink_fraction` of
+    /// it, or `initial_step` if that is more.
+    fn largest_step_down(&self) -> f64 {
+        (self.config.shrink_fraction * self.share).max(self.config.initial_step)
     }
 
     /// At a period's end, after a jump: whether the falls of the hit
