@@ -293,3 +293,73 @@ fn sigterm_stops_a_busy_script() {
     let status = wait_with_deadline(&mut child.0);
     assert!(status.success(), "exited with {status}");
 }
+
+/// A declared bulk length is not allocated before its bytes arrive: the
+/// connection's buffers (`CLIENT LIST`'s `tot-mem`) stay small, and so
+/// does the server's RSS. The server runs in a process of its own, as the
+/// test binary's RSS is that of every test running beside this one.
+#[test]
+fn declared_huge_bulk_costs_nothing_until_it_arrives() {
+    use std::io::{Read, Write};
+    let (child, addr) = start_with_addr();
+    let _child = Child(child);
+    let rss = || -> u64 {
+        info_memory(&addr)["used_memory_rss"]
+            .parse()
+            .expect("used_memory_rss")
+    };
+    let before = rss();
+    let mut hostile = std::net::TcpStream::connect(&addr).expect("connect");
+    hostile
+        .write_all(b"*3\r\n$6\r\nCLIENT\r\n$7\r\nSETNAME\r\n$7\r\nhostile\r\n")
+        .expect("send");
+    let mut ok = [0u8; 5];
+    hostile.read_exact(&mut ok).expect("reply");
+    assert_eq!(&ok, b"+OK\r\n");
+    // 500 MB declared, a few bytes sent.
+    hostile
+        .write_all(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$524288000\r\nabc")
+        .expect("send");
+    let client = redis::Client::open(format!("redis://{addr}/")).expect("url");
+    let mut c = client.get_connection().expect("connect");
+    // The server has read the partial command once its client shows it.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let line = loop {
+        let list: String = redis::cmd("CLIENT").arg("LIST").query(&mut c).unwrap();
+        let line = list
+            .lines()
+            .find(|l| l.contains(" name=hostile "))
+            .map(str::to_owned);
+        if let Some(line) = line.filter(|l| !l.contains(" qbuf=0 ")) {
+            break line;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the partial command never arrived: {list}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let field = |name: &str| -> u64 {
+        line.split(' ')
+            .find_map(|f| f.strip_prefix(name)?.strip_prefix('='))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in {line}"))
+    };
+    assert!(field("tot-mem") < 1 << 20, "{line}");
+    let grown = rss().saturating_sub(before);
+    assert!(
+        grown < 64 << 20,
+        "RSS grew by {grown} bytes: the declared length was allocated"
+    );
+    let dbsize: i64 = redis::cmd("DBSIZE").query(&mut c).unwrap();
+    assert_eq!(dbsize, 0);
+    // Hanging up mid-command loses nothing for others.
+    drop(hostile);
+    let _: () = redis::cmd("SET")
+        .arg("after")
+        .arg("ok")
+        .query(&mut c)
+        .unwrap();
+    let after: String = redis::cmd("GET").arg("after").query(&mut c).unwrap();
+    assert_eq!(after, "ok");
+}
