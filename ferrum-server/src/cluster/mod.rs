@@ -21,7 +21,7 @@ pub(crate) mod route;
 pub(crate) mod slot;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{RwLock, RwLockReadGuard};
 
 use anyhow::Context as _;
@@ -47,6 +47,11 @@ pub(crate) struct Cluster {
     /// `cluster-preferred-endpoint-type`, as its index in
     /// [`ENDPOINT_TYPES`].
     endpoint_type: AtomicU8,
+    /// Counts the times keys may have changed hands here: a change of the
+    /// slot map, or a `MIGRATE` that deleted keys it sent. A command routed
+    /// before it entered the transaction gate is routed again inside it
+    /// when this moved (`cmd::route::recheck`).
+    generation: AtomicU64,
 }
 
 /// The `cluster-preferred-endpoint-type` names, as Redis orders them.
@@ -113,6 +118,7 @@ impl Cluster {
             reads_when_down: AtomicBool::new(false),
             pubsubshard_when_down: AtomicBool::new(true),
             endpoint_type: AtomicU8::new(0),
+            generation: AtomicU64::new(0),
         })
     }
 
@@ -134,8 +140,20 @@ impl Cluster {
         let mut changed = map.clone();
         let r = f(&mut changed)?;
         *map = changed;
+        self.bump_generation();
         save(&self.path, &map).map_err(|e| E::from(SaveFailed(format!("{e:#}"))))?;
         Ok(r)
+    }
+
+    /// How many times keys may have changed hands here. Routing reads it
+    /// first, so that a move after the read shows as a new value.
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    /// Keys may have changed hands (after the change is in place).
+    pub(crate) fn bump_generation(&self) {
+        self.generation.fetch_add(1, Ordering::Release);
     }
 
     /// Whether keys are served: every slot has an owner, or

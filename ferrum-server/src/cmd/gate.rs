@@ -38,7 +38,14 @@ pub(crate) enum GateGuard<'a> {
 }
 
 /// Enters the gate for `spec`: the write side for scripts
-/// (`flag::EXCLUSIVE`) and `DEBUG SLEEP`, else the read side.
+/// (`flag::EXCLUSIVE`), `DEBUG SLEEP` and, in cluster mode, `MIGRATE`;
+/// else the read side.
+///
+/// In cluster mode `MIGRATE` keeps every client waiting while it moves
+/// keys, as Redis's one thread does: a command routed here because its key
+/// was here (`cmd::route::recheck`) must not see the key leave before it
+/// runs. A standalone server's `MIGRATE` runs beside other commands, so
+/// that it can migrate to the server itself.
 ///
 /// # Errors
 /// `-BUSY` when a script has run past `busy-reply-threshold`.
@@ -47,7 +54,9 @@ pub(crate) fn enter_gate<'a>(
     spec: &CommandSpec,
     args: &[Bytes],
 ) -> Result<GateGuard<'a>, CmdError> {
-    let exclusive = spec.has(flag::EXCLUSIVE) || is_debug_sleep(spec, args);
+    let exclusive = spec.has(flag::EXCLUSIVE)
+        || is_debug_sleep(spec, args)
+        || (spec.name == "migrate" && shared.cluster.is_some());
     let attempt = if exclusive {
         try_write(shared)
     } else {

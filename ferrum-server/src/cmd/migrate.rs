@@ -455,6 +455,9 @@ fn delete_acked(ctx: &Ctx<'_>, sent: &[(Bytes, Fingerprint)], acked: &[usize]) -
             deleted += 1;
         }
     }
+    if let (Some(cl), true) = (&ctx.shared.cluster, deleted > 0) {
+        cl.bump_generation();
+    }
     deleted
 }
 

@@ -106,6 +106,10 @@ pub(crate) struct Ctx<'a> {
     /// Keyspace events the handler raised itself (see [`Ctx::raise`]),
     /// published after the ones named from the command and its reply.
     pub(crate) raised: Vec<(u32, &'static str, Bytes)>,
+    /// In cluster mode, the [`generation`](crate::cluster::Cluster::generation)
+    /// at which the command's keys were routed, before it entered the
+    /// transaction gate (see [`route::recheck`]).
+    pub(crate) routed_at: Option<u64>,
 }
 
 impl<'a> Ctx<'a> {
@@ -133,6 +137,7 @@ impl<'a> Ctx<'a> {
             in_script: false,
             error_counted: false,
             raised: Vec::new(),
+            routed_at: None,
         }
     }
 
@@ -195,7 +200,10 @@ pub(crate) fn execute(shared: &Shared, conn: &mut ConnState, args: &[Bytes]) -> 
         // Transaction control runs outside the gate: EXEC takes its write side.
         Ok(Prepared::Run(spec)) if spec.has(flag::NO_QUEUE) => run(&mut ctx, spec, args),
         Ok(Prepared::Run(spec)) => match gate::enter_gate(shared, spec, args) {
-            Ok(_gate) => run(&mut ctx, spec, args),
+            Ok(_gate) => match route::recheck(&ctx, spec, args) {
+                Ok(()) => run(&mut ctx, spec, args),
+                Err(e) => refused(&mut ctx, args, e),
+            },
             Err(e) => refused(&mut ctx, args, e),
         },
         Ok(Prepared::Reply(frame)) => frame,

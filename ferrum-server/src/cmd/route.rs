@@ -25,28 +25,13 @@ pub(super) fn check_command(
     spec: &'static CommandSpec,
     args: &[Bytes],
 ) -> Result<(), CmdError> {
+    ctx.routed_at = Some(cl.generation());
     let keys = if spec.name == "exec" {
-        let shared = ctx.shared;
-        let queued = ctx.conn.multi.as_deref().unwrap_or_default();
-        // Queued as sent: a renamed command is found by its new name.
-        queued
-            .iter()
-            .filter_map(|line| Some(routed_keys(shared.command(&line[0])?, line)))
-            .flatten()
-            .collect()
+        queued_keys(ctx.shared, ctx.conn.multi.as_deref().unwrap_or_default())
     } else {
         routed_keys(spec, args)
     };
-    if keys.is_empty() {
-        return Ok(());
-    }
-    let query = Query {
-        asking: ctx.conn.asking || spec.name == "restore-asking",
-        migrate: spec.name == "migrate",
-        write: spec.flags & super::flag::WRITE != 0,
-        pubsubshard: is_pubsubshard(spec),
-    };
-    let Err(redirect) = check(ctx, cl, &keys, query) else {
+    let Err(redirect) = check(ctx, cl, &keys, query(ctx, spec)) else {
         return Ok(());
     };
     if spec.name == "exec" {
@@ -55,6 +40,68 @@ pub(super) fn check_command(
         ctx.conn.watched.clear();
     }
     Err(CmdError::msg(redirect_text(&redirect)))
+}
+
+/// Routes a command again once it holds the transaction gate, if keys may
+/// have changed hands since [`check_command`] routed it. Between the two a
+/// `MIGRATE` may have deleted a key the check found here, and the command
+/// would then miss it (a `GET` answering nil, where Redis's one thread
+/// answers or redirects). In cluster mode `MIGRATE` holds the gate's write
+/// side, so once inside, the answer holds until the command is done.
+///
+/// # Errors
+/// The redirection or refusal, in Redis's words.
+pub(super) fn recheck(ctx: &Ctx<'_>, spec: &CommandSpec, args: &[Bytes]) -> Result<(), CmdError> {
+    recheck_keys(ctx, query(ctx, spec), || routed_keys(spec, args))
+}
+
+/// [`recheck`] for `EXEC`, which takes its transaction's `queue` before
+/// it takes the gate.
+///
+/// # Errors
+/// The redirection or refusal, in Redis's words.
+pub(super) fn recheck_exec(ctx: &Ctx<'_>, queue: &[Vec<Bytes>]) -> Result<(), CmdError> {
+    // As `check_command` routed it: `EXEC` itself neither writes nor
+    // migrates.
+    let query = Query {
+        asking: ctx.conn.asking,
+        ..Query::default()
+    };
+    recheck_keys(ctx, query, || queued_keys(ctx.shared, queue))
+}
+
+fn recheck_keys(
+    ctx: &Ctx<'_>,
+    query: Query,
+    keys: impl FnOnce() -> Vec<Bytes>,
+) -> Result<(), CmdError> {
+    let (Some(cl), Some(seen)) = (&ctx.shared.cluster, ctx.routed_at) else {
+        return Ok(());
+    };
+    if cl.generation() == seen {
+        return Ok(());
+    }
+    check(ctx, cl, &keys(), query).map_err(|r| CmdError::msg(redirect_text(&r)))
+}
+
+/// The keys of a transaction's queued commands; a renamed command is
+/// found by its new name, as it was queued.
+fn queued_keys(shared: &crate::shared::Shared, queue: &[Vec<Bytes>]) -> Vec<Bytes> {
+    queue
+        .iter()
+        .filter_map(|line| Some(routed_keys(shared.command(&line[0])?, line)))
+        .flatten()
+        .collect()
+}
+
+/// What routing needs to know of the client and `spec`.
+fn query(ctx: &Ctx<'_>, spec: &CommandSpec) -> Query {
+    Query {
+        asking: ctx.conn.asking || spec.name == "restore-asking",
+        migrate: spec.name == "migrate",
+        write: spec.flags & super::flag::WRITE != 0,
+        pubsubshard: is_pubsubshard(spec),
+    }
 }
 
 /// Routes `keys` for this node, looking up in database 0 whether a key
@@ -86,13 +133,7 @@ pub(crate) fn script_route(
     argv: &[Bytes],
 ) -> Result<Option<u16>, &'static str> {
     let keys = routed_keys(spec, argv);
-    let query = Query {
-        asking: ctx.conn.asking,
-        migrate: spec.name == "migrate",
-        write: spec.flags & super::flag::WRITE != 0,
-        pubsubshard: is_pubsubshard(spec),
-    };
-    match check(ctx, cl, &keys, query) {
+    match check(ctx, cl, &keys, query(ctx, spec)) {
         Ok(()) => Ok(keys.first().map(|k| crate::cluster::slot::key_slot(k))),
         Err(Redirect::Down) => Err(e::SCRIPT_DOWN),
         Err(Redirect::DownReadOnly) => Err(e::SCRIPT_DOWN_READ_ONLY),

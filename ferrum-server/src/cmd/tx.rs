@@ -89,6 +89,7 @@ pub(crate) fn exec(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     }
     let shared = ctx.shared;
     let _gate = shared.tx_gate.write().unwrap_or_else(|p| p.into_inner());
+    super::route::recheck_exec(ctx, &queue)?;
     if watched
         .iter()
         .any(|(db, key, seen)| version_now(ctx, *db, key) != *seen)
