@@ -136,6 +136,15 @@ impl Blocking {
         }
     }
 
+    /// Wakes every blocked client, to look again at where its keys are
+    /// served: the cluster's slot map or state changed.
+    pub(crate) fn wake_all(&self) {
+        if self.is_idle() {
+            return;
+        }
+        self.clients().values().for_each(|w| w.wake.notify_one());
+    }
+
     /// The keys of database `db` that someone waits on (for `SWAPDB`, which
     /// can make all of them non-empty at once).
     pub(crate) fn keys_in(&self, db: usize) -> Vec<Bytes> {

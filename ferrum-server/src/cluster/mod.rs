@@ -164,7 +164,9 @@ impl Cluster {
 
     /// Installs `cluster-require-full-coverage` (`CONFIG SET`).
     pub(crate) fn set_full_coverage(&self, on: bool) {
-        self.full_coverage.store(on, Ordering::Relaxed);
+        if self.full_coverage.swap(on, Ordering::Relaxed) != on {
+            self.bump_generation();
+        }
     }
 
     /// Installs `cluster-allow-reads-when-down` and

@@ -132,6 +132,31 @@ pub(crate) fn route<'k>(
     })
 }
 
+/// Whether a client blocked on `key` (`BLPOP` and the others) may go on
+/// waiting here, as Redis's `clusterRedirectBlockedClientIfNeeded`
+/// decides: not while the cluster is down, nor once the key's slot is
+/// another node's (or nobody's) and not being imported here. A slot
+/// migrating out is still this node's: its clients wait on.
+///
+/// # Errors
+/// The redirection that unblocks the client.
+pub(crate) fn blocked(cluster: &Cluster, key: &[u8]) -> Result<(), Redirect> {
+    let map = cluster.map();
+    if !cluster.is_ok(&map) {
+        return Err(Redirect::Down);
+    }
+    let slot = key_slot(key);
+    match map.owner(slot) {
+        Some(MYSELF) => Ok(()),
+        _ if map.importing.contains_key(&slot) => Ok(()),
+        None => Err(Redirect::Unbound),
+        Some(owner) => Err(Redirect::Moved {
+            slot,
+            addr: address(cluster, &map, owner),
+        }),
+    }
+}
+
 /// `endpoint:port` of a node, as redirections name it: its address, or
 /// by `cluster-preferred-endpoint-type` its hostname (`?` for none) or
 /// nothing.
@@ -311,5 +336,26 @@ mod tests {
             go(&c, &["{foo}1", "{foo}2"], asking, &["{foo}1", "{foo}2"]),
             Ok(())
         );
+    }
+
+    #[test]
+    fn a_blocked_client_waits_only_where_its_slot_is_served() {
+        let mut map = two_nodes();
+        map.migrating.insert(5061, 1);
+        let c = cluster(map.clone());
+        assert_eq!(blocked(&c, b"bar"), Ok(()), "a slot migrating out");
+        let moved = Redirect::Moved {
+            slot: 12182,
+            addr: "127.0.0.1:7001".into(),
+        };
+        assert_eq!(blocked(&c, b"foo"), Err(moved));
+        map.importing.insert(12182, 1);
+        assert_eq!(blocked(&cluster(map.clone()), b"foo"), Ok(()));
+        // A slot with no owner: down with full coverage, unbound without.
+        map.assign(5061, None);
+        let c = cluster(map);
+        assert_eq!(blocked(&c, b"bar"), Err(Redirect::Down));
+        c.set_full_coverage(false);
+        assert_eq!(blocked(&c, b"bar"), Err(Redirect::Unbound));
     }
 }

@@ -329,7 +329,9 @@ pub(crate) fn block_xreadgroup(
 
 /// Retries a blocked client's pop, as its command would (under the
 /// transaction gate, with a fresh clock reading). `None` while every key is
-/// still empty. Called by the connection each time the client is woken.
+/// still empty. Called by the connection each time the client is woken. In
+/// cluster mode a client whose keys are no longer served here gets the
+/// redirection instead, as in Redis.
 pub(crate) fn retry(shared: &Shared, conn: &mut ConnState, spec: &BlockSpec) -> Option<Frame> {
     let now = shared.clock.now();
     // A script may hold the gate for long: then wait off the worker.
@@ -337,7 +339,11 @@ pub(crate) fn retry(shared: &Shared, conn: &mut ConnState, spec: &BlockSpec) -> 
         crate::script::off_worker(|| shared.tx_gate.read().unwrap_or_else(|p| p.into_inner()))
     });
     let ctx = Ctx::new(shared, conn, now);
-    let reply = match try_keys(&ctx, &spec.keys, &spec.op, Some(spec.kind())) {
+    let tried = match super::route::blocked_elsewhere(&ctx, &spec.keys) {
+        Some(redirect) => Err(redirect),
+        None => try_keys(&ctx, &spec.keys, &spec.op, Some(spec.kind())),
+    };
+    let reply = match tried {
         Ok(None) => return None,
         Ok(Some(reply)) => reply,
         Err(e) => e.into_frame(),

@@ -72,7 +72,24 @@ pub(crate) fn cluster(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let cl = enabled(ctx)?;
     let rest = &args[2..];
     let name = String::from_utf8_lossy(sub).to_ascii_lowercase();
-    match name.as_str() {
+    let before = cl.generation();
+    let reply = subcommand(ctx, cl, &name, sub, rest);
+    if cl.generation() != before {
+        // Clients blocked on a slot that left go elsewhere, as Redis's
+        // cron sends them.
+        ctx.shared.blocking.wake_all();
+    }
+    reply
+}
+
+fn subcommand(
+    ctx: &mut Ctx<'_>,
+    cl: &Cluster,
+    name: &str,
+    sub: &Bytes,
+    rest: &[Bytes],
+) -> CmdResult {
+    match name {
         "help" => help_reply(HELP),
         "info" => Ok(verbatim(info(cl))),
         "myid" => Ok(Frame::bulk(cl.map().myself().id.clone())),
@@ -92,7 +109,7 @@ pub(crate) fn cluster(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         "meet" => meet(cl, rest),
         "forget" => forget(cl, &rest[0]),
         "saveconfig" => cl.change(|_| Ok::<_, CmdError>(Frame::ok())),
-        "set-config-epoch" | "bumpepoch" => epoch(cl, &name, rest),
+        "set-config-epoch" | "bumpepoch" => epoch(cl, name, rest),
         _ => Err(CmdError::unknown_subcommand("CLUSTER", sub)),
     }
 }

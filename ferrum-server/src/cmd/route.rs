@@ -84,6 +84,15 @@ fn recheck_keys(
     check(ctx, cl, &keys(), query).map_err(|r| CmdError::msg(redirect_text(&r)))
 }
 
+/// In cluster mode, the redirection that unblocks a client blocked on
+/// `keys` that this node no longer serves (see
+/// [`crate::cluster::route::blocked`]); its keys share one slot.
+pub(crate) fn blocked_elsewhere(ctx: &Ctx<'_>, keys: &[Bytes]) -> Option<CmdError> {
+    let cl = ctx.shared.cluster.as_ref()?;
+    let redirect = crate::cluster::route::blocked(cl, keys.first()?).err()?;
+    Some(CmdError::msg(redirect_text(&redirect)))
+}
+
 /// The keys of a transaction's queued commands; a renamed command is
 /// found by its new name, as it was queued.
 fn queued_keys(shared: &crate::shared::Shared, queue: &[Vec<Bytes>]) -> Vec<Bytes> {

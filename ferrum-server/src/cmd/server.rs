@@ -251,6 +251,7 @@ fn config_set(ctx: &mut Ctx<'_>, pairs: &[Bytes]) -> CmdResult {
         .evict_clients
         .set_limit(config.maxmemory_clients_bytes());
     if let Some(cluster) = &shared.cluster {
+        let before = cluster.generation();
         cluster.set_full_coverage(config.stored_value("cluster-require-full-coverage") == "yes");
         cluster.set_when_down(
             config.cluster_reads_when_down(),
@@ -258,6 +259,11 @@ fn config_set(ctx: &mut Ctx<'_>, pairs: &[Bytes]) -> CmdResult {
         );
         cluster.set_endpoint_type(config.stored_value("cluster-preferred-endpoint-type"));
         cluster.set_hostname(config.stored_value("cluster-announce-hostname"));
+        // Full coverage turned on may bring the cluster down for blocked
+        // clients.
+        if cluster.generation() != before {
+            shared.blocking.wake_all();
+        }
     }
     drop(config);
     shared.evict_clients.enforce(&shared.store, &shared.clients);

@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use crate::common::{err, info_fields, run, TestServer};
+use crate::blocking::wait_blocked;
+use crate::common::{err, info_fields, resp, run, TestServer};
 
 /// A fresh directory for one node's `cluster-config-file`, removed when
 /// dropped.
@@ -810,6 +811,37 @@ fn reads_during_a_move_always_find_the_key() {
     for r in readers {
         r.join().expect("reader");
     }
+}
+
+/// A client blocked on a slot that moves away is sent to the new owner,
+/// and one blocked on a slot that loses its owner learns that the cluster
+/// is down, as Redis's cron tells them; neither waits out its timeout.
+#[test]
+fn blocked_clients_follow_their_slot() {
+    let nodes = three_nodes();
+    let slot = keyslot(&mut nodes[0].client(), "queue");
+    let (from, to) = (owner_of(slot), (owner_of(slot) + 1) % 3);
+    let mut moved = nodes[from].raw();
+    moved.send(&resp(&[b"BLPOP", b"{queue}a", b"0"]));
+    wait_blocked(&mut nodes[from].client(), 1);
+    move_slot(&nodes, slot, from, to);
+    let to_addr = format!("127.0.0.1:{}", nodes[to].addr.port());
+    let reply = format!("-MOVED {slot} {to_addr}\r\n");
+    let got = moved.read_exact_len(reply.len());
+    assert_eq!(String::from_utf8_lossy(&got), reply);
+    wait_blocked(&mut nodes[from].client(), 0);
+
+    let mut down = nodes[to].raw();
+    down.send(&resp(&[b"BRPOP", b"{queue}b", b"0"]));
+    wait_blocked(&mut nodes[to].client(), 1);
+    let slot_s = slot.to_string();
+    let _: () = run(&mut nodes[to].client(), &["CLUSTER", "DELSLOTS", &slot_s]).unwrap();
+    let reply = b"-CLUSTERDOWN The cluster is down\r\n";
+    let got = down.read_exact_len(reply.len());
+    assert_eq!(
+        String::from_utf8_lossy(&got),
+        String::from_utf8_lossy(reply)
+    );
 }
 
 #[test]
