@@ -195,6 +195,17 @@ impl Bench {
         let root = crate::workspace_root()?;
         std::env::set_current_dir(&root)?;
         let target = crate::target_dir(&root);
+        if self
+            .scenarios
+            .iter()
+            .any(|p| matches!(p, Part::Sim | Part::Live))
+        {
+            // Checked now rather than after the run: the report is
+            // spliced into this file's hand-written text at the end.
+            let path = self.out.join("hit-ratio.md");
+            let existing = fs::read_to_string(&path).unwrap_or_default();
+            report::splice(&existing, "").with_context(|| path.display().to_string())?;
+        }
         let run = output("date", &["-u", "+%Y%m%dT%H%M%SZ"]).unwrap_or_else(|| "run".into());
         let run_dir = target.join("bench").join(&run);
         fs::create_dir_all(&run_dir)
@@ -731,10 +742,11 @@ impl Bench {
             fs::create_dir_all(&out)?;
             let path = out.join("hit-ratio.md");
             let existing = fs::read_to_string(&path).unwrap_or_default();
-            fs::write(
-                &path,
-                report::splice(&existing, &report::hit_ratio_md(results)),
-            )?;
+            let spliced =
+                report::splice(&existing, &report::hit_ratio_md(results)).with_context(|| {
+                    format!("{} (results kept in {})", path.display(), json.display())
+                })?;
+            fs::write(&path, spliced)?;
             written.push(self.out.join("hit-ratio.md"));
             for (name, svg) in report::charts(results) {
                 fs::write(out.join(&name), svg)?;

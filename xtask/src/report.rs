@@ -634,10 +634,12 @@ pub(crate) const END: &str = "<!-- cargo xtask bench: end -->";
 
 /// `existing` with the text between [`BEGIN`] and [`END`] replaced by
 /// `generated` (appended, with markers, when there are none), so the
-/// hand-written analysis around it survives a rerun.
-pub(crate) fn splice(existing: &str, generated: &str) -> String {
+/// hand-written analysis around it survives a rerun. A file with only
+/// one of the markers, or with them out of order, is an error: appending
+/// would leave a second, stale copy of the generated part behind.
+pub(crate) fn splice(existing: &str, generated: &str) -> anyhow::Result<String> {
     let block = format!("{BEGIN}\n\n{}\n{END}\n", generated.trim_end());
-    match (existing.find(BEGIN), existing.find(END)) {
+    Ok(match (existing.find(BEGIN), existing.find(END)) {
         (Some(b), Some(e)) if b < e => {
             format!(
                 "{}{block}{}",
@@ -645,9 +647,13 @@ pub(crate) fn splice(existing: &str, generated: &str) -> String {
                 existing[e + END.len()..].trim_start_matches('\n')
             )
         }
-        _ if existing.trim().is_empty() => block,
-        _ => format!("{}\n\n{block}", existing.trim_end()),
-    }
+        (None, None) if existing.trim().is_empty() => block,
+        (None, None) => format!("{}\n\n{block}", existing.trim_end()),
+        _ => anyhow::bail!(
+            "the generated part's markers are missing or out of order: the file needs \
+             `{BEGIN}` before `{END}`, or neither"
+        ),
+    })
 }
 
 #[cfg(test)]

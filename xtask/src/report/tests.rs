@@ -277,7 +277,7 @@ fn charts_are_one_bar_chart_and_a_line_chart_per_pattern() {
 
 #[test]
 fn splice_keeps_the_hand_written_text() {
-    let first = splice("# Analysis\n\nBy hand.\n", "| table |\n");
+    let first = splice("# Analysis\n\nBy hand.\n", "| table |\n").unwrap();
     assert!(
         first.starts_with("# Analysis\n\nBy hand.\n\n<!-- cargo xtask bench: begin"),
         "{first}"
@@ -286,14 +286,26 @@ fn splice_keeps_the_hand_written_text() {
         first.ends_with("| table |\n<!-- cargo xtask bench: end -->\n"),
         "{first}"
     );
-    let second = splice(&format!("{first}\nAfter.\n"), "| new |\n");
+    let second = splice(&format!("{first}\nAfter.\n"), "| new |\n").unwrap();
     assert!(second.contains("| new |"), "{second}");
     assert!(!second.contains("| table |"), "{second}");
     assert!(
         second.ends_with("<!-- cargo xtask bench: end -->\nAfter.\n"),
         "{second}"
     );
-    assert_eq!(splice("", "x"), format!("{BEGIN}\n\nx\n{END}\n"));
+    assert_eq!(splice("", "x").unwrap(), format!("{BEGIN}\n\nx\n{END}\n"));
+}
+
+#[test]
+fn splice_refuses_a_file_with_one_marker_or_both_out_of_order() {
+    let whole = splice("# Analysis\n", "| table |\n").unwrap();
+    let without_begin = whole.replace(BEGIN, "");
+    let without_end = whole.replace(END, "");
+    let reversed = format!("{END}\n{BEGIN}\n");
+    for broken in [without_begin, without_end, reversed] {
+        let err = splice(&broken, "| new |\n").unwrap_err();
+        assert!(err.to_string().contains("markers"), "{err}");
+    }
 }
 
 #[test]
