@@ -34,8 +34,9 @@
 //! requests it reads `DBSIZE` and, when it is off by more than 0.2% (and, if
 //! too few, the server is at its limit rather than still filling), corrects
 //! `maxmemory` by the missing entries times the marginal bytes per entry
-//! (estimated from the last two readings). The
-//! adjustments are recorded in the report, and
+//! (estimated from the last two readings; the store engine holds its
+//! in-process store with the same correction). The adjustments are
+//! recorded in the report, and
 //! [`server_shaped_sim`] replays them at the same request indices.
 //!
 //! # Time
@@ -71,6 +72,7 @@ use ferrum_proto::Frame;
 use serde::Serialize;
 
 use crate::client::{Client, ClientError};
+use crate::hold::Hold;
 use crate::sim::SimReport;
 use crate::store_sim::{StoreSimConfig, StoreSimulator};
 use crate::workload::{key_name, Request, VALUE_BYTES};
@@ -229,22 +231,6 @@ struct ReplayStats {
     windows: Vec<f64>,
     adjustments: Vec<(u64, u64)>,
     final_maxmemory: u64,
-}
-
-/// Requests between two checks of `DBSIZE` when holding the capacity.
-const HOLD_EVERY: u64 = 2_000;
-
-/// Holding the capacity during a replay: the target, the bytes per entry,
-/// the current `maxmemory`.
-#[derive(Clone, Copy, Debug)]
-struct Hold {
-    capacity: u64,
-    per_entry: u64,
-    maxmemory: u64,
-    /// Marginal bytes per entry, estimated as the run goes.
-    slope: f64,
-    /// `(maxmemory, DBSIZE)` at the last reading at the limit.
-    last: Option<(u64, u64)>,
 }
 
 /// Errors of the live driver.
@@ -455,12 +441,12 @@ impl LiveDriver {
             None => self.calibrate(policy, &mut requests, &config)?,
         };
         self.reset(policy, calibration.maxmemory_bytes)?;
-        let hold = (config.hold_capacity && calibration.per_entry_bytes > 0).then_some(Hold {
-            capacity: config.capacity.max(1) as u64,
-            per_entry: calibration.per_entry_bytes,
-            maxmemory: calibration.maxmemory_bytes,
-            slope: calibration.per_entry_bytes as f64,
-            last: None,
+        let hold = (config.hold_capacity && calibration.per_entry_bytes > 0).then(|| {
+            Hold::new(
+                config.capacity as u64,
+                calibration.per_entry_bytes,
+                calibration.maxmemory_bytes,
+            )
         });
         let stats = self.replay(requests(), &config, hold, progress)?;
         let info = self.client.info("stats")?;
@@ -579,7 +565,7 @@ impl LiveDriver {
             stats.hits += u64::from(hit);
             // A correction after the last request could not take effect
             // before the final DBSIZE, so none is made there.
-            if stats.requests % HOLD_EVERY == 0 && requests.peek().is_some() {
+            if stats.requests % Hold::EVERY == 0 && requests.peek().is_some() {
                 if let Some(hold) = &mut hold {
                     self.read_set_reply(&mut set_unread, &mut stats)?;
                     if let Some(adjusted) = self.hold_capacity(hold)? {
@@ -600,7 +586,7 @@ impl LiveDriver {
             stats.windows.push(window_hits as f64 / window_len as f64);
         }
         stats.elapsed = start.elapsed();
-        stats.final_maxmemory = hold.map_or(0, |h| h.maxmemory);
+        stats.final_maxmemory = hold.map_or(0, |h| h.maxmemory());
         if stats.virtual_ms >= 2_000 {
             self.last_time_scale =
                 Some(stats.elapsed.as_secs_f64() * 1000.0 / stats.virtual_ms as f64);
@@ -608,38 +594,16 @@ impl LiveDriver {
         Ok(stats)
     }
 
-    /// Reads `DBSIZE` and, when the server is at its limit (within a few
-    /// entries of `maxmemory`, so still filling after a cold start or a
-    /// raise does not count) and off the capacity by more than 0.2%,
-    /// corrects `maxmemory`; returns the new limit if it changed.
-    ///
-    /// The bytes an entry adds at the margin are not the fill's average
-    /// (an adaptive policy's ghost and sketch tables grow in steps), so the
-    /// slope is re-estimated from the last two readings at the limit (a
-    /// secant step, kept within a factor of 8 of the fill's figure); with
-    /// the fill's figure alone the loop oscillated with growing swings.
+    /// Reads `DBSIZE` and `used_memory` and applies what [`Hold::correct`]
+    /// makes of them; returns the new limit if it changed.
     fn hold_capacity(&mut self, hold: &mut Hold) -> Result<Option<u64>, DriverError> {
         let dbsize = self.client.call_int(&["DBSIZE"])?.max(0) as u64;
-        let missing = hold.capacity as i64 - dbsize as i64;
-        let at_limit = self.used_memory()? + 16 * hold.per_entry >= hold.maxmemory;
-        if let (true, Some((m, d))) = (at_limit, hold.last) {
-            let (dm, dd) = (hold.maxmemory as f64 - m as f64, dbsize as f64 - d as f64);
-            if dd.abs() >= 20.0 && dm != 0.0 {
-                let fill = hold.per_entry as f64;
-                hold.slope = (dm / dd).clamp(fill / 8.0, fill * 8.0);
-            }
-        }
-        if at_limit {
-            hold.last = Some((hold.maxmemory, dbsize));
-        }
-        if missing.abs() <= (hold.capacity / 500).max(1) as i64 || (missing > 0 && !at_limit) {
+        let Some(maxmemory) = hold.correct(dbsize, self.used_memory()?) else {
             return Ok(None);
-        }
-        let step = (missing as f64 * hold.slope).round() as i64;
-        hold.maxmemory = hold.maxmemory.saturating_add_signed(step);
-        let value = hold.maxmemory.to_string();
+        };
+        let value = maxmemory.to_string();
         self.client.call(&["CONFIG", "SET", "maxmemory", &value])?;
-        Ok(Some(hold.maxmemory))
+        Ok(Some(maxmemory))
     }
 
     /// Reads the reply of a miss's `SET` sent earlier, if one is unread,

@@ -43,6 +43,7 @@
 pub mod client;
 pub mod cluster;
 pub mod driver;
+mod hold;
 pub mod live;
 pub mod matrix;
 pub mod sharded;
