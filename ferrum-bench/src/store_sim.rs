@@ -7,8 +7,9 @@
 //! at which the store holds exactly the spec's capacity of 5,000 entries of
 //! `key:NNNNNN` names with 32-byte values, and [`StoreSimulator::new`]
 //! holds the capacity there for the whole run as the live driver holds a
-//! server's, so both engines answer the same question. Active expiry runs every 100 virtual milliseconds, as the server
-//! does at its default `hz 10`.
+//! server's, so both engines answer the same question. Active expiry runs
+//! every 100 virtual milliseconds, as the server does at its default
+//! `hz 10`.
 
 use std::time::Instant;
 
@@ -121,6 +122,7 @@ pub struct StoreSimulator {
     recency_weights: Vec<f64>,
     /// Holding the capacity, when the limit was calibrated for it.
     hold: Option<Hold>,
+    /// Requests replayed so far.
     requests: u64,
 }
 
@@ -189,7 +191,7 @@ impl StoreSimulator {
             self.store.enforce_maxmemory(now);
         }
         self.requests += 1;
-        if self.requests % Hold::EVERY == 0 {
+        if self.hold.is_some() && self.requests % Hold::EVERY == 0 {
             self.hold_capacity(now);
         }
         self.window_hits += u64::from(hit);
@@ -200,12 +202,10 @@ impl StoreSimulator {
         hit
     }
 
+    /// Lets [`Hold`] correct `maxmemory` from the entries held now.
     fn hold_capacity(&mut self, now: Millis) {
-        let Some(hold) = &mut self.hold else {
-            return;
-        };
-        let keys = self.store.keyspace_sizes()[0].0 as u64;
-        if let Some(maxmemory) = hold.correct(keys, self.store.used_memory_bytes() as u64) {
+        let (keys, used) = (self.dbsize() as u64, self.store.used_memory_bytes() as u64);
+        if let Some(maxmemory) = self.hold.as_mut().and_then(|h| h.correct(keys, used)) {
             self.store.set_maxmemory_bytes(maxmemory);
             self.store.enforce_maxmemory(now);
         }

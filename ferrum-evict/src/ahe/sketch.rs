@@ -152,7 +152,7 @@ impl FrequencySketch {
             }
         }
         self.table = table;
-        self.doorkeeper_set = doorkeeper.iter().map(|w| u64::from(w.count_ones())).sum();
+        self.doorkeeper_set = ones(&doorkeeper);
         self.doorkeeper = doorkeeper;
         self.doorkeeper_bits = bits;
         self.entries = entries;
@@ -255,6 +255,7 @@ impl FrequencySketch {
         self.additions = 0;
     }
 
+    /// Clears the doorkeeper alone; the counters keep their counts.
     fn clear_doorkeeper(&mut self) {
         self.doorkeeper.fill(0);
         self.doorkeeper_set = 0;
@@ -279,6 +280,11 @@ pub(crate) fn mix(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
+}
+
+/// Bits set in `words`.
+fn ones(words: &[u64]) -> u64 {
+    words.iter().map(|w| u64::from(w.count_ones())).sum()
 }
 
 #[cfg(test)]
@@ -351,8 +357,7 @@ mod tests {
         while s.additions + 1 < s.sample_size {
             peak = peak.max(s.doorkeeper_set);
             distinct(&mut s, &mut next);
-            let set: u64 = s.doorkeeper.iter().map(|w| u64::from(w.count_ones())).sum();
-            assert_eq!(s.doorkeeper_set, set);
+            assert_eq!(s.doorkeeper_set, ones(&s.doorkeeper));
             if s.doorkeeper_set == 0 {
                 break;
             }
