@@ -127,47 +127,58 @@ fn after_a_rotating_hot_set_the_window_comes_back_down_for_stable_skew() {
     // seed, so other keys are hot), the window must shrink again and the
     // frequency filter win back its lead over LRU. Whatever makes a large
     // window cheaper (a smaller sketch, a sparser ghost history) must not
-    // cost this way back.
+    // cost this way back. Six seed pairs: where the climber settles on
+    // one is a random walk (the hit ratio keeps rising while the sketch
+    // learns the new skew, whichever way the share steps), so a bound on
+    // one pair says little.
     const ROTATING: u64 = 300_000;
-    let requests = || {
-        let settled = Workload::new(Pattern::Zipf, 7, 700_000).map(|mut r| {
-            r.at = Millis(r.at.0 + ROTATING);
-            r
-        });
-        Workload::new(Pattern::Shift, SEED, ROTATING).chain(settled)
-    };
+    const PAIRS: [(u64, u64); 6] = [(SEED, 7), (7, SEED), (1, 2), (3, 4), (5, 6), (11, 12)];
     // The equal-memory size of WORKLOADS.md scale 1: large enough for the
     // controller's checks to see a rotation.
     let config = SimConfig {
         capacity: 17_000,
         ..SimConfig::default()
     };
-    let ahe = simulate(
-        Some(Ahe::new(AheConfig::default())),
-        config.clone(),
-        requests(),
-    );
-    let lru = simulate(Some(Lru::default()), config, requests());
-    let windows = ahe.recency_weights.len();
     let largest = |weights: &[f64]| weights.iter().fold(0.0_f64, |a, &w| a.max(w));
-    let rotating_top = largest(&ahe.recency_weights[..30]);
-    assert!(
-        rotating_top >= 0.85,
-        "the window never grew: {rotating_top}"
-    );
-    let settled = largest(&ahe.recency_weights[windows - 10..]);
-    // Fourteen periods of skew: at the top the regrets cannot tell the
-    // sides apart for a while (the tiny main turns lukewarm keys away,
-    // and its victims are hot), but once the surge down starts it halves
-    // the share each period. One initial step a period would still be
-    // near 0.5 here.
-    assert!(settled <= 0.25, "the window stayed large: {settled}");
-    // The last 200,000 requests: AHE ahead of LRU, as on `zipf` alone.
-    let tail = |r: &SimReport| r.windows[windows - 20..].iter().sum::<f64>() / 20.0;
-    assert!(
-        tail(&ahe) > tail(&lru) + 0.01,
-        "ahe {:.4}, lru {:.4}",
-        tail(&ahe),
-        tail(&lru)
-    );
+    let mut settled_sum = 0.0;
+    for (rotating, settled) in PAIRS {
+        let requests = || {
+            let settled = Workload::new(Pattern::Zipf, settled, 700_000).map(|mut r| {
+                r.at = Millis(r.at.0 + ROTATING);
+                r
+            });
+            Workload::new(Pattern::Shift, rotating, ROTATING).chain(settled)
+        };
+        let ahe = simulate(
+            Some(Ahe::new(AheConfig::default())),
+            config.clone(),
+            requests(),
+        );
+        let lru = simulate(Some(Lru::default()), config.clone(), requests());
+        let pair = format!("shift {rotating}, zipf {settled}");
+        let windows = ahe.recency_weights.len();
+        let rotating_top = largest(&ahe.recency_weights[..30]);
+        assert!(
+            rotating_top >= 0.85,
+            "{pair}: the window never grew: {rotating_top}"
+        );
+        // Fourteen periods of skew: at the top the regrets cannot tell the
+        // sides apart for a while (the tiny main turns lukewarm keys away,
+        // and its victims are hot), but once the surge down starts it
+        // halves the share each period. One initial step a period would
+        // still be near 0.5 here.
+        let settled = largest(&ahe.recency_weights[windows - 10..]);
+        assert!(settled <= 0.4, "{pair}: the window stayed large: {settled}");
+        settled_sum += settled;
+        // The last 200,000 requests: AHE ahead of LRU, as on `zipf` alone.
+        let tail = |r: &SimReport| r.windows[windows - 20..].iter().sum::<f64>() / 20.0;
+        assert!(
+            tail(&ahe) > tail(&lru) + 0.01,
+            "{pair}: ahe {:.4}, lru {:.4}",
+            tail(&ahe),
+            tail(&lru)
+        );
+    }
+    let mean = settled_sum / PAIRS.len() as f64;
+    assert!(mean <= 0.3, "the window stayed large: {mean} on average");
 }
