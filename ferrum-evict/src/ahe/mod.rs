@@ -59,7 +59,7 @@
 //!   to its maximum (0.95) at once instead of climbing there over several
 //!   periods. Staying down means two checks in a row, or only the check of
 //!   the fall if the filter's regret rate there rose to 1.5 times its
-//!   level before it and by 0.1 at least (a scan's keys never come
+//!   level before it, and to 0.1 at least (a scan's keys never come
 //!   back). The learned `w` is
 //!   the recency weight that `controller_state` reports.
 //! - *One controller per store.* The store keeps an instance per shard,
