@@ -385,9 +385,9 @@ impl Fall {
                 .check_balance()
                 .is_some_and(|b| b > config.regret_margin)
         };
-        let filter_regrets_hold = || match (tally.frequency_rate(), self.filter_rate) {
-            (Some(now), Some(before)) => before > 0.0 && now >= before && now < config.loop_rate,
-            _ => false,
+        let filter_regrets_hold = || {
+            self.filter_rates(tally)
+                .is_some_and(|(now, before)| now >= before && now < config.loop_rate)
         };
         ratio <= self.before - config.rotation_depth
             && (balance_points_to_frequency() || filter_regrets_hold())
@@ -397,14 +397,20 @@ impl Fall {
     /// their level before the fall that it confirms the rotation alone
     /// (`ClimberConfig::sharp_rise`).
     fn sharply_confirmed_by(&self, config: &ClimberConfig, tally: &Tally) -> bool {
+        self.filter_rates(tally).is_some_and(|(now, before)| {
+            now >= config.sharp_rise * before
+                && now >= 2.0 * config.regret_margin
+                && now < config.loop_rate
+        })
+    }
+
+    /// The filter's regret rate in the check of `tally` and over the last
+    /// period before the fall, when both were rated and the earlier one
+    /// is not zero (nothing can hold or rise against none).
+    fn filter_rates(&self, tally: &Tally) -> Option<(f64, f64)> {
         match (tally.frequency_rate(), self.filter_rate) {
-            (Some(now), Some(before)) => {
-                before > 0.0
-                    && now >= config.sharp_rise * before
-                    && now >= 2.0 * config.regret_margin
-                    && now < config.loop_rate
-            }
-            _ => false,
+            (Some(now), Some(before)) if before > 0.0 => Some((now, before)),
+            _ => None,
         }
     }
 }
