@@ -587,6 +587,20 @@ impl HillClimber {
             .set_period(requests, self.config.checks_per_period);
     }
 
+    /// Whether the hot set rotates slowly: the hit ratio's last two falls
+    /// came at least `slow_rotation` periods apart, so a share that jumps
+    /// is let down a period later (see the module docs).
+    pub fn rotations_are_slow(&self) -> bool {
+        let slow = self.config.slow_rotation;
+        slow > 0 && self.falls.pace.is_some_and(|pace| pace >= slow)
+    }
+
+    /// Sets the pace of the falls as if they had come `periods` apart.
+    #[cfg(test)]
+    pub(crate) fn set_pace(&mut self, periods: u32) {
+        self.falls.pace = Some(periods);
+    }
+
     /// The current step size (the learning rate), unsigned.
     pub fn learning_rate(&self) -> f64 {
         self.step.abs()
@@ -714,12 +728,11 @@ impl HillClimber {
         } else {
             falls.quiet = falls.quiet.saturating_add(1);
         }
-        let slow = self.config.slow_rotation;
-        let patience = match falls.pace {
-            Some(pace) if slow > 0 && pace >= slow => 1,
+        let patience = match self.falls.pace {
+            _ if self.rotations_are_slow() => 1,
             pace => pace.map_or(0, |p| 2 * p).max(self.config.jump_hold),
         };
-        let release = self.held && self.config.jump_hold > 0 && falls.quiet >= patience;
+        let release = self.held && self.config.jump_hold > 0 && self.falls.quiet >= patience;
         if release {
             self.held = false;
         }

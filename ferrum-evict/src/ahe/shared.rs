@@ -20,7 +20,7 @@
 //! [`SharedController::reset`] starts the pooled climber over with them.
 
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use super::controller::{ClimberConfig, Controller, HillClimber, Signal, Tally};
@@ -62,6 +62,8 @@ struct Inner {
     /// The climber's share, as `f64` bits, for members to read without
     /// the lock.
     share: AtomicU64,
+    /// The climber's [`HillClimber::rotations_are_slow`], read the same way.
+    slow_rotations: AtomicBool,
 }
 
 struct Pool {
@@ -88,6 +90,7 @@ impl SharedController {
             inner: Arc::new(Inner {
                 pool: Mutex::new(pool),
                 share,
+                slow_rotations: AtomicBool::new(false),
             }),
         }
     }
@@ -107,6 +110,12 @@ impl SharedController {
     /// The share of each member's cache that recency gets.
     pub fn recency_share(&self) -> f64 {
         f64::from_bits(self.inner.share.load(Ordering::Relaxed))
+    }
+
+    /// Whether the hot set rotates slowly (see
+    /// [`HillClimber::rotations_are_slow`]).
+    pub fn rotations_are_slow(&self) -> bool {
+        self.inner.slow_rotations.load(Ordering::Relaxed)
     }
 
     /// The entries of every member, summed: the cache the controller
@@ -137,6 +146,9 @@ impl SharedController {
         self.inner
             .share
             .store(pool.climber.recency_share().to_bits(), Ordering::Relaxed);
+        self.inner
+            .slow_rotations
+            .store(pool.climber.rotations_are_slow(), Ordering::Relaxed);
     }
 
     /// A member's period and size changed from `from` to `to`.

@@ -464,6 +464,29 @@ fn a_large_window_sizes_the_sketch_for_main_only() {
 }
 
 #[test]
+fn where_the_hot_set_rotates_slowly_the_sketch_stays_whole() {
+    let sized = |pace: u32| {
+        let mut ahe = pinned(0.9, true);
+        let Feedback::Own(climber) = &mut ahe.feedback else {
+            unreachable!("a pinned AHE steers itself")
+        };
+        climber.set_pace(pace);
+        for i in 0..8_000 {
+            insert(&mut ahe, i);
+        }
+        (
+            ahe.sketch_size,
+            ahe.sketch.entries() * 8 / ahe.history_sized,
+        )
+    };
+    // Falls two periods apart (`shift` at 17,000 entries): the window
+    // stays up, and the sketch is an eighth.
+    assert_eq!(sized(2), (SketchSize::EIGHTH, 1));
+    // Six apart (`shift` at 5,000): the window comes back down.
+    assert_eq!(sized(6), (SketchSize::WHOLE, 8));
+}
+
+#[test]
 fn at_the_top_a_large_cache_remembers_one_eviction_in_eight() {
     let config = AheConfig::default();
     let sample = |share: f64, follows: bool, entries: u32| {
