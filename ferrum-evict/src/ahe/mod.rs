@@ -60,7 +60,10 @@
 //!   periods. Staying down means two checks in a row, or only the check of
 //!   the fall if the filter's regret rate there rose to 1.5 times its
 //!   level before it, and to 0.1 at least (a scan's keys never come
-//!   back). The learned `w` is
+//!   back). A jumped `w` is held while such falls keep coming, and let
+//!   down a period later where they come six periods apart or more (the
+//!   hot set stays long enough for frequency to learn it). A period
+//!   without a hit takes no step. The learned `w` is
 //!   the recency weight that `controller_state` reports.
 //! - *One controller per store.* The store keeps an instance per shard,
 //!   and the shards see the same workload (keys are spread by a hash), so
@@ -74,7 +77,8 @@
 //!   cache the duels decide only main's few entries, so the sketch is
 //!   sized for half the cache from `w = 0.45`, a quarter from `w = 0.7`
 //!   and an eighth from `w = 0.85` (with overlapping bands), and the bytes
-//!   hold more keys.
+//!   hold more keys; not where the rotations come slowly, as the window
+//!   comes back down within each.
 //!
 //! # Why it adapts, and why it does not collapse
 //!
