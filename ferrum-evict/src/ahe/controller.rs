@@ -411,10 +411,10 @@ impl Fall {
         };
         let filter_regrets_hold = || {
             self.filter_rates(tally)
-                .is_some_and(|(now, before)| now >= before && now < config.loop_rate)
+                .is_some_and(|(now, before)| now >= before)
         };
-        // Where the filter's regrets are a loop's, the balance means
-        // nothing either: every eviction comes back, and capped at 1 the
+        // Where the filter's regrets are a loop's, neither sign means a
+        // rotation: every eviction comes back, and capped at 1 the
         // filter's rate led recency's by more than the margin, so `loop`
         // jumped to the top and stayed there (the falls kept coming).
         let looping = || {
@@ -429,12 +429,11 @@ impl Fall {
 
     /// Whether a confirming check's filter regrets rose so sharply above
     /// their level before the fall that it confirms the rotation alone
-    /// (`ClimberConfig::sharp_rise`).
+    /// (`ClimberConfig::sharp_rise`). A confirming check's rate is below
+    /// `loop_rate` already (see [`Fall::confirmed_by`]).
     fn sharply_confirmed_by(&self, config: &ClimberConfig, tally: &Tally) -> bool {
         self.filter_rates(tally).is_some_and(|(now, before)| {
-            now >= config.sharp_rise * before
-                && now >= 2.0 * config.regret_margin
-                && now < config.loop_rate
+            now >= config.sharp_rise * before && now >= 2.0 * config.regret_margin
         })
     }
 
@@ -728,9 +727,11 @@ impl HillClimber {
         } else {
             falls.quiet = falls.quiet.saturating_add(1);
         }
-        let patience = match self.falls.pace {
-            _ if self.rotations_are_slow() => 1,
-            pace => pace.map_or(0, |p| 2 * p).max(self.config.jump_hold),
+        let patience = if self.rotations_are_slow() {
+            1
+        } else {
+            let pace = self.falls.pace.map_or(0, |p| 2 * p);
+            pace.max(self.config.jump_hold)
         };
         let release = self.held && self.config.jump_hold > 0 && self.falls.quiet >= patience;
         if release {
