@@ -116,8 +116,10 @@ pub struct Shard {
     /// thin pointer a row.
     slots: Vec<Option<Block>>,
     free_slots: Vec<u32>,
-    /// Ids of entries with a TTL, for the active expiry cycle's sampling.
+    /// Ids of entries with a TTL, for the active expiry cycle.
     volatile: Vec<u32>,
+    /// Where the active expiry cycle goes on in `volatile`.
+    expire_cursor: usize,
     policy: Option<AnyPolicy>,
     policy_kind: PolicyKind,
     /// What a fresh policy is built from, after `FLUSHALL` or a resize.
@@ -160,6 +162,7 @@ impl Shard {
             slots: Vec::new(),
             free_slots: Vec::new(),
             volatile: Vec::new(),
+            expire_cursor: 0,
             policy: kind.build(&config),
             policy_kind: kind,
             policy_config: config,
@@ -737,31 +740,47 @@ impl Shard {
         self.db_table.iter().position(|&x| x == t)
     }
 
-    /// One pass of active expiry: samples up to `max_checks` keys with a TTL
-    /// in rounds of 20, removing the expired ones, and stops early once a
-    /// round finds no more than a quarter expired (Redis's heuristic: most of
-    /// what is left is not due yet).
+    /// One pass of active expiry, as Redis 7's cycle (`activeExpireCycle`
+    /// at the default effort): rounds of 20 keys with a TTL, taken in turn
+    /// from a cursor that walks the volatile list and wraps, removing the
+    /// expired ones, for at most `max_checks` keys. It stops early once a
+    /// round finds no more than a tenth expired: so few are stale that the
+    /// rest can wait for the next pass. A cursor rather than random picks,
+    /// as Redis walks its `expires` table: every key with a TTL is looked
+    /// at once per sweep, so an expired key waits at most one sweep to be
+    /// reclaimed, where random sampling left some for many passes.
     pub fn expire_cycle(&mut self, now: Millis, max_checks: usize) -> ExpireCycle {
+        /// Keys a round looks at (Redis's `ACTIVE_EXPIRE_CYCLE_KEYS_PER_LOOP`).
         const ROUND: usize = 20;
+        /// Another round follows while more than this share of the last
+        /// one, in percent, had expired
+        /// (`ACTIVE_EXPIRE_CYCLE_ACCEPTABLE_STALE`).
+        const ACCEPTABLE_STALE: usize = 10;
         let mut out = ExpireCycle::default();
         while out.checked < max_checks && !self.volatile.is_empty() {
-            let mut expired_this_round = 0;
             let round = ROUND.min(self.volatile.len());
+            let mut expired_this_round = 0;
             for _ in 0..round {
                 if self.volatile.is_empty() {
                     break;
                 }
-                let pos = self.rng.random_range(0..self.volatile.len());
-                let id = self.volatile[pos];
+                if self.expire_cursor >= self.volatile.len() {
+                    self.expire_cursor = 0;
+                }
+                let id = self.volatile[self.expire_cursor];
                 out.checked += 1;
                 if is_expired(self.block(id), now) {
+                    // The list's last id moves into the cursor's place:
+                    // it is looked at next.
                     self.remove_slot(id);
                     self.stats.expired_keys += 1;
                     expired_this_round += 1;
+                } else {
+                    self.expire_cursor += 1;
                 }
             }
             out.expired += expired_this_round;
-            if expired_this_round * 4 <= round {
+            if expired_this_round * 100 <= round * ACCEPTABLE_STALE {
                 break;
             }
         }
@@ -796,6 +815,7 @@ impl Shard {
             self.slots = Vec::new();
             self.free_slots = Vec::new();
             self.volatile = Vec::new();
+            self.expire_cursor = 0;
             self.watches = Watches::default();
             self.rng = SmallRng::seed_from_u64(self.seed);
         }

@@ -340,6 +340,52 @@ fn active_expiry_removes_unread_keys() {
     assert_eq!(s.stats().expired_keys, 500);
 }
 
+#[test]
+fn one_sweep_of_active_expiry_reaches_every_expired_key() {
+    // One shard, so each cycle's checks all go to one volatile list.
+    let s = Store::new(StoreConfig {
+        shards: 1,
+        ..StoreConfig::default()
+    });
+    // A few expired keys among many live ones: every round finds at most
+    // a tenth expired and ends its cycle, as in a cache whose TTL keys
+    // expire one by one.
+    let (live, expired) = (1_000, 25);
+    for i in 0..live + expired {
+        let deadline = if i % 41 == 0 && i / 41 < expired {
+            10
+        } else {
+            1_000_000
+        };
+        set(&s, &key(i), val(1), Some(Millis(deadline)), Millis(0));
+    }
+    // As many checks as there are keys with a TTL, a round of 20 a cycle.
+    // Random picks would leave about a third of the expired keys (each is
+    // missed by 1,025 draws with probability (1 - 1/1025)^1025); a cursor
+    // looks at every key once.
+    let mut removed = 0;
+    for _ in 0..(live + expired).div_ceil(20) {
+        removed += s.expire_cycle(Millis(20), 20);
+    }
+    assert_eq!(removed, expired);
+    assert_eq!(s.keyspace_sizes()[0], (live, live));
+}
+
+#[test]
+fn active_expiry_goes_on_while_more_than_a_tenth_of_a_round_expired() {
+    let s = Store::new(StoreConfig {
+        shards: 1,
+        ..StoreConfig::default()
+    });
+    // Three expired keys in every twenty (15%): Redis 7 keeps going above
+    // 10% stale, so one cycle reaches them all.
+    for i in 0..2_000 {
+        let deadline = if i % 20 < 3 { 10 } else { 1_000_000 };
+        set(&s, &key(i), val(1), Some(Millis(deadline)), Millis(0));
+    }
+    assert_eq!(s.expire_cycle(Millis(20), usize::MAX), 300);
+}
+
 /// A read-through replay of skewed requests: `GET`, and `SET` on a miss.
 /// Returns (hits, misses, keys held at the end).
 fn replay(s: &Store, requests: u64, keyspace: u64) -> (u64, u64, usize) {
