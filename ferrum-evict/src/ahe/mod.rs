@@ -26,7 +26,9 @@
 //!   candidate that has repeated at all. If the window is within its share,
 //!   main's victim goes. While main is below its share (at the first
 //!   eviction, or after the window shrank) the window's overflow first
-//!   moves into probation without a duel.
+//!   moves into probation without a duel; where main is short because
+//!   keys expired or were deleted, it goes to probation's tail, next in
+//!   line to leave, one entry per key removed.
 //! - *Ageing main.* Protected's tail is demoted to probation once it went
 //!   about ten cache-sizes of requests (two sketch periods) without a hit: its
 //!   counts have been halved twice since, so it must defend its place again.
@@ -553,6 +555,9 @@ pub struct Ahe {
     /// The entry count the sketch and the ghost history were last sized
     /// for.
     history_sized: usize,
+    /// Entries removed (expired or deleted) whose room newcomers have not
+    /// yet taken through a spill into probation (see [`Ahe::spill_window`]).
+    refills: usize,
     config: AheConfig,
 }
 
@@ -575,6 +580,7 @@ impl Ahe {
             rng: SmallRng::seed_from_u64(config.seed),
             sketch_size: SketchSize::WHOLE,
             history_sized: 0,
+            refills: 0,
             config,
         }
     }
@@ -634,6 +640,20 @@ impl Ahe {
         self.nodes[i as usize].set_region(region);
     }
 
+    fn push_back(&mut self, i: u32, region: Region) {
+        let list = &mut self.lists[region.list()];
+        let node = &mut self.nodes[i as usize];
+        node.set_prev(list.tail);
+        node.set_next(NIL);
+        match list.tail {
+            NIL => list.head = i,
+            t => self.nodes[t as usize].set_next(i),
+        }
+        list.tail = i;
+        list.len += 1;
+        self.nodes[i as usize].set_region(region);
+    }
+
     fn relink(&mut self, i: u32, region: Region) {
         self.unlink(i);
         self.push_front(i, region);
@@ -663,12 +683,31 @@ impl Ahe {
     /// main is below its share of the cache as it will be after the
     /// eviction under way (`tracked - 1` entries). That is warm-up, or the
     /// window having just shrunk, as Caffeine moves entries when it shrinks
-    /// its window.
+    /// its window: there the entry goes to probation's head.
+    ///
+    /// It is also what happens after keys expire or are deleted: main
+    /// lost entries without an eviction, newcomers took the room through
+    /// the window, and the window's overflow now spills. Such an entry
+    /// skipped the duel only because there was room, so it goes to
+    /// probation's tail instead, one per entry removed (`refills`): it is
+    /// the next victim, and the next window candidate must out-count it,
+    /// unless it is hit first. At the head, a stream of such newcomers
+    /// pushed out probation's older entries, which had won their duels:
+    /// on `ttl` (a key expiring every 20 requests) the store engine, whose
+    /// expiry cycle removes keys, scored 0.2 to 0.3 points below the
+    /// policy engine, which evicts expired keys instead, at the same share
+    /// (benches/hit-ratio.md, "One shard's `ttl`, taken apart").
     fn spill_window(&mut self) {
         let target = self.window_target();
         while self.lists[0].len > target && self.main_len() + target + 1 < self.tracked {
             let tail = self.lists[0].tail;
-            self.relink(tail, Region::Probation);
+            self.unlink(tail);
+            if self.refills > 0 {
+                self.refills -= 1;
+                self.push_back(tail, Region::Probation);
+            } else {
+                self.push_front(tail, Region::Probation);
+            }
         }
     }
 
@@ -894,6 +933,8 @@ impl EvictionPolicy for Ahe {
 
     fn on_remove(&mut self, id: EntryId) {
         if self.region(id) != Region::Untracked {
+            // At most a cache's worth: a refill is a removed entry's room.
+            self.refills = (self.refills + 1).min(self.size);
             self.detach(id.0);
             self.fit_history();
         }

@@ -95,6 +95,33 @@ fn hits_promote_from_probation_to_protected_and_demote_its_tail() {
 }
 
 /// A cache of four entries warmed with 0..4, then `miss_evict_insert(4)`.
+#[test]
+fn a_newcomer_in_a_removed_key_s_room_joins_probation_at_its_tail() {
+    let mut ahe = Ahe::default();
+    for i in 0..11 {
+        insert(&mut ahe, i);
+    }
+    assert_eq!(ahe.evict(Millis(0), &by_id), Some(EntryId(9)));
+    assert_eq!(dump(&ahe), "w[10] p[0* 8 7 6 5 4 3 2 1] P[]");
+    // 5 expires and the store removes it; two newcomers take its room
+    // (and 9's) without an eviction. 11 had been requested before, so it
+    // counts once.
+    ahe.on_remove(EntryId(5));
+    ahe.on_miss(h(11), Millis(0));
+    ahe.on_miss(h(11), Millis(0));
+    insert(&mut ahe, 11);
+    ahe.on_miss(h(12), Millis(0));
+    insert(&mut ahe, 12);
+    assert_eq!(dump(&ahe), "w[12 11 10] p[0* 8 7 6 4 3 2 1] P[]");
+    // At the next eviction main is one short: 10 spills into 5's room
+    // without a duel, but at probation's tail, so it is main's victim at
+    // once, and 11 (count 1) beats it. At the head, 10 would have pushed
+    // 1 out instead.
+    ahe.on_miss(h(13), Millis(0));
+    assert_eq!(ahe.evict(Millis(0), &by_id), Some(EntryId(10)));
+    assert_eq!(dump(&ahe), "w[12] p[11 0* 8 7 6 4 3 2 1] P[]");
+}
+
 fn warm_cache_of_four() -> Ahe {
     warm_cache_of_four_with(AheConfig::default())
 }
