@@ -94,7 +94,6 @@ fn hits_promote_from_probation_to_protected_and_demote_its_tail() {
     assert_eq!(ahe.len(), 9);
 }
 
-/// A cache of four entries warmed with 0..4, then `miss_evict_insert(4)`.
 #[test]
 fn a_newcomer_in_a_removed_key_s_room_joins_probation_at_its_tail() {
     let mut ahe = Ahe::default();
@@ -122,6 +121,7 @@ fn a_newcomer_in_a_removed_key_s_room_joins_probation_at_its_tail() {
     assert_eq!(dump(&ahe), "w[12] p[11 0* 8 7 6 4 3 2 1] P[]");
 }
 
+/// A cache of four entries warmed with 0..4, then `miss_evict_insert(4)`.
 fn warm_cache_of_four() -> Ahe {
     warm_cache_of_four_with(AheConfig::default())
 }
