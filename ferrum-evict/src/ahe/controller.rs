@@ -97,9 +97,13 @@
 //! period comes back (`loop_comeback` of them, and at least `loop_rate`
 //! on each side), every key returns, at a distance beyond the cache (a
 //! loop larger than it): no newcomer is better than what main holds, and
-//! a window entry is gone before its key comes round again. The best
-//! window is none, and the step goes down as far as a surge down may
-//! (`shrink_fraction` of the share, or `initial_step`). With both rates
+//! a window entry is gone before its key comes round again. The step goes
+//! down as far as a surge down may (`shrink_fraction` of the share, or
+//! `initial_step`), to the share the climber starts at and no further: a
+//! window of one entry did worse than one of 1% (in one shard at 5,000
+//! entries, pinned, 77.9% against 80.7%, and 79.5 to 80.2 from 0.2% to
+//! 2%: a newcomer that duels at once churns more of the resident set
+//! than one that waits in a small window). With both rates
 //! near 1 the regret balance is a coin toss, and the hit ratio swings by
 //! up to ten points from period to period: steered by either, the share
 //! of `loop` in one shard wandered between none and a third, or climbed
@@ -704,7 +708,8 @@ impl HillClimber {
         self.filter_rate = self.this_period.frequency_rate();
         self.smoothed_balance += self.config.smoothing * (balance - self.smoothed_balance);
         let surge = self.smoothed_balance;
-        if self.this_period.loops(&self.config) {
+        let looping = self.this_period.loops(&self.config);
+        if looping {
             self.step = -self.largest_step_down();
         } else if self.previous_ratio.is_some() && surge.abs() >= self.config.surge_margin {
             let size = if self.step.signum() == surge.signum() {
@@ -741,7 +746,12 @@ impl HillClimber {
         if self.release_jump() {
             self.step = -self.largest_step_down();
         }
+        let before = self.share;
         self.move_share(self.step);
+        if looping {
+            // Down to the share the climber starts at, not below it.
+            self.share = self.share.max(self.config.initial_share.min(before));
+        }
         self.previous_ratio = Some(ratio);
         self.last_ratio = ratio;
         self.hits = 0;
@@ -1200,32 +1210,44 @@ mod tests {
     #[test]
     fn a_loop_takes_the_window_down_whatever_the_hit_ratio_and_balance_say() {
         let mut c = HillClimber::new(ClimberConfig {
-            initial_share: 0.4,
             checks_per_period: 0,
             ..ClimberConfig::default()
         });
         c.set_period(1_000);
+        // Frequency's evictions come back half the time, recency's never:
+        // the surge takes the share up.
+        for _ in 0..4 {
+            regrets(&mut c, (200, 0), (200, 100));
+            feed(&mut c, 500, 500);
+        }
         let mut shares = vec![c.recency_share()];
-        // Nearly every eviction comes back on both sides, frequency's a
-        // little more often (a balance of +0.06, past the margin), and the
-        // hit ratio rises: steering and hill climbing would both grow the
-        // window.
-        for hits in [500, 600, 700, 800] {
+        assert!(shares[0] > 0.5, "{shares:?}");
+        // Then nearly every eviction comes back on both sides, frequency's
+        // a little more often (a balance of +0.06, past the margin), and
+        // the hit ratio rises: steering and hill climbing would both grow
+        // the window.
+        for hits in [500, 600, 700, 800, 800, 800, 800, 800] {
             regrets(&mut c, (200, 188), (200, 200));
             feed(&mut c, hits, 1_000 - hits);
             shares.push(c.recency_share());
         }
-        // Down by half the share a period, then by the initial step.
-        let expected = [0.4, 0.2, 0.1, 0.0375, 0.0];
-        for (got, want) in shares.iter().zip(expected) {
-            assert!((got - want).abs() < 1e-9, "{shares:?}");
+        // Down by half the share a period, or by the initial step, to the
+        // initial share, and no further.
+        for pair in shares.windows(2) {
+            let most = (0.5 * pair[0]).max(0.0625);
+            let at_start = (pair[1] - 0.01).abs() < 1e-9;
+            assert!(pair[1] < pair[0] || at_start, "{shares:?}");
+            assert!(pair[0] - pair[1] <= most + 1e-9, "{shares:?}");
+        }
+        for last in &shares[shares.len() - 2..] {
+            assert!((last - 0.01).abs() < 1e-9, "{shares:?}");
         }
         // Where only the filter's evictions come back (a rotated hot set),
         // the rule does not apply: the balance grows the window again.
         regrets(&mut c, (200, 20), (200, 200));
         feed(&mut c, 800, 200);
         let grown = c.recency_share();
-        assert!(grown > 0.0, "{grown}");
+        assert!(grown > 0.01, "{grown}");
         // Nor where both sides' evictions come back often but not nearly
         // all (`ttl` at a large cache): 0.6 and 0.7 together are 0.65.
         regrets(&mut c, (200, 120), (200, 140));
