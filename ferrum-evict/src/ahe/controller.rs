@@ -101,14 +101,12 @@
 //! down as far as a surge down may (`shrink_fraction` of the share, or
 //! `initial_step`), to the share the climber starts at and no further: a
 //! window of one entry did worse than one of 1% (in one shard at 5,000
-//! entries, pinned, 77.9% against 80.7%, and 79.5 to 80.2 from 0.2% to
-//! 2%: a newcomer that duels at once churns more of the resident set
-//! than one that waits in a small window). With both rates
-//! near 1 the regret balance is a coin toss, and the hit ratio swings by
-//! up to ten points from period to period: steered by either, the share
-//! of `loop` in one shard wandered between none and a third, or climbed
-//! to the top, and the cell lost 6 to 25 points (5,000 entries, seeds 1
-//! to 8).
+//! entries, pinned: 77.9% against 80.7%, and 79.5 to 80.2 at 0.2%, 0.5%
+//! and 2%). With both rates near 1 the regret balance is a coin toss,
+//! and the hit ratio swings by up to ten points from period to period:
+//! steered by either, the share of `loop` in one shard wandered between
+//! none and a third, or climbed to the top, and the cell lost 6 to 25
+//! points (5,000 entries, seeds 1 to 8).
 //!
 //! **One per store.** A store's shards share one climber
 //! ([`SharedController`](super::SharedController)): their observations are
