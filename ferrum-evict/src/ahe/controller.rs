@@ -235,8 +235,7 @@ pub struct ClimberConfig {
     /// each side's rate at `loop_rate` or more), which takes the window
     /// down (see the module docs). Default: 0.9. In `loop` (store engine,
     /// 5,000 entries, one shard and 16, seeds 1 to 3) nine periods in ten
-    /// reach 0.977 or more; the lowest was 0.73, where one side's
-    /// returns had spilled into the next period. On the other eight
+    /// reach 0.977 or more, and the lowest was 0.73. On the other eight
     /// patterns the most at 5,000 entries was 0.34 (`ttl`, seeds 1 to 4);
     /// at 17,000 equal-memory entries over 16 shards `ttl` reached 0.78
     /// (seeds 1 to 6, at a share of 0.95), with both sides above 0.5,
