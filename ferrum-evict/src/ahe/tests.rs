@@ -69,14 +69,7 @@ fn warm_up_fills_the_window_then_spills_into_probation() {
 
 #[test]
 fn hits_promote_from_probation_to_protected_and_demote_its_tail() {
-    let mut ahe = Ahe::default();
-    for i in 0..11 {
-        insert(&mut ahe, i);
-    }
-    // Size 11, window 1: 0..=8 spill so that main holds 9 of the 10 left,
-    // then 9 loses its duel against 0 (neither ever repeated).
-    assert_eq!(ahe.evict(Millis(0), &by_id), Some(EntryId(9)));
-    assert_eq!(dump(&ahe), "w[10] p[0* 8 7 6 5 4 3 2 1] P[]");
+    let mut ahe = cache_of_eleven_after_one_eviction();
     // Protected may hold 80% × (1 - 0.01) of main (11 - 1 = 10 entries):
     // 8. A hit clears the spared mark; a demoted entry has none.
     for i in 0..=8 {
@@ -96,12 +89,7 @@ fn hits_promote_from_probation_to_protected_and_demote_its_tail() {
 
 #[test]
 fn a_newcomer_in_a_removed_key_s_room_joins_probation_at_its_tail() {
-    let mut ahe = Ahe::default();
-    for i in 0..11 {
-        insert(&mut ahe, i);
-    }
-    assert_eq!(ahe.evict(Millis(0), &by_id), Some(EntryId(9)));
-    assert_eq!(dump(&ahe), "w[10] p[0* 8 7 6 5 4 3 2 1] P[]");
+    let mut ahe = cache_of_eleven_after_one_eviction();
     // 5 expires and the store removes it; two newcomers take its room
     // (and 9's) without an eviction. 11 had been requested before, so it
     // counts once.
@@ -119,6 +107,19 @@ fn a_newcomer_in_a_removed_key_s_room_joins_probation_at_its_tail() {
     ahe.on_miss(h(13), Millis(0));
     assert_eq!(ahe.evict(Millis(0), &by_id), Some(EntryId(10)));
     assert_eq!(dump(&ahe), "w[12] p[11 0* 8 7 6 4 3 2 1] P[]");
+}
+
+/// A cache of eleven entries filled with 0..11, then one eviction.
+fn cache_of_eleven_after_one_eviction() -> Ahe {
+    let mut ahe = Ahe::default();
+    for i in 0..11 {
+        insert(&mut ahe, i);
+    }
+    // Size 11, window 1: 0..=8 spill so that main holds 9 of the 10 left,
+    // then 9 loses its duel against 0 (neither ever repeated).
+    assert_eq!(ahe.evict(Millis(0), &by_id), Some(EntryId(9)));
+    assert_eq!(dump(&ahe), "w[10] p[0* 8 7 6 5 4 3 2 1] P[]");
+    ahe
 }
 
 /// A cache of four entries warmed with 0..4, then `miss_evict_insert(4)`.
