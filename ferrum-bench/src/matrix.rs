@@ -357,9 +357,10 @@ mod tests {
         let held: Vec<usize> = m.cells.iter().map(|c| c.report.policy_len).collect();
         // allkeys-lru holds the capacity (the calibration's tolerance is a
         // thousandth, and 20 000 requests reach steady state), and AHE,
-        // whose state costs more per entry, fewer under the same limit.
+        // whose state costs less per entry, at least as many under the
+        // same limit.
         assert!((490..=510).contains(&held[0]), "{held:?}");
-        assert!(held[1] < held[0], "{held:?}");
+        assert!(held[1] >= held[0], "{held:?}");
     }
 
     #[test]

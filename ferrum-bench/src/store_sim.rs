@@ -340,11 +340,11 @@ mod tests {
     }
 
     #[test]
-    fn the_capacity_is_held_when_ahe_sketch_shrinks() {
-        // On `shift` AHE's window jumps at the first rotation (100,000
-        // requests) and its sketch shrinks to an eighth; at the limit
-        // calibrated before, the freed bytes held 5,453 entries at the
-        // end of a full run.
+    fn the_capacity_is_held_while_ahes_share_moves() {
+        // On `shift` AHE's small queue grows after the first rotation
+        // (100,000 requests), moving entries between its queues and its
+        // ghosts' sizes with them; the limit calibrated before must still
+        // hold the same entries.
         let mut sim = StoreSimulator::new(
             PolicyKind::AllKeysAhe,
             Pattern::Shift,
@@ -360,7 +360,10 @@ mod tests {
             }
         }
         let weights = sim.finish().recency_weights;
-        assert!(weights.iter().any(|&w| w >= 0.85), "{weights:?}");
+        assert!(
+            weights.iter().any(|&w| w >= 2.0 * weights[0]),
+            "{weights:?}"
+        );
         let mean = held.iter().sum::<usize>() / held.len();
         assert!(
             (4_950..=5_050).contains(&mean),

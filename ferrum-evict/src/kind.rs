@@ -5,7 +5,6 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::ahe::SharedController;
 use crate::{
     Ahe, AheConfig, EntryId, EvictionPolicy, Lfu, LfuConfig, Lru, LruConfig, Millis, Random,
     RandomConfig, Ttl, TtlConfig,
@@ -91,21 +90,6 @@ impl PolicyKind {
     /// Builds the policy, or `None` for [`PolicyKind::NoEviction`], which
     /// has nothing to choose.
     pub fn build(self, config: &PolicyConfig) -> Option<AnyPolicy> {
-        self.build_with(config, None)
-    }
-
-    /// [`build`](Self::build), for one shard of a store whose AHE instances
-    /// share `controller` (see [`SharedController`]); `None` gives an AHE
-    /// instance a controller of its own. Building an AHE instance in a
-    /// store starts the controller over ([`SharedController::reset`]): the
-    /// store builds its shards' policies together, when it starts, on a
-    /// flush and on a policy switch, and a result must not depend on what
-    /// ran before.
-    pub fn build_with(
-        self,
-        config: &PolicyConfig,
-        controller: Option<&SharedController>,
-    ) -> Option<AnyPolicy> {
         let policy = match self {
             PolicyKind::NoEviction => return None,
             PolicyKind::AllKeysLru | PolicyKind::VolatileLru => {
@@ -124,18 +108,10 @@ impl PolicyKind {
             }
             PolicyKind::VolatileTtl => AnyPolicy::Ttl(Ttl::new(TtlConfig::default())),
             PolicyKind::AllKeysAhe | PolicyKind::VolatileAhe => {
-                let ahe = AheConfig {
-                    seed: config.seed,
+                AnyPolicy::Ahe(Box::new(Ahe::new(AheConfig {
                     expired_first: config.expired_first,
                     ..AheConfig::default()
-                };
-                AnyPolicy::Ahe(Box::new(match controller {
-                    Some(controller) => {
-                        controller.reset();
-                        Ahe::sharing(ahe, controller.clone())
-                    }
-                    None => Ahe::new(ahe),
-                }))
+                })))
             }
         };
         Some(policy)

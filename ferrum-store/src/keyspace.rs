@@ -9,7 +9,6 @@
 use std::hash::BuildHasher;
 
 use bytes::Bytes;
-use ferrum_evict::ahe::SharedController;
 use ferrum_evict::{AnyPolicy, EntryId, EvictionPolicy, Millis, PolicyConfig, PolicyKind};
 use hashbrown::HashTable;
 use rand::rngs::SmallRng;
@@ -124,9 +123,6 @@ pub struct Shard {
     policy_kind: PolicyKind,
     /// What a fresh policy is built from, after `FLUSHALL` or a resize.
     policy_config: PolicyConfig,
-    /// The store's AHE controller, shared with its other shards; `None`
-    /// for a shard on its own.
-    controller: Option<SharedController>,
     /// Heap bytes of the blocks (and the collections they own).
     used_bytes: usize,
     /// Heap bytes of the indexes' allocations (see `recount_indexes`).
@@ -166,7 +162,6 @@ impl Shard {
             policy: kind.build(&config),
             policy_kind: kind,
             policy_config: config,
-            controller: None,
             used_bytes: 0,
             index_bytes: 0,
             watches: Watches::default(),
@@ -860,15 +855,6 @@ impl Shard {
         self.db_table.swap(a, b);
     }
 
-    /// Makes the shard one of a store's: its AHE instance is steered by
-    /// `controller` with the other shards' (see
-    /// [`SharedController`]) instead of by a controller of its own.
-    pub fn with_controller(mut self, controller: SharedController) -> Shard {
-        self.controller = Some(controller);
-        self.rebuild_policy();
-        self
-    }
-
     /// Replaces the eviction policy (`CONFIG SET maxmemory-policy` and its
     /// parameters), re-registering every qualifying key in the order it was
     /// last accessed, so that recency survives the switch.
@@ -884,9 +870,7 @@ impl Shard {
     /// old limit, or remembering keys no longer here, would make the next
     /// run's result depend on what ran before.
     pub fn rebuild_policy(&mut self) {
-        self.policy = self
-            .policy_kind
-            .build_with(&self.policy_config, self.controller.as_ref());
+        self.policy = self.policy_kind.build(&self.policy_config);
         if self.policy.is_none() {
             return;
         }

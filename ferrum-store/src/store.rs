@@ -6,7 +6,6 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use bytes::Bytes;
-use ferrum_evict::ahe::SharedController;
 use ferrum_evict::{Millis, PolicyConfig, PolicyKind};
 use smallvec::SmallVec;
 
@@ -75,21 +74,11 @@ impl Store {
     pub fn new(config: StoreConfig) -> Store {
         let shards = config.shards.max(1);
         let seed = config.policy_config.seed;
-        // One AHE controller for all the shards: they see the same
-        // workload, each with a share of its traffic, and steer better by
-        // all of the evidence than each by its own part. A lone shard
-        // keeps a controller of its own, which steps exactly at its
-        // periods' ends rather than at the end of a batch.
-        let controller = (shards > 1).then(SharedController::default);
         let shards: Box<[Mutex<Shard>]> = (0..shards)
             .map(|i| {
                 let mut pc = config.policy_config.clone();
                 pc.seed = seed.wrapping_add(i as u64);
-                let shard = Shard::new(config.databases, config.policy, pc);
-                Mutex::new(match &controller {
-                    Some(c) => shard.with_controller(c.clone()),
-                    None => shard,
-                })
+                Mutex::new(Shard::new(config.databases, config.policy, pc))
             })
             .collect();
         let shard_bytes: Box<[AtomicUsize]> = shards

@@ -493,15 +493,19 @@ fn ahe_counts_and_remembers_keys_by_the_stores_hashes() {
     assert!(lru_kept < 200, "LRU kept {lru_kept} warm keys");
     assert!(ahe_kept > 500, "AHE kept {ahe_kept} warm keys");
     // The ghost history holds the evicted keys' hashes as the store gave
-    // them at eviction: misses on recently evicted one-off keys are
-    // regrets.
+    // them at eviction: a read-through client's rewrites of recently
+    // evicted one-off keys are regrets.
     let regrets = |s: &Store| {
         let c = s.controller_state().unwrap_or_default();
         c.ghost_hits_recency + c.ghost_hits_frequency
     };
     let before = regrets(&s);
     for i in 19_000..19_500 {
-        get(&s, &key(i), Millis(40_000));
+        let now = Millis(40_000);
+        if get(&s, &key(i), now).is_none() {
+            set(&s, &key(i), val(32), None, now);
+            s.enforce_maxmemory(now);
+        }
     }
     let after = regrets(&s);
     assert!(
@@ -511,12 +515,13 @@ fn ahe_counts_and_remembers_keys_by_the_stores_hashes() {
 }
 
 #[test]
-fn the_shards_share_one_ahe_controller() {
-    // A rotating hot set, the workload where AHE's window must grow: the
-    // hot keys move to cold ones every 20,000 requests. Every shard sees
-    // it through a sixteenth of the traffic; the store's one controller
-    // steers them all by all of it, so every shard reports the same
-    // share, and it has moved off its start.
+fn each_shard_learns_its_own_ahe_share_and_the_store_combines_them() {
+    // A rotating hot set: the hot keys move to cold ones every 20,000
+    // requests, so keys evicted young from AHE's small queue come back and
+    // its share moves. Every shard sees a sixteenth of the same traffic and
+    // learns from it alone, with no lock shared between shards; the store
+    // reports their combination, decisions summed and the share weighted
+    // by each shard's decisions.
     let s = store(250_000, PolicyKind::AllKeysAhe);
     let mut all = s.lock_all();
     let start: Vec<f64> = all
@@ -544,19 +549,20 @@ fn the_shards_share_one_ahe_controller() {
         .collect();
     drop(all);
     assert_eq!(states.len(), 16);
-    let share = states[0].recency_weight;
-    assert!(
-        states.iter().all(|st| st.recency_weight == share),
-        "{states:?}"
-    );
     assert!(start.iter().all(|&w| w == start[0]));
-    assert_ne!(share, start[0], "the controller took steps");
-    // Each shard reports its own decisions; the store sums them.
+    let moved = states
+        .iter()
+        .filter(|st| st.recency_weight != start[0])
+        .count();
+    assert!(moved >= 12, "{moved} of 16 shares moved: {states:?}");
     assert!(states
         .iter()
         .all(|st| st.decisions_recency + st.decisions_frequency > 0));
     let total = s.controller_state().expect("AHE");
     let sum: u64 = states.iter().map(|st| st.decisions_recency).sum();
     assert_eq!(total.decisions_recency, sum);
-    assert!((total.recency_weight - share).abs() < 1e-9);
+    let (lo, hi) = states.iter().fold((1.0f64, 0.0f64), |(lo, hi), st| {
+        (lo.min(st.recency_weight), hi.max(st.recency_weight))
+    });
+    assert!(lo - 1e-9 <= total.recency_weight && total.recency_weight <= hi + 1e-9);
 }

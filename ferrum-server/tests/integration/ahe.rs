@@ -81,7 +81,7 @@ fn config_set_maxmemory_policy_switches_to_ahe_and_back() {
         let f = fields(&info(&mut c, &[]));
         assert_eq!(f["ahe_enabled"], "1");
         assert_eq!(f["maxmemory_policy"], policy.to_lowercase());
-        assert_eq!(f["ahe_recency_weight"], "0.0100");
+        assert_eq!(f["ahe_recency_weight"], "0.1000");
     }
     let _: () = run(&mut c, &["SET", "k", "v"]).unwrap();
     let _: () = run(
