@@ -259,7 +259,7 @@ fn replay(args: ReplayArgs) -> Result<()> {
         };
         let report = simulate(kind.build(&config), sim_config, requests.iter().copied());
         println!(
-            "| {kind} | {:.1} | {} |",
+            "| {kind} | {:.2} | {} |",
             100.0 * report.hit_ratio(),
             report.hits + report.misses
         );
