@@ -60,14 +60,12 @@ fn ahe_never_falls_far_behind_lru_or_lfu() {
 }
 
 #[test]
-fn a_loop_larger_than_the_cache_keeps_main_resident() {
-    // `loop` cycles through 10% more ids than the 5 000-entry cache: every
-    // key comes back after 1.1 cache-sizes, while it is still a ghost, so
-    // every eviction is re-admitted to main and main's CLOCK turns over as
-    // FIFO would. Small stays small, and AHE keeps half its requests where
-    // LRU and LFU keep none. (The AHE before this design kept 77%; LIRS
-    // and W-TinyLFU keep main fixed here. This is the known gap of the
-    // S3-FIFO structure, noted in the module docs.)
+fn a_loop_larger_than_the_cache_keeps_most_of_its_hits() {
+    // `loop` cycles through 10% more ids than the 5 000-entry cache, where
+    // LRU and LFU keep nothing. Keys main evicted re-enter through small
+    // rather than main, so main is not churned by the loop: about 71%
+    // hit (the AHE before this design kept 77%, with a loop veto of its
+    // own; sending main's ghost hits back to main kept about half).
     for seed in [1, 7] {
         let report = run_cell(
             PolicyKind::AllKeysAhe,
@@ -77,15 +75,8 @@ fn a_loop_larger_than_the_cache_keeps_main_resident() {
             &SimConfig::default(),
         )
         .report;
-        let top = report
-            .recency_weights
-            .iter()
-            .fold(0.0_f64, |a, &w| a.max(w));
         let hit_ratio = report.hit_ratio();
-        assert!(
-            top <= 0.25 && hit_ratio >= 0.5,
-            "seed {seed}: small's share up to {top:.3}, hit ratio {hit_ratio:.4}"
-        );
+        assert!(hit_ratio >= 0.65, "seed {seed}: hit ratio {hit_ratio:.4}");
     }
 }
 

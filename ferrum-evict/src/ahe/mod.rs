@@ -18,8 +18,9 @@
 //!   [`AheConfig::marginal_ranks`] ranks).
 //!
 //! A hit only sets the entry's counter (saturating at 3): nothing moves. An
-//! insert looks the key up in both ghosts; a newcomer whose key is found
-//! goes straight to main. To evict, AHE takes from main while main is over
+//! insert looks the key up in both ghosts; a newcomer whose key small's
+//! ghost remembers goes straight to main, any other to small (a key main
+//! evicted too: main's ghost only feeds the rule below). To evict, AHE takes from main while main is over
 //! its share `1 - s` (or small is empty), else from small:
 //!
 //! - *small's head*: if it was read `promote_at` times it moves to main's
@@ -52,25 +53,27 @@
 //! 0.25 to 0.45, where it beats S3-FIFO's static 10%, and still takes
 //! `zigzag`, `backf` and the night ORM trace, where recency is all there
 //! is, to 0.9 and above. The ablation, over the 40 cells of the dev traces
-//! (`cargo xtask bench --scenarios traces`):
+//! (`ferrum-bench replay` on each cell of `../shared/traces/README.md`; the
+//! first four rows under another key hash, where `lirs-gli` at 510 entries
+//! fared better: the fifth row's predecessor gave −1.26 under replay's):
 //!
 //! | variant | mean gap to the best known | worst cell |
 //! | --- | ---: | ---: |
 //! | S3-FIFO, `s` fixed at 0.1 | −1.80 | −17.28 (zigzag, 400) |
 //! | every ghost hit moves `s` by 1 entry | −2.32 | −15.78 |
 //! | recent ghost hits move `s` by 1 entry | −1.17 | −11.00 |
-//! | recent ghost hits move `s` by 4 entries (this) | −0.86 | −6.97 (ps, 150) |
+//! | recent ghost hits move `s` by 4 entries | −0.86 | −6.97 (ps, 150) |
+//! | the same, main's ghost hits re-enter small (this) | −0.80 | −6.97 (ps, 150) |
 //!
 //! # What it does not do yet
 //!
 //! On loops larger than the cache (`lirs-loop`, `lirs-scan`) LIRS keeps
 //! 99% of the cache fixed where AHE keeps 90%: nothing there moves `s`, so
-//! it stays at its initial 10%. On `lirs-gli` at 510 entries `s` is pulled
-//! up by a loop just longer than small and the outcome depends on the hash
-//! (2 to 18 points below LIRS over seeds). Small caches of frequency-heavy
-//! traces (`ps` at 150, `multi2` at 280) want a longer ghost than 0.9
-//! cache-sizes, which costs `gli` more. These are the next steps; see
-//! `benches/traces.md` for every cell.
+//! it stays at its initial 10%. Shrinking `s` by 0.02 entries on every
+//! eviction from small takes the mean gap to +0.67, but costs `backf` at
+//! 150 entries 3.2 points and `zigzag` at 400 1.8, so it is not in. Small
+//! caches of frequency-heavy traces (`ps` at 150, `multi2` at 280) want a
+//! frequency filter as W-TinyLFU's. These are the next steps.
 //!
 //! # Cost
 //!
@@ -355,7 +358,10 @@ impl Ahe {
         if self.main_ghost.take(key_hash).is_some() {
             self.stats.main_ghost_hits += 1;
             self.small_target = Some(target - self.config.step);
-            return true;
+            // Main's ghost only informs: its key re-enters through small,
+            // as in S3-FIFO. Sent back to main, a loop's keys churn main
+            // (lirs-gli at 510 entries: 1.3% against 31%).
+            return false;
         }
         false
     }
