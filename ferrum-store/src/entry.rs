@@ -3,6 +3,8 @@
 //! accounting and `WATCH` versions right; and the side table of those
 //! versions.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use ferrum_evict::Millis;
 
 use crate::block::Block;
@@ -217,25 +219,37 @@ impl Drop for EntryMut<'_> {
 
 /// `WATCH` versions, kept only for keys a client watched: every other key
 /// pays nothing for transactions. A watched key's block carries a flag, and
-/// every write to a flagged key takes a fresh version from the clock; a key
-/// that is removed takes its version with it, so a key created again reads
-/// as a version never handed out before.
+/// every write to a flagged key takes a fresh version; a key that is
+/// removed takes its version with it, so a key created again reads as a
+/// version never handed out before.
+///
+/// Versions come from one process-wide counter ([`WATCH_CLOCK`]), never
+/// from the shard: a shard that is emptied (`FLUSHALL`, `FLUSHDB`), made
+/// again or replaced with its store keeps handing out versions no `WATCH`
+/// has seen, and a key that `SWAPDB` brings in from another database reads
+/// as the other key it is (two live keys never share a version).
 #[derive(Debug, Default)]
 pub(crate) struct Watches {
-    clock: u64,
     versions: hashbrown::HashMap<u32, u64, foldhash::fast::FixedState>,
 }
 
-impl Watches {
-    fn next(&mut self) -> u64 {
-        self.clock += 1;
-        self.clock
-    }
+/// The last `WATCH` version handed out in this process. Taken only when a
+/// watched key is written or a key is first watched, so its cache line is
+/// contended only by transactions.
+static WATCH_CLOCK: AtomicU64 = AtomicU64::new(0);
 
+/// A `WATCH` version never handed out before in this process.
+fn next_version() -> u64 {
+    // Relaxed: only uniqueness matters, and a fetch_add on one atomic never
+    // hands the same value out twice. 2^64 writes never wrap.
+    WATCH_CLOCK.fetch_add(1, Ordering::Relaxed) + 1
+}
+
+impl Watches {
     /// The key in slot `id` was written; `watched` is its block's flag.
     pub(crate) fn touch(&mut self, watched: bool, id: u32) {
         if watched {
-            let v = self.next();
+            let v = next_version();
             self.versions.insert(id, v);
         }
     }
@@ -251,7 +265,7 @@ impl Watches {
     pub(crate) fn version(&mut self, block: &mut Block, id: u32) -> u64 {
         if !block.watched() {
             block.set_watched();
-            let v = self.next();
+            let v = next_version();
             self.versions.insert(id, v);
         }
         self.versions[&id]

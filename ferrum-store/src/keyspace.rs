@@ -811,6 +811,9 @@ impl Shard {
             self.free_slots = Vec::new();
             self.volatile = Vec::new();
             self.expire_cursor = 0;
+            // The versions left with their keys (`unlink`); drop the
+            // table's allocation. The clock behind them is not the
+            // shard's, so no version handed out before comes back.
             self.watches = Watches::default();
             self.rng = SmallRng::seed_from_u64(self.seed);
         }

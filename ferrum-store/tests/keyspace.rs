@@ -264,6 +264,56 @@ fn versions_change_on_every_write() {
     assert_ne!(version(&s), v2);
 }
 
+/// `WATCH` compares versions, so one handed out twice in a server's life
+/// lets a transaction through over a write it never saw. A flush that
+/// empties a shard used to start its versions again from 1: `WATCH k`, a
+/// flush, `SET k` and the next `WATCH`'s check then read the same number.
+#[test]
+fn versions_never_repeat_across_flushes_and_swaps() {
+    for shards in [1, 4] {
+        let s = Store::new(StoreConfig {
+            shards,
+            databases: 2,
+            ..StoreConfig::default()
+        });
+        let k = key(7);
+        let version = |db: usize| {
+            let mut ks = s.lock_key(&k);
+            ks.shard(&k).watch_version(db, &k, Millis(0))
+        };
+        let put = |db: usize| {
+            let mut ks = s.lock_key(&k);
+            ks.shard(&k).insert(db, k.clone(), val(1), None, Millis(0));
+        };
+        let mut seen = std::collections::HashSet::new();
+        for round in 0..20 {
+            put(0);
+            let v = version(0).expect("k was just set");
+            assert!(seen.insert(v), "{shards} shards, round {round}: {v} again");
+            let mut all = s.lock_all();
+            for shard in all.shards() {
+                // Every shard ends up empty, as after FLUSHALL.
+                shard.flush_db(0);
+                shard.flush_db(1);
+            }
+            drop(all);
+            assert_eq!(version(0), None, "the flush removed k");
+        }
+        // SWAPDB: the key brought in reads as the other database's key, not
+        // as the one watched here, and vice versa.
+        put(0);
+        put(1);
+        let (v0, v1) = (version(0).unwrap(), version(1).unwrap());
+        assert!(v0 != v1 && !seen.contains(&v0) && !seen.contains(&v1));
+        let mut all = s.lock_all();
+        for shard in all.shards() {
+            shard.swap_db(0, 1);
+        }
+        drop(all);
+        assert_eq!((version(0), version(1)), (Some(v1), Some(v0)));
+    }
+}
+
 #[test]
 fn scan_visits_every_key_once_and_terminates() {
     let s = store(0, PolicyKind::NoEviction);
