@@ -137,6 +137,13 @@ const GENERATION_SHIFT: u32 = 4;
 const ID_BITS: u32 = 28;
 const ID_MASK: u32 = (1 << ID_BITS) - 1;
 
+/// Whether `cell` is the current incarnation of a tracked entry in the
+/// queue `queue` (0 or [`IN_MAIN`]); other cells are stale.
+fn is_live(state: &[u8], cell: u32, queue: u8) -> bool {
+    let s = state[(cell & ID_MASK) as usize];
+    s >> GENERATION_SHIFT == (cell >> ID_BITS) as u8 && s & (TRACKED | IN_MAIN) == TRACKED | queue
+}
+
 /// Parameters of [`Ahe`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct AheConfig {
@@ -252,10 +259,7 @@ impl Ahe {
     /// The id in `cell` if it is the current incarnation of a tracked
     /// entry in the queue `queue` (0 or [`IN_MAIN`]).
     fn live(&self, cell: u32, queue: u8) -> Option<u32> {
-        let id = cell & ID_MASK;
-        let s = self.state[id as usize];
-        let current = s >> GENERATION_SHIFT == (cell >> ID_BITS) as u8;
-        (current && s & (TRACKED | IN_MAIN) == TRACKED | queue).then_some(id)
+        is_live(&self.state, cell, queue).then_some(cell & ID_MASK)
     }
 
     fn cell(&self, id: u32) -> u32 {
@@ -343,7 +347,8 @@ impl Ahe {
     }
 
     /// The adaptive rule: a recent ghost hit moves small's target towards
-    /// the side that evicted the key.
+    /// the side that evicted the key. Returns whether the key goes straight
+    /// to main (small's ghost remembered it).
     fn learn(&mut self, key_hash: u64) -> bool {
         let Some(target) = self.small_target else {
             return false;
@@ -397,11 +402,11 @@ impl EvictionPolicy for Ahe {
         grow_for(&mut self.state, id.index(), 0);
         let generation = (self.state[id.index()] >> GENERATION_SHIFT).wrapping_add(1) & 0x0f;
         self.state[id.index()] = TRACKED | (generation << GENERATION_SHIFT);
-        let was_ghost = self.learn(key_hash);
+        let to_main = self.learn(key_hash);
         let filling = self.small_target.is_none()
             && self.small_len as f64
                 >= self.config.initial_small_share * (self.tracked() + 1) as f64;
-        if was_ghost || filling {
+        if to_main || filling {
             self.push_main(id.0);
         } else {
             self.push_small(id.0);
@@ -441,13 +446,9 @@ impl EvictionPolicy for Ahe {
         }
         self.forget(id.0);
         let state = &self.state;
-        let live = |cell: u32, queue: u8| {
-            let s = state[(cell & ID_MASK) as usize];
-            s >> GENERATION_SHIFT == (cell >> ID_BITS) as u8
-                && s & (TRACKED | IN_MAIN) == TRACKED | queue
-        };
-        self.small.compact(self.small_len, |c| live(c, 0));
-        self.main.compact(self.main_len, |c| live(c, IN_MAIN));
+        self.small.compact(self.small_len, |c| is_live(state, c, 0));
+        self.main
+            .compact(self.main_len, |c| is_live(state, c, IN_MAIN));
         if self.tracked() == 0 {
             // An emptied cache (FLUSHDB, or every key expired) starts over.
             self.small_target = None;
