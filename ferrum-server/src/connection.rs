@@ -1,23 +1,35 @@
 //! One client connection: read what is there, run every complete command,
-//! write all the replies with one syscall, repeat; block when a blocking
-//! command says so; deliver Pub/Sub messages as they arrive.
+//! write the replies, repeat; block when a blocking command says so;
+//! deliver Pub/Sub messages as they arrive.
+//!
+//! Reading, running and writing go on independently, as in Redis: a
+//! connection never stops reading because its replies are unread. What the
+//! socket does not take at once waits in the client's output buffer
+//! (`crate::obuf`), and every wait of the connection's task watches the
+//! socket for input and, while output waits, for room to write, in one
+//! future ([`Io::progress`]). A client that writes a whole pipeline before
+//! reading anything (redis-py, Jedis and go-redis pipelines do) gets every
+//! reply; waiting in a write while the client waits in its own would be a
+//! deadlock. The unwritten output is bounded only by Redis's limits:
+//! `client-output-buffer-limit` for the client's class (checked after
+//! every command, when a write moves it, and at the soft limit's
+//! deadline) and `maxmemory-clients`.
 //!
 //! Batching is what makes pipelining fast: a `redis-benchmark -P 16` burst
-//! arrives in one read and leaves in one write. The read buffer is bounded by
-//! `client-query-buffer-limit`, the write buffer by `client-output-buffer-limit
-//! normal` (see `crate::obuf`). A client that stops reading stops being read
-//! from (its task waits in the write), and that write still gives way to
-//! `CLIENT KILL` (how an overflowing subscriber is closed), to the soft
-//! output limit's seconds and, after a grace period, to shutdown, so none
-//! of them can grow the server's memory or hold up its exit.
+//! arrives in one read, and its replies leave in one write, tried at once
+//! without building a `select!` (`ClientStream::write_now`). The read
+//! buffer is bounded by `client-query-buffer-limit`.
 //!
-//! A blocked client (see `crate::blocking`) first gets every reply before
-//! its blocking command, then waits with no lock held on: a wake-up for one
-//! of its keys, its timeout, `CLIENT UNBLOCK`, `CLIENT KILL`, shutdown, and
-//! its own socket, where EOF means it is gone and is cleaned up at once.
-//! Commands pipelined after the blocking one run only once it is served.
+//! A blocked client (see `crate::blocking`) waits with no lock held on: a
+//! wake-up for one of its keys, its timeout, `CLIENT UNBLOCK`, `CLIENT
+//! KILL`, shutdown, and its own socket, which it goes on writing its
+//! earlier replies to and reading from, where EOF means it is gone and is
+//! cleaned up at once. Commands pipelined after the blocking one run only
+//! once it is served.
 
 use std::future::Future;
+use std::io::ErrorKind;
+use std::pin::Pin;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -25,14 +37,13 @@ use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use ferrum_proto::{Frame, Limits, RespCodec};
-use tokio::io::{AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::time::Instant;
 use tokio_util::codec::Encoder;
 use tokio_util::sync::CancellationToken;
 
 use crate::client::{ClientHandle, ConnState, End};
 use crate::cmd::{self, BlockSpec, Reply};
-use crate::obuf::{OutputBuffer, FLUSH_THRESHOLD};
+use crate::obuf::{OutputBuffer, Replies, FLUSH_THRESHOLD};
 use crate::pubsub::Subscriptions;
 use crate::shared::Shared;
 use crate::stream::ClientStream;
@@ -41,22 +52,23 @@ use crate::stream::ClientStream;
 /// many arguments of capacity.
 const MAX_KEPT_ARGS: usize = 1024;
 
-/// How often a subscriber whose write waits checks its queue against the
+/// How often a subscriber whose output waits checks its queue against the
 /// soft limit, as Redis's `clientsCron` does at its default `hz` of 10.
 const QUEUE_CHECK_TICK: Duration = Duration::from_millis(100);
 
-/// A connection's read and write buffers' size, and what the read buffer
-/// grows by when nearly full.
+/// A connection's read buffer's size, and what it grows by when nearly
+/// full.
 const BUFFER: usize = 16 * 1024;
 
+/// A read waits for at least this much room in the read buffer.
+const MIN_READ: usize = 4096;
+
 /// An empty read buffer larger than this (a large command grew it) is
-/// replaced by a new one of [`BUFFER`] bytes before the next read; the
-/// write buffer, which is only ever cleared (never split), is replaced as
-/// soon as it is larger than [`BUFFER`], so that the replies and messages
-/// of one batch do not keep counting in `used_memory` once written.
+/// replaced by a new one of [`BUFFER`] bytes before the next read, so that
+/// `used_memory` keeps no high-water mark.
 const MAX_IDLE_BUFFER: usize = 4 * BUFFER;
 
-/// How long a pending write may still take once shutdown began.
+/// How long pending output may still take once shutdown began.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
 
 /// Why a batch of pipelined commands stopped early.
@@ -107,15 +119,19 @@ pub(crate) async fn serve<S: ClientStream>(
     let state = ConnState::new(handle.clone(), !shared.requires_auth());
     let mut c = Connection {
         shared,
-        socket,
+        io: Io {
+            socket,
+            rbuf: BytesMut::with_capacity(BUFFER),
+            out: Replies::default(),
+            unflushed: false,
+            written: 0,
+        },
         ended: EndSignal {
             handle: handle.clone(),
             shutdown,
         },
         handle,
         codec: RespCodec::server(limits.authenticated(state.authenticated)),
-        rbuf: BytesMut::with_capacity(BUFFER),
-        wbuf: BytesMut::with_capacity(BUFFER),
         args: Vec::new(),
         state,
         idle_timeout,
@@ -123,33 +139,144 @@ pub(crate) async fn serve<S: ClientStream>(
         obuf: OutputBuffer::new(),
     };
     let closed = c.run().await;
+    c.count_output();
     let id = c.handle.id;
     c.state.subs.clear(&c.shared.pubsub, id);
     c.shared.tracking.disable(id);
     c.shared.monitors.remove(id);
     if !matches!(closed, Closed::Io(_)) {
-        c.socket.close().await;
+        c.io.socket.close().await;
     }
     closed
 }
 
-/// Replaces an empty buffer larger than `max` bytes by a new one of
-/// [`BUFFER`] bytes.
-fn shrink_if_idle(buf: &mut BytesMut, max: usize) {
-    if buf.is_empty() && buf.capacity() > max {
-        *buf = BytesMut::with_capacity(BUFFER);
+/// What a wait on the socket brought.
+enum Progress {
+    /// This many bytes were read (0: the peer closed).
+    Read(usize),
+    /// Output was written (or flushed); some may still wait.
+    Wrote,
+}
+
+/// The socket and the bytes on their way through it.
+struct Io<S> {
+    socket: S,
+    /// Requests read and not yet parsed.
+    rbuf: BytesMut,
+    /// Replies not yet written.
+    out: Replies,
+    /// Bytes went to the stream since it was last flushed (a TLS stream
+    /// holds them until then).
+    unflushed: bool,
+    /// Bytes written since the connection last counted them in
+    /// `total_net_output_bytes`.
+    written: usize,
+}
+
+impl<S: ClientStream> Io<S> {
+    /// Whether every reply reached the socket.
+    fn is_done(&self) -> bool {
+        self.out.is_empty() && !self.unflushed
+    }
+
+    /// Writes what the socket takes without waiting.
+    fn write_now(&mut self) -> std::io::Result<()> {
+        while !self.out.is_empty() {
+            let taken = {
+                let (slices, n) = self.out.slices();
+                self.socket.write_now(&slices[..n])
+            };
+            match taken {
+                Ok(0) => return Err(ErrorKind::WriteZero.into()),
+                Ok(n) => self.took(n),
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    fn took(&mut self, n: usize) {
+        self.out.consume(n);
+        self.written += n;
+        self.unflushed = true;
+    }
+
+    /// Makes sure the next read has room.
+    fn reserve_read(&mut self) {
+        if self.rbuf.capacity() - self.rbuf.len() < MIN_READ {
+            self.rbuf.reserve(BUFFER);
+        }
+    }
+
+    /// Resolves when the socket moved bytes: output written (while any
+    /// waits) or, with `read`, input read. Polling both in one future is
+    /// what keeps a connection reading while its replies wait.
+    fn progress(&mut self, read: bool) -> impl Future<Output = std::io::Result<Progress>> + '_ {
+        std::future::poll_fn(move |cx| self.poll_progress(cx, read))
+    }
+
+    fn poll_progress(
+        &mut self,
+        cx: &mut Context<'_>,
+        read: bool,
+    ) -> Poll<std::io::Result<Progress>> {
+        let mut wrote = false;
+        while !self.out.is_empty() {
+            let taken = {
+                let (slices, n) = self.out.slices();
+                Pin::new(&mut self.socket).poll_write_vectored(cx, &slices[..n])
+            };
+            match taken {
+                Poll::Ready(Ok(0)) => return Poll::Ready(Err(ErrorKind::WriteZero.into())),
+                Poll::Ready(Ok(n)) => {
+                    self.took(n);
+                    wrote = true;
+                }
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Pending => break,
+            }
+        }
+        if self.out.is_empty() && self.unflushed {
+            match Pin::new(&mut self.socket).poll_flush(cx) {
+                Poll::Ready(Ok(())) => {
+                    self.unflushed = false;
+                    wrote = true;
+                }
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Pending => {}
+            }
+        }
+        if read {
+            match tokio_util::io::poll_read_buf(Pin::new(&mut self.socket), cx, &mut self.rbuf) {
+                Poll::Ready(Ok(n)) => return Poll::Ready(Ok(Progress::Read(n))),
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Pending => {}
+            }
+        }
+        if wrote {
+            Poll::Ready(Ok(Progress::Wrote))
+        } else {
+            Poll::Pending
+        }
+    }
+
+    /// Writes and flushes everything pending, reading nothing.
+    async fn finish(&mut self) -> std::io::Result<()> {
+        while !self.is_done() {
+            self.progress(false).await?;
+        }
+        Ok(())
     }
 }
 
 /// A connection's task state.
 struct Connection<S> {
     shared: Arc<Shared>,
-    socket: S,
+    io: Io<S>,
     handle: Arc<ClientHandle>,
     ended: EndSignal,
     codec: RespCodec,
-    rbuf: BytesMut,
-    wbuf: BytesMut,
     /// The current command's arguments; see [`MAX_KEPT_ARGS`].
     args: Vec<Bytes>,
     state: ConnState,
@@ -169,54 +296,57 @@ impl<S> Drop for Connection<S> {
 impl<S: ClientStream> Connection<S> {
     async fn run(&mut self) -> Closed {
         loop {
-            let outcome = self.run_buffered().await;
-            // Replies before an error or a blocking command go out first.
-            if let Err(closed) = self.flush().await {
-                return closed;
-            }
+            let outcome = self.run_buffered();
             match outcome {
+                // The error's reply goes out before the connection closes.
+                Err(Closed::Protocol) => {
+                    return self.drain().await.err().unwrap_or(Closed::Protocol)
+                }
                 Err(closed) => return closed,
-                Ok(Some(Stop::Block(spec))) => match self.wait_blocked(spec).await {
-                    Ok(reply) => {
-                        self.encode(&reply);
-                        // Run what was pipelined behind it before reading.
+                Ok(Some(Stop::Block(spec))) => {
+                    if let Err(closed) = self.serve_blocked(spec).await {
+                        return closed;
+                    }
+                    // Run what was pipelined behind it before reading.
+                    continue;
+                }
+                Ok(Some(Stop::Paused)) => match self.wait_paused().await {
+                    Ok(None) | Ok(Some(Stop::Paused)) => continue,
+                    Ok(Some(Stop::Block(spec))) => {
+                        if let Err(closed) = self.serve_blocked(spec).await {
+                            return closed;
+                        }
                         continue;
                     }
                     Err(closed) => return closed,
                 },
-                Ok(Some(Stop::Paused)) => match self.wait_paused().await {
-                    Ok(None) | Ok(Some(Stop::Paused)) => continue,
-                    Ok(Some(Stop::Block(spec))) => match self.wait_blocked(spec).await {
-                        Ok(reply) => {
-                            self.encode(&reply);
-                            continue;
-                        }
-                        Err(closed) => return closed,
-                    },
-                    Err(closed) => return closed,
-                },
-                Ok(None) if self.state.closing => return Closed::Normally,
+                Ok(None) if self.state.closing => {
+                    return self.drain().await.err().unwrap_or(Closed::Normally)
+                }
                 Ok(None) => {}
             }
-            if self.rbuf.len() > self.qbuf_limit {
+            if self.io.rbuf.len() > self.qbuf_limit {
                 return Closed::QueryBufferLimit;
             }
-            if let Err(closed) = self.wait_input().await {
+            if let Err(closed) = self.wait_io().await {
                 return closed;
             }
         }
     }
 
     /// Runs every complete command in the read buffer, encoding replies
-    /// (flushing early past the output buffer's watermark). Stops at a
-    /// command that blocks and returns what it waits for.
-    async fn run_buffered(&mut self) -> Result<Option<Stop>, Closed> {
+    /// into the output buffer, whose limit is checked after each. Stops
+    /// at a command that blocks and returns what it waits for.
+    fn run_buffered(&mut self) -> Result<Option<Stop>, Closed> {
         self.state.clock_stale();
         let subscribed = self.state.subs.subscribed();
         self.obuf.refresh(&self.shared.normal_obuf, subscribed);
         loop {
-            let pending = self.rbuf.len();
-            match self.codec.decode_args_into(&mut self.rbuf, &mut self.args) {
+            let pending = self.io.rbuf.len();
+            match self
+                .codec
+                .decode_args_into(&mut self.io.rbuf, &mut self.args)
+            {
                 Ok(true) => {}
                 Ok(false) => return Ok(None),
                 Err(e) => {
@@ -227,15 +357,12 @@ impl<S: ClientStream> Connection<S> {
             self.handle.qbuf.store(pending, Ordering::Relaxed);
             let stop = self.run_command();
             self.handle.qbuf.store(0, Ordering::Relaxed);
+            self.check_output_limit()?;
             if let Some(stop) = stop {
                 return Ok(Some(stop));
             }
             if self.state.closing {
                 return Ok(None);
-            }
-            if self.wbuf.len() >= self.obuf.watermark() {
-                self.flush().await?;
-                self.state.clock_stale();
             }
         }
     }
@@ -272,19 +399,29 @@ impl<S: ClientStream> Connection<S> {
 
     /// Holds the command in `self.args`, which `CLIENT PAUSE` covers, until
     /// the pause ends, then runs it; what it then says to do next (it may
-    /// block).
+    /// block). Earlier replies go on being written meanwhile, and input
+    /// read, as in Redis.
     async fn wait_paused(&mut self) -> Result<Option<Stop>, Closed> {
         let shared = self.shared.clone();
         let _held = shared.pause.hold();
         loop {
+            self.io.reserve_read();
+            self.publish_memory();
             tokio::select! {
                 () = shared.pause.wait() => {}
+                p = self.io.progress(true) => {
+                    self.on_progress(p)?;
+                    continue;
+                }
                 end = self.ended.wait() => return Err(self.closed_by(end)),
             }
             self.state.clock_stale();
             match self.run_command() {
                 Some(Stop::Paused) => {}
-                other => return Ok(other),
+                other => {
+                    self.check_output_limit()?;
+                    return Ok(other);
+                }
             }
         }
     }
@@ -305,17 +442,18 @@ impl<S: ClientStream> Connection<S> {
     fn encode(&mut self, frame: &Frame) {
         self.codec.set_protocol(self.state.protocol);
         // Encoding into a BytesMut cannot fail.
-        let _ = self.codec.encode(frame, &mut self.wbuf);
+        let _ = self.codec.encode(frame, self.io.out.buf());
+        self.io.out.seal();
     }
 
-    /// Encodes `first` and whatever other messages are queued already, up
-    /// to one write batch.
+    /// Encodes `first` and whatever other messages are queued already,
+    /// while less than [`FLUSH_THRESHOLD`] bytes wait unwritten.
     fn encode_messages(&mut self, first: crate::pubsub::Message) {
         let subscribed = self.state.subs.subscribed();
         if let Some(f) = first.into_frame(self.state.protocol, subscribed) {
             self.encode(&f);
         }
-        while self.wbuf.len() < FLUSH_THRESHOLD {
+        while self.io.out.len() < FLUSH_THRESHOLD {
             let Some(msg) = self.state.subs.try_recv() else {
                 break;
             };
@@ -325,110 +463,88 @@ impl<S: ClientStream> Connection<S> {
         }
     }
 
-    /// Writes the pending replies, unless they break the output buffer
-    /// limit, which closes the client with none of them written. A write
-    /// that waits on a client that does not read still gives way to
-    /// `CLIENT KILL`, to the soft limit's time running out, and to shutdown
-    /// after [`SHUTDOWN_GRACE`].
-    async fn flush(&mut self) -> Result<(), Closed> {
-        if self.wbuf.is_empty() {
-            return Ok(());
-        }
-        if self.state.reply_too_large || self.obuf.is_broken(self.wbuf.len()) {
+    /// Closes the client, with none of its pending output written, if that
+    /// output breaks its class's limit (or a command found its reply too
+    /// large to build).
+    fn check_output_limit(&mut self) -> Result<(), Closed> {
+        if self.state.reply_too_large || self.obuf.is_broken(self.io.out.len()) {
             tracing::warn!(
                 client = self.handle.id,
-                bytes = self.wbuf.len(),
+                bytes = self.io.out.len(),
                 "closing a client over the normal output buffer limit"
             );
-            self.wbuf.clear();
+            self.io.out.clear();
             return Err(Closed::OutputBufferLimit);
         }
-        self.shared
-            .stats
-            .net_output_bytes
-            .fetch_add(self.wbuf.len() as u64, Ordering::Relaxed);
-        // The common case: the socket takes everything at once, without
-        // building the select below.
-        let mut written = 0;
-        while written < self.wbuf.len() {
-            match self.socket.write_now(&self.wbuf[written..]) {
-                Ok(0) => return Err(Closed::Io(std::io::ErrorKind::WriteZero.into())),
-                Ok(n) => written += n,
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
-                Err(e) => return Err(Closed::Io(e)),
+        Ok(())
+    }
+
+    /// When the output limits must be checked again though nothing
+    /// happens: the soft limit's deadline of the client's own output, or
+    /// of a subscriber's queue (at the latest every tick while its output
+    /// or messages wait, since publishers may put the queue over it
+    /// meanwhile).
+    fn limit_deadline(&self) -> Option<Instant> {
+        let own = self.obuf.soft_deadline();
+        let waiting = self.state.subs.has_pending() || !self.io.out.is_empty();
+        let queue = if waiting && self.state.subs.subscribed() {
+            let limit = self.shared.config().client_output_buffer_limit.pubsub;
+            self.state
+                .subs
+                .soft_deadline(limit)
+                .or_else(|| (limit.soft_bytes > 0).then(|| Instant::now() + QUEUE_CHECK_TICK))
+        } else {
+            None
+        };
+        match (own, queue) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Checks the output limits at their deadline.
+    fn recheck_limits(&mut self) -> Result<(), Closed> {
+        self.check_output_limit()?;
+        if self.state.subs.subscribed() {
+            // A subscriber's queue grew meanwhile: weigh it against
+            // `maxmemory-clients` too.
+            self.publish_memory();
+            let limit = self.shared.config().client_output_buffer_limit.pubsub;
+            if self.state.subs.recheck(limit) {
+                return Err(Closed::OutputBufferLimit);
             }
         }
-        if written < self.wbuf.len() {
-            // Waiting on the client: what is left shows as `omem`.
-            self.handle
-                .omem
-                .store(self.wbuf.len() - written, Ordering::Relaxed);
-            self.shared.evict_clients.publish(
-                &self.shared.store,
-                &self.shared.clients,
-                &self.handle,
-            );
-        }
-        // A subscriber's queue is checked against the pubsub class's soft
-        // limit while its write waits, as Redis's cron checks it: at the
-        // limit's deadline once the queue is over it, else every tick
-        // (publishers may put it over meanwhile).
-        let queue_limit = self
-            .state
-            .subs
-            .subscribed()
-            .then(|| self.shared.config().client_output_buffer_limit.pubsub);
-        let done = {
-            let mut rest = std::pin::pin!(write_out(&mut self.socket, &self.wbuf[written..]));
-            loop {
-                let own = self.obuf.soft_deadline();
-                let queue = queue_limit.and_then(|l| self.state.subs.soft_deadline(l));
-                let wake = own.or(queue).or_else(|| {
-                    queue_limit
-                        .filter(|l| l.soft_bytes > 0)
-                        .map(|_| Instant::now() + QUEUE_CHECK_TICK)
-                });
-                let soft_limit = async {
-                    match wake {
-                        Some(d) => tokio::time::sleep_until(d).await,
-                        None => std::future::pending().await,
-                    }
-                };
-                tokio::select! {
-                    r = &mut rest => break Ok(r),
-                    () = soft_limit => {
-                        // A subscriber's queue grew meanwhile: weigh it
-                        // against `maxmemory-clients` too.
-                        self.shared.evict_clients.publish(&self.shared.store, &self.shared.clients, &self.handle);
-                        let queue_broke = queue_limit.is_some_and(|l| self.state.subs.recheck(l));
-                        if own.is_some() || queue_broke {
-                            break Err(Some(Closed::OutputBufferLimit));
-                        }
-                    }
-                    end = self.ended.wait() => match end {
-                        End::Killed => break Err(None),
-                        End::Shutdown => {
-                            break Ok(tokio::time::timeout(SHUTDOWN_GRACE, &mut rest).await.unwrap_or_else(|_| {
-                                Err(std::io::ErrorKind::TimedOut.into())
-                            }))
-                        }
-                    },
+        Ok(())
+    }
+
+    /// Takes in what a wait on the socket brought.
+    fn on_progress(&mut self, progress: std::io::Result<Progress>) -> Result<(), Closed> {
+        match progress {
+            Ok(Progress::Read(0)) => Err(Closed::Normally),
+            Ok(Progress::Read(n)) => {
+                self.count_input(n);
+                if self.io.rbuf.len() > self.qbuf_limit {
+                    return Err(Closed::QueryBufferLimit);
                 }
+                Ok(())
             }
-        };
-        let result = match done {
-            Ok(r) => r.map_err(Closed::Io),
-            Err(None) => Err(self.killed()),
-            Err(Some(closed)) => Err(closed),
-        };
-        self.wbuf.clear();
-        if result.is_ok() {
-            // A client closed for its output keeps showing it until it is
-            // gone from CLIENT LIST.
-            self.obuf.drained();
-            self.handle.omem.store(0, Ordering::Relaxed);
+            // Output went down: the soft limit's clock may stop.
+            Ok(Progress::Wrote) => self.check_output_limit(),
+            Err(e) => Err(Closed::Io(e)),
         }
-        result
+    }
+
+    /// Writes whatever is pending, reading nothing more, before the
+    /// connection closes (`QUIT`, a protocol error). Gives way to `CLIENT
+    /// KILL`, and to shutdown after [`SHUTDOWN_GRACE`].
+    async fn drain(&mut self) -> Result<(), Closed> {
+        while !self.io.is_done() {
+            tokio::select! {
+                p = self.io.progress(false) => p.map_err(Closed::Io).map(drop)?,
+                end = self.ended.wait() => return Err(self.closed_by(end)),
+            }
+        }
+        Ok(())
     }
 
     /// Why a `kill` notification closes this connection.
@@ -448,31 +564,19 @@ impl<S: ClientStream> Connection<S> {
         }
     }
 
-    /// Waits for more input (or Pub/Sub messages to deliver).
-    ///
-    /// The wait polls the socket first (`biased`): a task woken by input,
-    /// the common case, then reads without polling anything else. The
-    /// other branch watches the end signal and the message queue through
-    /// one waker ([`EndSignal::wait_or_messages`]). So that a client whose
-    /// input is always ready still ends when killed and still gets its
-    /// messages, the end flag (which shutdown raises too) is checked before
-    /// waiting, and queued messages are taken after a read.
-    async fn wait_input(&mut self) -> Result<(), Closed> {
-        if let Some(end) = self.handle.kill.ended() {
-            return Err(self.closed_by(end));
-        }
-        // A large command or a batch of replies grew a buffer; between
-        // commands the client gets a fresh one, as Redis shrinks its query
-        // and reply buffers, so that `used_memory` keeps no high-water mark.
-        shrink_if_idle(&mut self.rbuf, MAX_IDLE_BUFFER);
-        shrink_if_idle(&mut self.wbuf, BUFFER);
-        if self.rbuf.capacity() - self.rbuf.len() < 4096 {
-            self.rbuf.reserve(BUFFER);
-        }
-        let unparsed = self.rbuf.len() + self.codec.partial_bytes();
-        self.handle.qbuf.store(unparsed, Ordering::Relaxed);
+    /// Publishes what the connection holds now: its query buffer, its
+    /// unwritten output and its buffers, for `CLIENT LIST`, `used_memory`
+    /// and `maxmemory-clients`; and counts what it wrote.
+    fn publish_memory(&mut self) {
+        self.count_output();
+        let partial = self.codec.partial_bytes();
+        self.handle
+            .qbuf
+            .store(self.io.rbuf.len() + partial, Ordering::Relaxed);
+        self.handle.omem.store(self.io.out.len(), Ordering::Relaxed);
+        self.state.subs.set_unwritten(self.io.out.len());
         self.handle.buffers.store(
-            self.rbuf.capacity() + self.wbuf.capacity() + self.codec.partial_bytes(),
+            self.io.rbuf.capacity() + self.io.out.spare() + partial,
             Ordering::Relaxed,
         );
         self.handle
@@ -481,36 +585,88 @@ impl<S: ClientStream> Connection<S> {
         self.shared
             .evict_clients
             .publish(&self.shared.store, &self.shared.clients, &self.handle);
+    }
+
+    /// Adds what was written since the last call to
+    /// `total_net_output_bytes`.
+    fn count_output(&mut self) {
+        let n = std::mem::take(&mut self.io.written);
+        if n > 0 {
+            self.shared
+                .stats
+                .net_output_bytes
+                .fetch_add(n as u64, Ordering::Relaxed);
+        }
+    }
+
+    /// Writes what the socket takes now, then waits for more input, for
+    /// room to write what is left, for Pub/Sub messages to deliver, or for
+    /// an output limit's deadline.
+    ///
+    /// The wait polls the socket first (`biased`): a task woken by input,
+    /// the common case, then reads without polling anything else. The
+    /// other branch watches the end signal and the message queue through
+    /// one waker ([`EndSignal::wait_or_messages`]). So that a client whose
+    /// input is always ready still ends when killed and still gets its
+    /// messages, the end flag (which shutdown raises too) is checked before
+    /// waiting, and queued messages are taken after a read.
+    async fn wait_io(&mut self) -> Result<(), Closed> {
+        if let Some(end) = self.handle.kill.ended() {
+            return Err(self.closed_by(end));
+        }
+        if !self.io.out.is_empty() {
+            self.io.write_now().map_err(Closed::Io)?;
+            self.check_output_limit()?;
+        }
+        // A large command or a batch of replies grew a buffer; between
+        // commands the client gets a fresh one, as Redis shrinks its query
+        // and reply buffers, so that `used_memory` keeps no high-water mark.
+        if self.io.rbuf.is_empty() && self.io.rbuf.capacity() > MAX_IDLE_BUFFER {
+            self.io.rbuf = BytesMut::with_capacity(BUFFER);
+        }
+        self.io.out.shrink_if_idle();
+        self.io.reserve_read();
+        self.publish_memory();
         // Subscribers are exempt from the idle timeout, as in Redis.
         let idle = self.idle_timeout.filter(|_| !self.state.subs.subscribed());
-        let (socket, rbuf) = (&mut self.socket, &mut self.rbuf);
-        let read = async {
+        let deadline = self.limit_deadline();
+        // Messages wait in their queue, where publishers weigh them
+        // against the pubsub limit, while the client is behind.
+        let take_messages = self.io.out.len() < FLUSH_THRESHOLD;
+        let io = &mut self.io;
+        let progress = async {
             match idle {
-                Some(t) => tokio::time::timeout(t, socket.read_buf(rbuf)).await.ok(),
-                None => Some(socket.read_buf(rbuf).await),
+                Some(t) => tokio::time::timeout(t, io.progress(true)).await.ok(),
+                None => Some(io.progress(true).await),
+            }
+        };
+        let limits = async {
+            match deadline {
+                Some(d) => tokio::time::sleep_until(d).await,
+                None => std::future::pending().await,
             }
         };
         tokio::select! {
             biased;
-            r = read => match r {
+            p = progress => match p {
                 None => return Err(Closed::Idle),
-                Some(Ok(0)) => return Err(Closed::Normally),
-                Some(Ok(n)) => self.count_input(n),
-                Some(Err(e)) => return Err(Closed::Io(e)),
+                Some(p) => self.on_progress(p)?,
             },
-            woke = self.ended.wait_or_messages(&self.state.subs) => match woke {
-                Wake::End(end) => return Err(self.closed_by(end)),
-                Wake::Messages => {
-                    // None when the publisher counted the message and has
-                    // not queued it yet; the next wait sees it.
-                    if let Some(msg) = self.state.subs.try_recv() {
-                        self.encode_messages(msg);
-                    }
-                    return Ok(());
+            woke = self.ended.wait_or_messages(&self.state.subs, take_messages) => match woke {
+                Wake::End(End::Shutdown) => {
+                    // What is pending still gets a moment to go out.
+                    let _ = tokio::time::timeout(SHUTDOWN_GRACE, self.io.finish()).await;
+                    return Err(Closed::Normally);
                 }
+                Wake::End(end) => return Err(self.closed_by(end)),
+                // Taken below.
+                Wake::Messages => {}
             },
+            () = limits => self.recheck_limits()?,
         }
-        if self.state.subs.has_pending() {
+        // None when the publisher counted the message and has not queued
+        // it yet; the next wait sees it.
+        if take_messages && self.state.subs.has_pending() {
             if let Some(msg) = self.state.subs.try_recv() {
                 self.encode_messages(msg);
             }
@@ -525,6 +681,13 @@ impl<S: ClientStream> Connection<S> {
             .fetch_add(n as u64, Ordering::Relaxed);
     }
 
+    /// Blocks the client until `spec` can be served, and encodes the reply.
+    async fn serve_blocked(&mut self, spec: BlockSpec) -> Result<(), Closed> {
+        let reply = self.wait_blocked(spec).await?;
+        self.encode(&reply);
+        self.check_output_limit()
+    }
+
     /// Blocks the client until `spec` can be served, and returns the reply:
     /// the popped value, the timeout reply, or `CLIENT UNBLOCK`'s.
     async fn wait_blocked(&mut self, spec: BlockSpec) -> Result<Frame, Closed> {
@@ -532,6 +695,8 @@ impl<S: ClientStream> Connection<S> {
         let mut reg = blocking.register(self.handle.id, spec.db, &spec.keys, spec.kind());
         self.handle.blocked.store(true, Ordering::Relaxed);
         let deadline = spec.timeout.and_then(|t| Instant::now().checked_add(t));
+        // Whether the keys may have changed since the last attempt.
+        let mut retry = true;
         let result = loop {
             let w = reg.waiter();
             if w.unblocked.load(Ordering::Relaxed) {
@@ -543,50 +708,44 @@ impl<S: ClientStream> Connection<S> {
             }
             // Registered first, then retried: a push between the command's
             // own attempt and the registration is seen here.
-            if let Some(reply) = cmd::retry_blocked(&self.shared, &mut self.state, &spec) {
-                if let cmd::BlockOp::Move { dst, .. } = &spec.op {
-                    reg.wrote(dst.clone());
-                    // Client-side caching: the push changed `dst` (after
-                    // this reply, as in Redis).
-                    let t = &self.shared.tracking;
-                    if t.active() {
-                        t.invalidate(&*self.shared, dst, self.handle.id);
-                        t.flush(&*self.shared);
+            if retry {
+                if let Some(reply) = cmd::retry_blocked(&self.shared, &mut self.state, &spec) {
+                    if let cmd::BlockOp::Move { dst, .. } = &spec.op {
+                        reg.wrote(dst.clone());
+                        // Client-side caching: the push changed `dst`
+                        // (after this reply, as in Redis).
+                        let t = &self.shared.tracking;
+                        if t.active() {
+                            t.invalidate(&*self.shared, dst, self.handle.id);
+                            t.flush(&*self.shared);
+                        }
                     }
+                    break Ok(reply);
                 }
-                break Ok(reply);
             }
+            retry = false;
             let timeout = async {
                 match deadline {
                     Some(d) => tokio::time::sleep_until(d).await,
                     None => std::future::pending().await,
                 }
             };
-            if self.rbuf.capacity() - self.rbuf.len() < 4096 {
-                self.rbuf.reserve(16 * 1024);
-            }
+            self.io.reserve_read();
+            self.publish_memory();
+            let take_messages = self.io.out.len() < FLUSH_THRESHOLD;
             tokio::select! {
-                () = reg.waiter().wake.notified() => {}
+                () = reg.waiter().wake.notified() => retry = true,
                 () = timeout => break Ok(spec.timeout_reply()),
-                // Read on to see the peer go away; what it sends waits in
-                // the buffer until the client is served.
-                r = self.socket.read_buf(&mut self.rbuf) => match r {
-                    Ok(0) => break Err(Closed::Normally),
-                    Ok(n) => {
-                        self.count_input(n);
-                        if self.rbuf.len() > self.qbuf_limit {
-                            break Err(Closed::QueryBufferLimit);
-                        }
-                    }
-                    Err(e) => break Err(Closed::Io(e)),
-                },
-                // A RESP3 client may be subscribed and blocked at once.
-                msg = self.state.subs.recv() => {
-                    self.encode_messages(msg);
-                    if let Err(closed) = self.flush().await {
+                // Earlier replies go on being written; input is read on,
+                // to see the peer go away, and waits in the buffer until
+                // the client is served.
+                p = self.io.progress(true) => {
+                    if let Err(closed) = self.on_progress(p) {
                         break Err(closed);
                     }
                 }
+                // A RESP3 client may be subscribed and blocked at once.
+                msg = self.state.subs.recv(), if take_messages => self.encode_messages(msg),
                 end = self.ended.wait() => break Err(self.closed_by(end)),
             }
         };
@@ -627,31 +786,29 @@ impl EndSignal {
         std::future::poll_fn(move |cx| self.poll(cx))
     }
 
-    /// Resolves when the connection must end or `subs` has messages queued.
+    /// Resolves when the connection must end or, with `take`, `subs` has
+    /// messages queued.
     /// One waker serves both, which costs a wait one registration instead
     /// of two: `Subscriber::deliver` wakes the kill flag's waker after
     /// queueing. The queue is checked after the waker is registered (under
     /// the flag's lock), so a message queued before the check is seen by
     /// it and one queued after it wakes the task.
-    fn wait_or_messages<'a>(&'a self, subs: &'a Subscriptions) -> impl Future<Output = Wake> + 'a {
+    fn wait_or_messages<'a>(
+        &'a self,
+        subs: &'a Subscriptions,
+        take: bool,
+    ) -> impl Future<Output = Wake> + 'a {
         std::future::poll_fn(move |cx| {
             if let Poll::Ready(end) = self.poll(cx) {
                 return Poll::Ready(Wake::End(end));
             }
-            if subs.has_pending() {
+            if take && subs.has_pending() {
                 Poll::Ready(Wake::Messages)
             } else {
                 Poll::Pending
             }
         })
     }
-}
-
-/// Writes all of `buf` and flushes it: a TLS stream holds encrypted bytes
-/// until flushed (a `TcpStream`'s flush does nothing).
-async fn write_out(stream: &mut (impl AsyncWrite + Unpin), buf: &[u8]) -> std::io::Result<()> {
-    stream.write_all(buf).await?;
-    stream.flush().await
 }
 
 /// `SUBSCRIBE` and friends, whose confirmations `CLIENT REPLY OFF` does not

@@ -59,6 +59,10 @@ pub(crate) const OOM: &str = "OOM command not allowed when used memory > 'maxmem
 pub(crate) const MUST_BE_POSITIVE: &str = "ERR value is out of range, must be positive";
 /// `-ERR value is out of range` (a random count with values or scores).
 pub(crate) const OUT_OF_RANGE: &str = "ERR value is out of range";
+/// A random count whose picks would not fit in `proto-max-bulk-len`, with
+/// no output limit to close the client at.
+pub(crate) const REPLY_TOO_LARGE: &str =
+    "ERR reply too large: the picks would take more than proto-max-bulk-len bytes";
 /// `SAVE`, `BGSAVE`, `BGREWRITEAOF`: FerrumKV has no persistence.
 pub(crate) fn no_persistence(command: &[u8]) -> String {
     format!(

@@ -1,35 +1,158 @@
-//! `client-output-buffer-limit normal`: how much reply output a client may
-//! leave unwritten before the server closes it, as Redis does.
+//! A client's output buffer, as Redis keeps it: the replies not yet
+//! written, and `client-output-buffer-limit normal`, how much of them a
+//! client may leave unread before the server closes it.
 //!
-//! A connection encodes a batch's replies into one buffer and writes it when
-//! the batch ends or the buffer reaches its watermark. With no limit set
-//! (Redis's default, `normal 0 0 0`) the watermark is 64 KiB and a client
-//! that does not read simply stops being served: its task waits in the
-//! write, so its memory stays bounded. With a limit set, the replies of a
-//! batch are held up to the limit (at most [`MAX_HELD`]) before they are
-//! written, so the limit is measured as Redis measures it, on what one
-//! batch produced and what is still unwritten, and a pipeline whose replies
-//! break it gets none of them: the client is closed. A write that waits on
-//! a client over the soft limit gives way when the soft limit's seconds
-//! run out.
+//! A connection never stops reading because its replies are unread (see
+//! `crate::connection`): what the socket does not take waits here, in
+//! [`Replies`], a list of chunks (small replies packed into blocks of
+//! [`BLOCK`] bytes, a large reply as a chunk of its own), so a client that
+//! reads slowly costs about one byte of memory per byte of reply, and the
+//! buffer never copies what it already holds to grow. Unwritten bytes show
+//! as `omem` in `CLIENT LIST` and count in `tot-mem`, `mem_clients_normal`
+//! and `used_memory`, where `maxmemory-clients` can weigh them.
+//!
+//! With Redis's default `normal 0 0 0` nothing bounds them but
+//! `maxmemory-clients`. With a limit set, [`OutputBuffer`] checks the
+//! unwritten bytes after every command and whenever a write moves them, as
+//! Redis checks after every reply: a client at the hard limit, or over the
+//! soft limit for longer than its seconds, is closed with nothing more
+//! written.
 //!
 //! Subscribed clients are in Redis's `pubsub` class, whose limit bounds
-//! their message queue (`crate::pubsub`); this limit leaves them alone.
+//! their message queue (`crate::pubsub`): a connection takes messages off
+//! its queue only while less than [`FLUSH_THRESHOLD`] bytes wait here, so
+//! a subscriber that does not read leaves them in the queue, where
+//! publishers weigh them against that class.
 
+use std::collections::VecDeque;
+use std::io::IoSlice;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use bytes::{Buf, Bytes, BytesMut};
 use tokio::time::{Duration, Instant};
 
 use crate::config::OutputBufferLimit;
 
-/// Replies are written once this many bytes are pending, when no limit
-/// asks to hold more.
+/// A subscriber takes messages off its queue while less than this waits
+/// unwritten.
 pub(crate) const FLUSH_THRESHOLD: usize = 64 * 1024;
 
-/// The most a connection holds unwritten to measure a limit: a limit above
-/// it is still enforced on single replies, while a pipeline's replies
-/// go out in batches of this size, as without a limit.
-pub(crate) const MAX_HELD: usize = 1024 * 1024;
+/// The size of the blocks small replies are packed into (Redis's
+/// `PROTO_REPLY_CHUNK_BYTES`), and of an idle connection's block.
+pub(crate) const BLOCK: usize = 16 * 1024;
+
+/// The most chunks one write hands to the socket.
+const MAX_SLICES: usize = 64;
+
+/// Replies encoded and not yet written, oldest first: sealed chunks, then
+/// the block being filled.
+#[derive(Debug)]
+pub(crate) struct Replies {
+    /// Full blocks and large replies, the first possibly partly written.
+    sealed: VecDeque<Bytes>,
+    /// The bytes in `sealed`.
+    sealed_bytes: usize,
+    /// The block replies are encoded into; sealed once it holds [`BLOCK`]
+    /// bytes or more.
+    tail: BytesMut,
+}
+
+impl Default for Replies {
+    fn default() -> Self {
+        Replies {
+            sealed: VecDeque::new(),
+            sealed_bytes: 0,
+            tail: BytesMut::with_capacity(BLOCK),
+        }
+    }
+}
+
+impl Replies {
+    /// Where the next reply is encoded; call [`seal`](Self::seal) after.
+    pub(crate) fn buf(&mut self) -> &mut BytesMut {
+        &mut self.tail
+    }
+
+    /// Seals the block being filled once it is full, so that the next
+    /// replies go to a new block and nothing written is ever moved. The
+    /// sealed part shares its allocation with what is left of the block.
+    pub(crate) fn seal(&mut self) {
+        if self.tail.len() >= BLOCK {
+            let full = self.tail.split().freeze();
+            self.sealed_bytes += full.len();
+            self.sealed.push_back(full);
+        }
+    }
+
+    /// Bytes waiting to be written.
+    pub(crate) fn len(&self) -> usize {
+        self.sealed_bytes + self.tail.len()
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Capacity held beyond the bytes waiting: the rest of the open block.
+    pub(crate) fn spare(&self) -> usize {
+        self.tail.capacity() - self.tail.len()
+    }
+
+    /// The next bytes to write, oldest first, as one vectored write takes
+    /// them: at most [`MAX_SLICES`] chunks.
+    pub(crate) fn slices(&self) -> ([IoSlice<'_>; MAX_SLICES], usize) {
+        let mut out = [IoSlice::new(&[]); MAX_SLICES];
+        let mut n = 0;
+        let chunks = self
+            .sealed
+            .iter()
+            .map(|b| &b[..])
+            .chain(std::iter::once(&self.tail[..]))
+            .filter(|c| !c.is_empty());
+        for (slot, chunk) in out.iter_mut().zip(chunks) {
+            *slot = IoSlice::new(chunk);
+            n += 1;
+        }
+        (out, n)
+    }
+
+    /// Drops the first `n` bytes, which the socket took.
+    pub(crate) fn consume(&mut self, mut n: usize) {
+        while n > 0 {
+            let Some(front) = self.sealed.front_mut() else {
+                self.tail.advance(n);
+                return;
+            };
+            let k = n.min(front.len());
+            front.advance(k);
+            self.sealed_bytes -= k;
+            n -= k;
+            if front.is_empty() {
+                self.sealed.pop_front();
+            }
+        }
+        // The block is empty again once written: reuse it from its start.
+        if self.tail.is_empty() {
+            self.tail.clear();
+        }
+    }
+
+    /// Drops everything unwritten (a client closed over its limit).
+    pub(crate) fn clear(&mut self) {
+        self.sealed.clear();
+        self.sealed_bytes = 0;
+        self.tail.clear();
+    }
+
+    /// With nothing waiting, gives back a block that a large reply grew,
+    /// as Redis shrinks an idle client's reply buffer, so that
+    /// `used_memory` keeps no high-water mark.
+    pub(crate) fn shrink_if_idle(&mut self) {
+        if self.is_empty() && self.tail.capacity() > BLOCK {
+            self.tail = BytesMut::with_capacity(BLOCK);
+        }
+    }
+}
 
 /// The `normal` class's limit, shared by every connection and installed by
 /// `CONFIG SET`; connections read it once per batch.
@@ -59,13 +182,12 @@ impl NormalLimit {
     }
 }
 
-/// One connection's output buffer against its limit.
+/// One connection's unwritten output against its class's limit.
 #[derive(Debug)]
 pub(crate) struct OutputBuffer {
     limit: OutputBufferLimit,
-    watermark: usize,
-    /// When the pending output went over the soft limit, in milliseconds
-    /// after `epoch`.
+    /// When the unwritten output went over the soft limit, in
+    /// milliseconds after `epoch`.
     over_soft_since: Option<u64>,
     epoch: Instant,
 }
@@ -75,7 +197,6 @@ impl OutputBuffer {
     pub(crate) fn new() -> OutputBuffer {
         OutputBuffer {
             limit: OutputBufferLimit::default(),
-            watermark: FLUSH_THRESHOLD,
             over_soft_since: None,
             epoch: Instant::now(),
         }
@@ -89,25 +210,22 @@ impl OutputBuffer {
         } else {
             limit.get()
         };
-        let held = [self.limit.hard_bytes, self.limit.soft_bytes]
-            .into_iter()
-            .filter(|&l| l > 0)
-            .min()
-            .map_or(FLUSH_THRESHOLD, |l| {
-                usize::try_from(l).unwrap_or(MAX_HELD).min(MAX_HELD)
-            });
-        self.watermark = held.max(FLUSH_THRESHOLD);
+        if self.limit.soft_bytes == 0 {
+            self.over_soft_since = None;
+        }
     }
 
-    /// Pending bytes at which the connection writes (and checks the limit)
-    /// before the batch ends.
-    pub(crate) fn watermark(&self) -> usize {
-        self.watermark
+    /// Whether any limit applies (most clients have none).
+    pub(crate) fn is_limited(&self) -> bool {
+        self.limit.hard_bytes > 0 || self.limit.soft_bytes > 0
     }
 
     /// Whether `pending` unwritten bytes break the limit now.
     pub(crate) fn is_broken(&mut self, pending: usize) -> bool {
-        // Only a soft limit needs the clock; every flush asks.
+        if !self.is_limited() {
+            return false;
+        }
+        // Only a soft limit needs the clock.
         let now = if self.limit.soft_bytes > 0 {
             self.epoch.elapsed().as_millis() as u64
         } else {
@@ -117,18 +235,12 @@ impl OutputBuffer {
             .is_broken(pending as u64, now, &mut self.over_soft_since)
     }
 
-    /// When a write still pending must give up: the soft limit's time
-    /// running out, if the output is over it.
+    /// When the output breaks the soft limit if it stays over it: the
+    /// moment to check again while nothing else happens.
     pub(crate) fn soft_deadline(&self) -> Option<Instant> {
         let since = self.over_soft_since?;
-        let at = since.saturating_add(self.limit.soft_seconds.saturating_mul(1000));
-        self.epoch
-            .checked_add(Duration::from_millis(at.saturating_add(1)))
-    }
-
-    /// Everything pending was written: the soft limit's clock stops.
-    pub(crate) fn drained(&mut self) {
-        self.over_soft_since = None;
+        let at = self.limit.soft_deadline_ms(since);
+        self.epoch.checked_add(Duration::from_millis(at))
     }
 }
 
@@ -147,28 +259,21 @@ mod tests {
     }
 
     #[test]
-    fn without_a_limit_replies_go_out_every_64_kib() {
+    fn without_a_limit_nothing_breaks() {
         let mut b = OutputBuffer::new();
         b.refresh(&limit(0, 0, 0), false);
-        assert_eq!(b.watermark(), FLUSH_THRESHOLD);
+        assert!(!b.is_limited());
         assert!(!b.is_broken(usize::MAX));
         assert_eq!(b.soft_deadline(), None);
     }
 
     #[test]
-    fn a_hard_limit_holds_a_batch_up_to_it_and_breaks_at_it() {
+    fn a_hard_limit_breaks_at_it() {
         let mut b = OutputBuffer::new();
         b.refresh(&limit(100_000, 0, 0), false);
-        assert_eq!(b.watermark(), 100_000);
         assert!(!b.is_broken(99_999));
         assert!(b.is_broken(100_000));
-        // Small limits still write in 64 KiB batches; large ones hold at
-        // most MAX_HELD.
-        b.refresh(&limit(1000, 0, 0), false);
-        assert_eq!(b.watermark(), FLUSH_THRESHOLD);
-        assert!(b.is_broken(1000));
-        b.refresh(&limit(1 << 30, 0, 0), false);
-        assert_eq!(b.watermark(), MAX_HELD);
+        assert_eq!(b.soft_deadline(), None);
     }
 
     #[test]
@@ -178,21 +283,89 @@ mod tests {
         assert!(!b.is_broken(200_000));
         let deadline = b.soft_deadline().expect("over the soft limit");
         assert!(deadline >= b.epoch + Duration::from_secs(60));
+        assert!(deadline <= b.epoch + Duration::from_secs(62));
         // Back under it: the clock starts again.
         assert!(!b.is_broken(10));
         assert_eq!(b.soft_deadline(), None);
-        // With zero seconds, the first time over is allowed, the next is not.
-        b.refresh(&limit(0, 100, 0), false);
-        assert!(!b.is_broken(200));
-        std::thread::sleep(Duration::from_millis(2));
-        assert!(b.is_broken(200));
+    }
+
+    #[test]
+    fn soft_seconds_are_whole_seconds_as_on_redis_clock() {
+        let l = OutputBufferLimit {
+            hard_bytes: 0,
+            soft_bytes: 100,
+            soft_seconds: 0,
+        };
+        let mut since = None;
+        assert!(!l.is_broken(200, 1_500, &mut since));
+        assert!(!l.is_broken(200, 1_999, &mut since));
+        assert!(l.is_broken(200, 2_000, &mut since));
+        let l = OutputBufferLimit {
+            soft_seconds: 2,
+            ..l
+        };
+        let mut since = None;
+        assert!(!l.is_broken(200, 1_500, &mut since));
+        assert!(!l.is_broken(200, 3_999, &mut since));
+        assert!(l.is_broken(200, 4_000, &mut since));
     }
 
     #[test]
     fn subscribers_are_left_to_the_pubsub_class() {
         let mut b = OutputBuffer::new();
         b.refresh(&limit(10, 10, 0), true);
-        assert_eq!(b.watermark(), FLUSH_THRESHOLD);
+        assert!(!b.is_limited());
         assert!(!b.is_broken(1 << 20));
+    }
+
+    fn written(r: &Replies) -> Vec<u8> {
+        let (slices, n) = r.slices();
+        slices[..n].iter().flat_map(|s| s.iter().copied()).collect()
+    }
+
+    #[test]
+    fn replies_pack_into_blocks_and_leave_in_order() {
+        let mut r = Replies::default();
+        let mut expected = Vec::new();
+        for i in 0..5000u32 {
+            let reply = format!("+reply {i}\r\n");
+            r.buf().extend_from_slice(reply.as_bytes());
+            r.seal();
+            expected.extend_from_slice(reply.as_bytes());
+        }
+        assert_eq!(r.len(), expected.len());
+        assert!(r.sealed.len() >= expected.len() / BLOCK - 1, "packed");
+        assert!(r.sealed.iter().all(|c| c.len() < BLOCK + 64));
+        // Written in uneven pieces, every byte leaves once, in order.
+        let mut out = Vec::new();
+        let mut step = 1;
+        while !r.is_empty() {
+            let next = written(&r);
+            let n = step.min(next.len());
+            out.extend_from_slice(&next[..n]);
+            r.consume(n);
+            step = step * 7 % 40_000 + 1;
+        }
+        assert_eq!(out, expected);
+        assert_eq!(r.sealed_bytes, 0);
+    }
+
+    #[test]
+    fn a_large_reply_is_a_chunk_of_its_own_and_an_idle_buffer_shrinks() {
+        let mut r = Replies::default();
+        r.buf().extend_from_slice(b"+OK\r\n");
+        r.seal();
+        r.buf().extend_from_slice(&vec![b'x'; 200_000]);
+        r.seal();
+        assert_eq!(r.sealed.len(), 1);
+        assert_eq!(r.len(), 200_005);
+        assert!(r.spare() < BLOCK);
+        r.consume(200_005);
+        assert!(r.is_empty());
+        r.shrink_if_idle();
+        assert!(r.tail.capacity() <= BLOCK);
+        r.buf().extend_from_slice(b"+OK\r\n");
+        r.clear();
+        assert!(r.is_empty());
     }
 }

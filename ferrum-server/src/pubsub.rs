@@ -170,6 +170,9 @@ pub(crate) struct Subscriber {
     tx: mpsc::UnboundedSender<Message>,
     /// Bytes queued and not yet taken by the connection.
     pending_bytes: AtomicUsize,
+    /// Bytes the connection took and has not written yet, as of its last
+    /// wait: with the queue, what the `pubsub` limit weighs.
+    unwritten: AtomicUsize,
     /// Milliseconds after `created` when the queue went over the soft
     /// limit, plus one (0: under it).
     over_soft_since: AtomicU64,
@@ -200,7 +203,9 @@ impl Subscriber {
     /// Whether `more` bytes on top of the queue break `limit`; starts and
     /// stops the soft limit's clock.
     fn breaks(&self, limit: OutputBufferLimit, more: usize) -> bool {
-        let pending = self.pending_bytes.load(Ordering::Relaxed) + more;
+        let pending = self.pending_bytes.load(Ordering::Relaxed)
+            + self.unwritten.load(Ordering::Relaxed)
+            + more;
         // Publishers race here only to start the soft clock at about the
         // same moment.
         let stored = self.over_soft_since.load(Ordering::Relaxed);
@@ -221,9 +226,9 @@ impl Subscriber {
             .over_soft_since
             .load(Ordering::Relaxed)
             .checked_sub(1)?;
-        let at = since.saturating_add(limit.soft_seconds.saturating_mul(1000));
-        self.created
-            .checked_add(std::time::Duration::from_millis(at.saturating_add(1)))
+        self.created.checked_add(std::time::Duration::from_millis(
+            limit.soft_deadline_ms(since),
+        ))
     }
 
     fn overflow(&self) -> bool {
@@ -458,6 +463,7 @@ impl Subscriptions {
             client: client.clone(),
             tx,
             pending_bytes: AtomicUsize::new(0),
+            unwritten: AtomicUsize::new(0),
             over_soft_since: AtomicU64::new(0),
             created: Instant::now(),
             overflowed: AtomicBool::new(false),
@@ -506,6 +512,14 @@ impl Subscriptions {
                 msg
             }
             None => std::future::pending().await,
+        }
+    }
+
+    /// Tells the queue how many bytes the connection holds unwritten, so
+    /// that the `pubsub` limit weighs the whole output, as Redis's does.
+    pub(crate) fn set_unwritten(&self, bytes: usize) {
+        if let Some(s) = &self.sender {
+            s.unwritten.store(bytes, Ordering::Relaxed);
         }
     }
 

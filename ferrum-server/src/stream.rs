@@ -7,7 +7,7 @@
 //! branch on "is this TLS", and its handshake is a ready future.
 
 use std::future::Future;
-use std::io;
+use std::io::{self, IoSlice};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,12 +19,13 @@ use crate::tls::TlsContext;
 
 /// What a connection reads requests from and writes replies to.
 pub(crate) trait ClientStream: AsyncRead + AsyncWrite + Unpin + Send + 'static {
-    /// Writes as much of `buf` as the stream takes without waiting, like
-    /// `TcpStream::try_write`: `Err(WouldBlock)` when it takes nothing now.
-    /// Lets a flush skip building its `select!` when the kernel takes the
-    /// whole batch, which is the common case. A stream that cannot say
-    /// (TLS) answers `WouldBlock`, and the caller writes asynchronously.
-    fn write_now(&mut self, buf: &[u8]) -> io::Result<usize>;
+    /// Writes as much of `bufs` as the stream takes without waiting, like
+    /// `TcpStream::try_write_vectored`: `Err(WouldBlock)` when it takes
+    /// nothing now. Lets a connection skip building its `select!` when the
+    /// kernel takes the whole batch, which is the common case. A stream
+    /// that cannot say (TLS) answers `WouldBlock`, and the caller writes
+    /// asynchronously.
+    fn write_now(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize>;
 
     /// Ends the stream politely before it is dropped (TLS sends its
     /// `close_notify`); bounded in time, errors ignored: the connection is
@@ -33,8 +34,8 @@ pub(crate) trait ClientStream: AsyncRead + AsyncWrite + Unpin + Send + 'static {
 }
 
 impl ClientStream for TcpStream {
-    fn write_now(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.try_write(buf)
+    fn write_now(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        self.try_write_vectored(bufs)
     }
 
     /// Dropping the socket closes it; nothing to say first.
@@ -100,7 +101,7 @@ impl ClientStream for TlsStream<TcpStream> {
     /// rustls encrypts into its own buffer and would need a flush to say
     /// what reached the socket, so replies always take the asynchronous
     /// write.
-    fn write_now(&mut self, _buf: &[u8]) -> io::Result<usize> {
+    fn write_now(&mut self, _bufs: &[IoSlice<'_>]) -> io::Result<usize> {
         Err(io::ErrorKind::WouldBlock.into())
     }
 

@@ -371,10 +371,12 @@ fn reply_budget(ctx: &Ctx<'_>) -> u64 {
 }
 
 /// The reply of a random-pick command from what its read gave: the reply
-/// (`Some(Some)`), picks too many for the budget (`Some(None)`: the client
-/// is closed instead, as Redis closes a client whose reply breaks its
-/// output limit, with nothing pending written), or no such key (an empty
-/// array with a count, a null without).
+/// (`Some(Some)`), or no such key (an empty array with a count, a null
+/// without). Picks too many for the budget (`Some(None)`) close the client
+/// when its class has a hard limit, as Redis closes a client whose reply
+/// breaks it, with nothing pending written; with no limit, which never
+/// closes anyone, they get an error instead of a reply that would
+/// exhaust the server's memory (Redis would build it until it did).
 pub(crate) fn random_reply(
     ctx: &mut Ctx<'_>,
     read: Option<Option<Frame>>,
@@ -382,6 +384,9 @@ pub(crate) fn random_reply(
 ) -> CmdResult {
     match read {
         Some(Some(frame)) => Ok(frame),
+        Some(None) if ctx.shared.normal_obuf.get().hard_bytes == 0 => {
+            Err(CmdError::msg(crate::error::REPLY_TOO_LARGE))
+        }
         Some(None) => {
             ctx.conn.closing = true;
             ctx.conn.reply_too_large = true;

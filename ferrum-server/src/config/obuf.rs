@@ -21,10 +21,15 @@ pub struct OutputBufferLimit {
 impl OutputBufferLimit {
     /// Whether `pending` bytes of output break this limit, as Redis's
     /// `checkClientOutputBufferLimits` decides: at or over the hard limit,
-    /// or at or over the soft limit for longer than `soft_seconds`.
-    /// `over_soft_since` is when (in milliseconds on the caller's clock,
-    /// read as `now_ms`) the output went over the soft limit; this starts
-    /// and stops that clock.
+    /// or at or over the soft limit for more than `soft_seconds` whole
+    /// seconds. `over_soft_since` is when (in milliseconds on the caller's
+    /// clock, read as `now_ms`) the output went over the soft limit; this
+    /// starts and stops that clock.
+    ///
+    /// Redis counts the time on its one-second clock, so a soft limit of 0
+    /// seconds lets the output stay over it for the rest of the second it
+    /// went over in, and breaks at the first check in a later second; so
+    /// does this, on the caller's clock.
     pub fn is_broken(&self, pending: u64, now_ms: u64, over_soft_since: &mut Option<u64>) -> bool {
         let hard = self.hard_bytes > 0 && pending >= self.hard_bytes;
         if self.soft_bytes == 0 || pending < self.soft_bytes {
@@ -32,7 +37,16 @@ impl OutputBufferLimit {
             return hard;
         }
         let since = *over_soft_since.get_or_insert(now_ms);
-        hard || now_ms.saturating_sub(since) > self.soft_seconds.saturating_mul(1000)
+        hard || now_ms >= self.soft_deadline_ms(since)
+    }
+
+    /// When output over the soft limit since `since_ms` breaks it, on the
+    /// same clock: the start of the first whole second past `soft_seconds`.
+    pub fn soft_deadline_ms(&self, since_ms: u64) -> u64 {
+        (since_ms / 1000)
+            .saturating_add(self.soft_seconds)
+            .saturating_add(1)
+            .saturating_mul(1000)
     }
 }
 

@@ -92,10 +92,14 @@ impl TestServer {
 
     /// A `redis` crate connection.
     pub(crate) fn client(&self) -> redis::Connection {
-        redis::Client::open(format!("redis://{}/", self.addr))
+        let c = redis::Client::open(format!("redis://{}/", self.addr))
             .expect("client")
             .get_connection()
-            .expect("connect")
+            .expect("connect");
+        // A hang fails the test with a message instead of stalling it.
+        c.set_read_timeout(Some(Duration::from_secs(30)))
+            .expect("timeout");
+        c
     }
 
     /// A raw socket for protocol-level tests.

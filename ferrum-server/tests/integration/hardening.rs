@@ -5,7 +5,7 @@
 
 use redis::Value;
 
-use crate::common::{err, resp, run, sorted, TestServer};
+use crate::common::{err, info_fields, resp, run, sorted, TestServer};
 
 const MAX: &str = "9223372036854775807";
 const MIN: &str = "-9223372036854775808";
@@ -51,18 +51,23 @@ fn random_counts_take_the_whole_i64_range() {
 }
 
 #[test]
-fn repeated_picks_too_many_to_send_close_the_client() {
+fn repeated_picks_too_many_to_send_are_refused_or_close_a_limited_client() {
     let s = TestServer::start();
     let mut c = s.client();
     let _: () = run(&mut c, &["SADD", "s", "a"]).unwrap();
     // Missing key: nothing to pick, whatever the count.
     let none: Vec<String> = run(&mut c, &["SRANDMEMBER", "nokey", "-9223372036854775807"]).unwrap();
     assert!(none.is_empty());
-    // Redis would stream picks until its output limit closed the client;
-    // FerrumKV refuses to build a reply that could never be sent.
+    // Redis would stream picks until its output limit closed the client,
+    // or with none until its memory ran out; FerrumKV refuses to build a
+    // reply that could never be sent: with no limit, which never closes a
+    // client, by an error.
     let mut raw = s.raw();
     raw.send(&resp(&[b"SRANDMEMBER", b"s", b"-9223372036854775807"]));
-    assert!(raw.is_closed());
+    let error =
+        b"-ERR reply too large: the picks would take more than proto-max-bulk-len bytes\r\n";
+    assert_eq!(raw.read_exact_len(error.len()), error);
+    raw.roundtrip(&resp(&[b"PING"]), b"+PONG\r\n");
     let mut raw = s.raw();
     let _ = run::<()>(
         &mut c,
@@ -353,18 +358,16 @@ fn client_list_reports_output_memory() {
     assert!(clients >= 16 * 1024, "{info}");
 }
 
-/// With Redis's default `normal 0 0 0`, a client that sends and never
-/// reads stops being read from once its socket is full: its unwritten
-/// output stays about one reply, where Redis would buffer every reply
-/// (unbounded but for `maxmemory-clients`). Nothing is lost: reading
-/// later gets every reply.
+/// With Redis's default `normal 0 0 0`, a client that sends and does not
+/// read is still read from, and its replies wait in its output buffer,
+/// counted in `omem` and `tot-mem`, as Redis buffers them. Nothing is lost:
+/// reading later gets every reply.
 #[test]
-fn a_client_that_does_not_read_holds_about_one_reply_unwritten() {
+fn a_client_that_does_not_read_is_read_on_and_its_replies_wait() {
     let s = TestServer::start();
     let mut c = s.client();
     let value = "v".repeat(200_000);
     let _: () = run(&mut c, &["SET", "k", &value]).unwrap();
-    let _: () = run(&mut c, &["CLIENT", "SETNAME", "control"]).unwrap();
     let mut raw = s.raw();
     raw.send(&resp(&[b"CLIENT", b"SETNAME", b"reader"]));
     assert_eq!(raw.read_exact_len(5), b"+OK\r\n");
@@ -373,6 +376,7 @@ fn a_client_that_does_not_read_holds_about_one_reply_unwritten() {
     for _ in 0..requests {
         batch.extend(resp(&[b"GET", b"k"]));
     }
+    batch.extend(resp(&[b"SET", b"done", b"1"]));
     raw.send(&batch);
     let reader_field = |c: &mut redis::Connection, name: &str| -> u64 {
         let list: String = run(c, &["CLIENT", "LIST"]).unwrap();
@@ -382,19 +386,31 @@ fn a_client_that_does_not_read_holds_about_one_reply_unwritten() {
             .and_then(|v| v.parse().ok())
             .unwrap_or_else(|| panic!("{name} in {line}"))
     };
-    // 20 MB of replies: the socket takes a few, the rest wait for it.
+    // 20 MB of replies: the socket takes a few, the rest wait for it, and
+    // the command after them ran.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while reader_field(&mut c, "omem=") == 0 && std::time::Instant::now() < deadline {
+    while run::<Option<String>>(&mut c, &["GET", "done"])
+        .unwrap()
+        .is_none()
+        && std::time::Instant::now() < deadline
+    {
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
-    assert!(
-        reader_field(&mut c, "omem=") > 0,
-        "a write waits on the client"
-    );
+    assert_eq!(run::<String>(&mut c, &["GET", "done"]).unwrap(), "1");
+    // The connection publishes what waits once it has tried to write it.
+    while reader_field(&mut c, "omem=") < 5_000_000 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let omem = reader_field(&mut c, "omem=");
     let tot = reader_field(&mut c, "tot-mem=");
-    assert!(tot < 1_000_000, "tot-mem={tot}");
-    assert_eq!(run::<String>(&mut c, &["PING"]).unwrap(), "PONG");
+    assert!(omem > 5_000_000, "omem={omem}");
+    assert!(tot >= omem && tot < omem + 1_000_000, "tot-mem={tot}");
+    let used: u64 = info_fields(&mut c, "memory")["mem_clients_normal"]
+        .parse()
+        .unwrap();
+    assert!(used >= omem, "mem_clients_normal={used}");
     let reply_len = format!("${}\r\n{value}\r\n", value.len()).len();
-    let got = raw.read_exact_len(reply_len * requests);
-    assert_eq!(got.len(), reply_len * requests, "every reply arrives");
+    let got = raw.read_exact_len(reply_len * requests + 5);
+    assert_eq!(got.len(), reply_len * requests + 5, "every reply arrives");
+    assert!(got.ends_with(b"+OK\r\n"));
 }

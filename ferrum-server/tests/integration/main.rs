@@ -29,6 +29,7 @@ mod migrate;
 mod notifications;
 mod options;
 mod pause;
+mod pipelines;
 mod process;
 mod protocol;
 mod pubsub;
