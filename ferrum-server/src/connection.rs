@@ -28,7 +28,7 @@
 //! once it is served.
 
 use std::future::Future;
-use std::io::ErrorKind;
+use std::io::{ErrorKind, IoSlice};
 use std::pin::Pin;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -182,13 +182,17 @@ impl<S: ClientStream> Io<S> {
     /// Writes what the socket takes without waiting.
     fn write_now(&mut self) -> std::io::Result<()> {
         while !self.out.is_empty() {
-            let taken = {
-                let (slices, n) = self.out.slices();
-                self.socket.write_now(&slices[..n])
+            let taken = match self.out.single() {
+                Some(block) => self.socket.write_now(&[IoSlice::new(block)]),
+                None => {
+                    let (slices, n) = self.out.slices();
+                    self.socket.write_now(&slices[..n])
+                }
             };
             match taken {
                 Ok(0) => return Err(ErrorKind::WriteZero.into()),
-                Ok(n) => self.took(n),
+                // A stream that writes at once needs no flush.
+                Ok(n) => self.out_written(n),
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,
                 Err(e) => return Err(e),
             }
@@ -196,10 +200,9 @@ impl<S: ClientStream> Io<S> {
         Ok(())
     }
 
-    fn took(&mut self, n: usize) {
+    fn out_written(&mut self, n: usize) {
         self.out.consume(n);
         self.written += n;
-        self.unflushed = true;
     }
 
     /// Makes sure the next read has room.
@@ -230,7 +233,8 @@ impl<S: ClientStream> Io<S> {
             match taken {
                 Poll::Ready(Ok(0)) => return Poll::Ready(Err(ErrorKind::WriteZero.into())),
                 Poll::Ready(Ok(n)) => {
-                    self.took(n);
+                    self.out_written(n);
+                    self.unflushed = true;
                     wrote = true;
                 }
                 Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),

@@ -41,6 +41,9 @@ pub(crate) const FLUSH_THRESHOLD: usize = 64 * 1024;
 /// `PROTO_REPLY_CHUNK_BYTES`), and of an idle connection's block.
 pub(crate) const BLOCK: usize = 16 * 1024;
 
+/// A block with less room than this is sealed before the next reply.
+const MIN_SPARE: usize = 1024;
+
 /// The most chunks one write hands to the socket.
 const MAX_SLICES: usize = 64;
 
@@ -69,19 +72,36 @@ impl Default for Replies {
 
 impl Replies {
     /// Where the next reply is encoded; call [`seal`](Self::seal) after.
+    /// A nearly full block is sealed first: a reply that does not fit in
+    /// what is left would make the block grow by doubling, half of it then
+    /// unused.
     pub(crate) fn buf(&mut self) -> &mut BytesMut {
+        if self.spare() < MIN_SPARE && !self.tail.is_empty() {
+            self.seal_now();
+        }
         &mut self.tail
     }
 
     /// Seals the block being filled once it is full, so that the next
-    /// replies go to a new block and nothing written is ever moved. The
-    /// sealed part shares its allocation with what is left of the block.
+    /// replies go to another block and nothing written is ever moved.
     pub(crate) fn seal(&mut self) {
         if self.tail.len() >= BLOCK {
-            let full = self.tail.split().freeze();
-            self.sealed_bytes += full.len();
-            self.sealed.push_back(full);
+            self.seal_now();
         }
+    }
+
+    fn seal_now(&mut self) {
+        let full = if self.spare() > self.tail.len() / 4 {
+            // A reply grew the block by doubling: keep only its bytes, in
+            // an allocation of their size, and fill the block again.
+            let exact = Bytes::copy_from_slice(&self.tail);
+            self.tail.clear();
+            exact
+        } else {
+            std::mem::replace(&mut self.tail, BytesMut::with_capacity(BLOCK)).freeze()
+        };
+        self.sealed_bytes += full.len();
+        self.sealed.push_back(full);
     }
 
     /// Bytes waiting to be written.
@@ -96,6 +116,12 @@ impl Replies {
     /// Capacity held beyond the bytes waiting: the rest of the open block.
     pub(crate) fn spare(&self) -> usize {
         self.tail.capacity() - self.tail.len()
+    }
+
+    /// Everything waiting, when it is one block (the common case: a
+    /// batch's replies); no vector of slices to build then.
+    pub(crate) fn single(&self) -> Option<&[u8]> {
+        self.sealed.is_empty().then_some(&self.tail[..])
     }
 
     /// The next bytes to write, oldest first, as one vectored write takes
@@ -120,7 +146,14 @@ impl Replies {
     pub(crate) fn consume(&mut self, mut n: usize) {
         while n > 0 {
             let Some(front) = self.sealed.front_mut() else {
-                self.tail.advance(n);
+                if n < self.tail.len() {
+                    self.tail.advance(n);
+                } else {
+                    // Written whole, the common case: the block is filled
+                    // again from its start, whose cache lines are warm
+                    // (advancing would walk the replies through it).
+                    self.tail.clear();
+                }
                 return;
             };
             let k = n.min(front.len());
@@ -130,10 +163,6 @@ impl Replies {
             if front.is_empty() {
                 self.sealed.pop_front();
             }
-        }
-        // The block is empty again once written: reuse it from its start.
-        if self.tail.is_empty() {
-            self.tail.clear();
         }
     }
 
@@ -336,6 +365,9 @@ mod tests {
         assert_eq!(r.len(), expected.len());
         assert!(r.sealed.len() >= expected.len() / BLOCK - 1, "packed");
         assert!(r.sealed.iter().all(|c| c.len() < BLOCK + 64));
+        // Blocks are nearly full, with little allocated and unused.
+        let held: usize = r.sealed.iter().map(|c| c.len()).sum();
+        assert!(held >= r.sealed.len() * (BLOCK - MIN_SPARE - 64));
         // Written in uneven pieces, every byte leaves once, in order.
         let mut out = Vec::new();
         let mut step = 1;
@@ -359,7 +391,7 @@ mod tests {
         r.seal();
         assert_eq!(r.sealed.len(), 1);
         assert_eq!(r.len(), 200_005);
-        assert!(r.spare() < BLOCK);
+        assert!(r.spare() <= BLOCK);
         r.consume(200_005);
         assert!(r.is_empty());
         r.shrink_if_idle();
