@@ -219,9 +219,18 @@ impl Drop for EntryMut<'_> {
 
 /// `WATCH` versions, kept only for keys a client watched: every other key
 /// pays nothing for transactions. A watched key's block carries a flag, and
-/// every write to a flagged key takes a fresh version; a key that is
-/// removed takes its version with it, so a key created again reads as a
-/// version never handed out before.
+/// every write to a flagged key takes a fresh version.
+///
+/// Absence has versions too, or a key watched while absent, then created
+/// and removed again before `EXEC`, would read as unchanged (absent both
+/// times) and a client would commit on a value it read in between: a lost
+/// update. So a key watched while absent, and a flagged key when it is
+/// removed (deleted, expired, evicted, flushed), leaves a record of its
+/// table and name with a fresh version; creating the key takes the record
+/// back and flags the new block with a fresh version. The records are
+/// bounded ([`MAX_ABSENT`]): past that they are dropped together, and a
+/// client watching one of them then sees a change it did not miss (its
+/// `EXEC` aborts; no update is lost).
 ///
 /// Versions come from one process-wide counter ([`WATCH_CLOCK`]), never
 /// from the shard: a shard that is emptied (`FLUSHALL`, `FLUSHDB`), made
@@ -231,7 +240,14 @@ impl Drop for EntryMut<'_> {
 #[derive(Debug, Default)]
 pub(crate) struct Watches {
     versions: hashbrown::HashMap<u32, u64, foldhash::fast::FixedState>,
+    /// Versions of watched keys that are absent, by table and name.
+    absent: hashbrown::HashMap<(u16, Box<[u8]>), u64, foldhash::fast::FixedState>,
+    /// The bytes of the names in `absent`.
+    absent_key_bytes: usize,
 }
+
+/// The most absence records a shard keeps.
+const MAX_ABSENT: usize = 1 << 16;
 
 /// The last `WATCH` version handed out in this process. Taken only when a
 /// watched key is written or a key is first watched, so its cache line is
@@ -254,10 +270,27 @@ impl Watches {
         }
     }
 
-    /// The key in `block` (slot `id`) left.
+    /// The key in `block` (slot `id`) left: if it was watched, its absence
+    /// is a change with a version of its own.
     pub(crate) fn forget(&mut self, block: &Block, id: u32) {
         if block.watched() {
             self.versions.remove(&id);
+            self.record_absent(block.table(), block.key(), next_version());
+        }
+    }
+
+    /// The key in `block` (slot `id`, table `table`) was just created: if
+    /// it was watched while absent, the new block is watched, at a version
+    /// its absence never had.
+    pub(crate) fn created(&mut self, table: u16, block: &mut Block, id: u32) {
+        if self.absent.is_empty() {
+            return;
+        }
+        let name: Box<[u8]> = block.key().into();
+        if self.absent.remove(&(table, name)).is_some() {
+            self.absent_key_bytes -= block.key().len();
+            block.set_watched();
+            self.versions.insert(id, next_version());
         }
     }
 
@@ -271,9 +304,38 @@ impl Watches {
         self.versions[&id]
     }
 
+    /// The version of `key`'s absence from table `table`, starting to
+    /// track it if needed.
+    pub(crate) fn absent_version(&mut self, table: u16, key: &[u8]) -> u64 {
+        if let Some(&v) = self.absent.get(&(table, Box::<[u8]>::from(key))) {
+            return v;
+        }
+        let v = next_version();
+        self.record_absent(table, key, v);
+        v
+    }
+
+    fn record_absent(&mut self, table: u16, key: &[u8], v: u64) {
+        if self.absent.len() >= MAX_ABSENT {
+            self.absent = Default::default();
+            self.absent_key_bytes = 0;
+        }
+        if self.absent.insert((table, key.into()), v).is_none() {
+            self.absent_key_bytes += key.len();
+        }
+    }
+
+    /// Drops the allocation of the live keys' versions once every key is
+    /// gone (the records of absent keys stay: their watchers still count).
+    pub(crate) fn release_versions(&mut self) {
+        debug_assert!(self.versions.is_empty());
+        self.versions = Default::default();
+    }
+
     pub(crate) fn heap_bytes(&self) -> usize {
         // hashbrown: 12-byte buckets (u32, u64 packed to 16) plus a control
-        // byte each, at its 7/8 load.
-        self.versions.len() * 17 * 8 / 7
+        // byte each, at its 7/8 load; an absence record's bucket holds a
+        // boxed name (16 bytes), the table and the version (32 in all).
+        self.versions.len() * 17 * 8 / 7 + self.absent.len() * 33 * 8 / 7 + self.absent_key_bytes
     }
 }

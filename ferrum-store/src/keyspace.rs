@@ -369,11 +369,15 @@ impl Shard {
     }
 
     /// The version `WATCH` compares for `key` in database `db`: it changes
-    /// whenever the key is written, removed or created again. `None` when
-    /// the key is absent. Counts nothing and touches no recency.
+    /// whenever the key is written, removed or created again. An absent
+    /// key has one too, which changes when the key is created (see
+    /// `Watches`), so absent, created, removed again reads as a change.
+    /// Counts nothing and touches no recency.
     pub fn watch_version(&mut self, db: usize, key: &[u8], now: Millis) -> Option<u64> {
         let t = usize::from(self.db_table[db]);
-        let found = self.find_live(t, key, now)?;
+        let Some(found) = self.find_live(t, key, now) else {
+            return Some(self.watches.absent_version(t as u16, key));
+        };
         let id = found.id;
         let block = self.slots[id as usize].as_mut()?;
         Some(self.watches.version(block, id))
@@ -520,6 +524,7 @@ impl Shard {
         };
         let mut block = new_block(key, value, t, now);
         block.set_deadline(expires_at);
+        self.watches.created(t as u16, &mut block, id);
         self.used_bytes += block.heap_bytes();
         let cost = Self::policy_cost(&block);
         self.slots[id as usize] = Some(block);
@@ -814,7 +819,7 @@ impl Shard {
             // The versions left with their keys (`unlink`); drop the
             // table's allocation. The clock behind them is not the
             // shard's, so no version handed out before comes back.
-            self.watches = Watches::default();
+            self.watches.release_versions();
             self.rng = SmallRng::seed_from_u64(self.seed);
         }
         self.rebuild_policy();

@@ -297,7 +297,13 @@ fn versions_never_repeat_across_flushes_and_swaps() {
                 shard.flush_db(1);
             }
             drop(all);
-            assert_eq!(version(0), None, "the flush removed k");
+            // The flush removed k, a change: its absence has a version of
+            // its own.
+            let gone = version(0).expect("absent keys have versions");
+            assert!(
+                seen.insert(gone),
+                "{shards} shards, round {round}: {gone} again"
+            );
         }
         // SWAPDB: the key brought in reads as the other database's key, not
         // as the one watched here, and vice versa.
@@ -312,6 +318,37 @@ fn versions_never_repeat_across_flushes_and_swaps() {
         drop(all);
         assert_eq!((version(0), version(1)), (Some(v1), Some(v0)));
     }
+}
+
+/// Absent, created, removed again: the key is absent at both ends, but
+/// it changed, and a transaction that watched it must see that (else it
+/// commits over a value it read in between). Absent and left alone keeps
+/// its version.
+#[test]
+fn an_absent_key_created_and_removed_again_reads_as_changed() {
+    let s = store(0, PolicyKind::NoEviction);
+    let k = key(5);
+    let version = |s: &Store| {
+        let mut ks = s.lock_key(&k);
+        ks.shard(&k).watch_version(0, &k, Millis(0))
+    };
+    let absent = version(&s);
+    assert_eq!(version(&s), absent, "nothing happened");
+    set(&s, &k, val(1), None, Millis(0));
+    let created = version(&s);
+    assert_ne!(created, absent);
+    {
+        let mut ks = s.lock_key(&k);
+        assert!(ks.shard(&k).delete(0, &k, Millis(0)));
+    }
+    let removed = version(&s);
+    assert!(removed != absent && removed != created);
+    // Created with an expiry and expired: removed all the same.
+    set(&s, &k, val(1), Some(Millis(10)), Millis(0));
+    let expiring = version(&s);
+    let mut ks = s.lock_key(&k);
+    let expired = ks.shard(&k).watch_version(0, &k, Millis(20));
+    assert!(expired != expiring && expired != removed);
 }
 
 #[test]

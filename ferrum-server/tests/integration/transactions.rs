@@ -176,3 +176,136 @@ fn client_library_transactions() {
     let v: Value = redis::cmd("GET").arg("n").query(&mut c).unwrap();
     assert_eq!(v, Value::BulkString(b"6".to_vec()));
 }
+
+/// The sequence: A watches `k`, B empties the keyspace and creates
+/// `k` again with the very value A saw; A's EXEC must abort, as in Redis,
+/// at 1, 2 and 4 worker threads, for each command that replaces a
+/// database's keys.
+#[test]
+fn a_flush_or_swap_aborts_a_watch_on_a_key_it_removed_even_if_recreated() {
+    for workers in [1, 2, 4] {
+        let s = TestServer::start_on(workers, &[]);
+        let mut b = s.client();
+        let mut a = s.raw();
+        for flush in [
+            &["FLUSHALL"][..],
+            &["FLUSHDB"],
+            &["FLUSHALL", "ASYNC"],
+            &["SWAPDB", "0", "1"],
+        ] {
+            let _: () = run(&mut b, &["FLUSHALL"]).unwrap();
+            a.roundtrip(b"SET k 0\r\n", b"+OK\r\n");
+            a.roundtrip(b"WATCH k\r\n", b"+OK\r\n");
+            let _: () = run(&mut b, flush).unwrap();
+            let _: () = run(&mut b, &["SET", "k", "0"]).unwrap();
+            a.roundtrip(b"MULTI\r\n", b"+OK\r\n");
+            a.roundtrip(b"SET k 1\r\n", b"+QUEUED\r\n");
+            a.roundtrip(b"EXEC\r\n", b"*-1\r\n");
+            assert_eq!(
+                run::<String>(&mut b, &["GET", "k"]).unwrap(),
+                "0",
+                "{flush:?} at {workers} workers"
+            );
+        }
+        // A key absent when watched and still absent after a flush is
+        // left alone, as Redis leaves it.
+        a.roundtrip(b"WATCH nokey\r\n", b"+OK\r\n");
+        let _: () = run(&mut b, &["FLUSHALL"]).unwrap();
+        a.roundtrip(b"MULTI\r\n", b"+OK\r\n");
+        a.roundtrip(b"EXEC\r\n", b"*0\r\n");
+    }
+}
+
+/// Optimistic locking at 4 workers with FLUSHDB racing it: every client
+/// reads `counter`, writes read + 1 under WATCH, and logs what it wrote
+/// in database 1 inside the same transaction; the flusher logs its
+/// flushes the same way. EXEC is atomic, so the log is the order the
+/// writes took effect in, and each write must be one more than the value
+/// before it (0 after a flush): a transaction that ran on a value it never
+/// read shows as a gap. Bounded in count, not in time.
+#[test]
+fn optimistic_locking_loses_no_update_while_flushdb_races_it() {
+    let s = TestServer::start_on(4, &[]);
+    let clients = 4;
+    let per_client = 300;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flusher = {
+        let mut c = s.client();
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut flushes = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) && flushes < 5_000 {
+                let _: redis::Value = redis::pipe()
+                    .atomic()
+                    .cmd("FLUSHDB")
+                    .cmd("SELECT")
+                    .arg(1)
+                    .cmd("RPUSH")
+                    .arg("log")
+                    .arg("F")
+                    .cmd("SELECT")
+                    .arg(0)
+                    .query(&mut c)
+                    .expect("flush");
+                flushes += 1;
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            flushes
+        })
+    };
+    let workers: Vec<_> = (0..clients)
+        .map(|_| {
+            let mut c = s.client();
+            std::thread::spawn(move || {
+                let mut committed = 0;
+                let mut tries = 0;
+                while committed < per_client && tries < 100_000 {
+                    tries += 1;
+                    let _: () = redis::cmd("WATCH").arg("counter").query(&mut c).unwrap();
+                    let read: Option<i64> = redis::cmd("GET").arg("counter").query(&mut c).unwrap();
+                    let next = read.unwrap_or(0) + 1;
+                    let done: Option<redis::Value> = redis::pipe()
+                        .atomic()
+                        .cmd("SET")
+                        .arg("counter")
+                        .arg(next)
+                        .cmd("SELECT")
+                        .arg(1)
+                        .cmd("RPUSH")
+                        .arg("log")
+                        .arg(next)
+                        .cmd("SELECT")
+                        .arg(0)
+                        .query(&mut c)
+                        .unwrap();
+                    committed += usize::from(done.is_some());
+                }
+                committed
+            })
+        })
+        .collect();
+    let committed: usize = workers.into_iter().map(|w| w.join().unwrap()).sum();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let flushes = flusher.join().unwrap();
+    assert_eq!(committed, clients * per_client);
+    assert!(flushes > 0);
+    let mut c = s.client();
+    let _: () = run(&mut c, &["SELECT", "1"]).unwrap();
+    let log: Vec<String> = run(&mut c, &["LRANGE", "log", "0", "-1"]).unwrap();
+    assert_eq!(log.len(), committed + flushes);
+    let mut current = 0;
+    for (i, entry) in log.iter().enumerate() {
+        if entry == "F" {
+            current = 0;
+            continue;
+        }
+        let wrote: i64 = entry.parse().unwrap();
+        assert_eq!(
+            wrote,
+            current + 1,
+            "entry {i} wrote {wrote} over {current}: a lost update; log around it: {:?}",
+            &log[i.saturating_sub(8)..(i + 8).min(log.len())]
+        );
+        current = wrote;
+    }
+}
