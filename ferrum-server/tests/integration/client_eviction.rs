@@ -224,3 +224,29 @@ fn tracking_prefixes_and_subscriptions_count() {
     assert!(eventually(|| client_line(&mut c, "subscriber").is_none()));
     assert_eq!(info_fields(&mut c, "stats")["evicted_clients"], "2");
 }
+
+/// A client that does not read its replies grows its output buffer (with
+/// `normal 0 0 0`, nothing else bounds it) until `maxmemory-clients`
+/// evicts it; a client that reads is left alone.
+#[test]
+fn unread_output_evicts_its_client() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    run::<()>(&mut c, &["CONFIG", "SET", "maxmemory-clients", "5mb"]).expect("set");
+    let value = "v".repeat(100_000);
+    run::<()>(&mut c, &["SET", "big", &value]).expect("set");
+    let mut reader = named(&s, "reader");
+    let mut hog = named(&s, "hog");
+    // 30 MB of replies, more than the kernel's socket buffers hold.
+    hog.send(&resp(&[b"GET", b"big"]).repeat(300));
+    assert!(
+        eventually(|| client_line(&mut c, "hog").is_none()),
+        "the client with 30 MB unread is still connected"
+    );
+    assert_eq!(info_fields(&mut c, "stats")["evicted_clients"], "1");
+    for _ in 0..50 {
+        reader.send(&resp(&[b"GET", b"big"]));
+        assert_eq!(reader.read_exact_len(100_011).len(), 100_011);
+    }
+    assert!(client_line(&mut c, "reader").is_some());
+}

@@ -9,6 +9,7 @@ mod bitmaps;
 mod blocking;
 mod client_eviction;
 mod cluster;
+mod command_fuzz;
 mod common;
 mod compat;
 mod config_params;
