@@ -1231,6 +1231,30 @@ def check_lock(c, ctx):
 # driver
 # --------------------------------------------------------------------------
 
+def check_big_pipeline(c, ctx):
+    """The issue 37 case: a non-transactional pipeline of 40,000 commands,
+    written whole before any reply is read (as redis-py pipelines do), with
+    a socket timeout so that a server that stops reading fails, not hangs."""
+    r = redis.Redis(host=ctx.host, port=ctx.port, password=ctx.password,
+                    protocol=ctx.protocol, socket_timeout=30, **ctx.tls)
+    r.set("p:big", b"x" * 1000)
+    p = r.pipeline(transaction=False)
+    for i in range(20000):
+        p.set("p:k%d" % i, b"v" * 1000)
+        p.get("p:big")
+    try:
+        replies = p.execute()
+    except redis.RedisError as e:
+        c._fail("40,000-command pipeline", "every reply", repr(e))
+        return
+    finally:
+        r.close()
+    c.eq("40,000-command pipeline replies", len(replies), 40000)
+    c.ok("40,000-command pipeline values",
+         all(ok is True and v == b"x" * 1000 for ok, v in zip(replies[::2], replies[1::2])))
+    c.eq("40,000-command pipeline keys", ctx.r.dbsize(), 20001)
+
+
 FAMILIES = [
     ("PING/ECHO", check_ping_echo),
     ("HELLO", check_hello),
@@ -1256,6 +1280,7 @@ FAMILIES = [
     ("MULTI/EXEC/DISCARD", check_multi_exec),
     ("WATCH/UNWATCH", check_watch),
     ("Lock (EVALSHA)", check_lock),
+    ("Pipeline written whole", check_big_pipeline),
 ]
 
 
