@@ -8,7 +8,10 @@
 //!
 //! Bounded by a seed and a command count, not by time:
 //! `FERRUM_FUZZ_SEED` and `FERRUM_FUZZ_COMMANDS` (default 42 and 20,000;
-//! the soak is 4,000,000) replay or lengthen a run.
+//! the soak is 4,000,000) replay or lengthen a run, and
+//! `FERRUM_FUZZ_ADDR` (`127.0.0.1:PORT`) points it at a running server (a
+//! release build, or redis-server to compare) instead of one it starts.
+//! It runs `FLUSHALL`: point it only at a throwaway server.
 
 use std::io::{Read, Write};
 use std::time::Duration;
@@ -368,8 +371,14 @@ fn env_or(name: &str, default: u64) -> u64 {
 fn random_commands_from_the_command_table_never_break_the_connection() {
     let seed = env_or("FERRUM_FUZZ_SEED", 42);
     let total = env_or("FERRUM_FUZZ_COMMANDS", 20_000) as usize;
-    let s = TestServer::start();
-    let mut stream = std::net::TcpStream::connect(s.addr).expect("connect");
+    let external = std::env::var("FERRUM_FUZZ_ADDR").ok();
+    let server = external.is_none().then(TestServer::start);
+    let addr = match (&external, &server) {
+        (Some(a), _) => a.parse().expect("FERRUM_FUZZ_ADDR is host:port"),
+        (None, Some(s)) => s.addr,
+        (None, None) => unreachable!("a server was started"),
+    };
+    let mut stream = std::net::TcpStream::connect(addr).expect("connect");
     stream
         .set_read_timeout(Some(Duration::from_secs(60)))
         .unwrap();
