@@ -43,6 +43,7 @@ mod obuf;
 mod parse;
 mod pause;
 mod pubsub;
+mod rdb;
 pub mod runtime;
 mod script;
 mod server;

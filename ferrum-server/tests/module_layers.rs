@@ -20,7 +20,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "vocabulary",
         &[
-            "alloc", "clock", "command", "config", "error", "notify", "parse", "runtime",
+            "alloc", "clock", "command", "config", "error", "notify", "parse", "rdb", "runtime",
         ],
     ),
     (

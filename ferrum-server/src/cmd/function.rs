@@ -6,7 +6,6 @@ use ferrum_proto::Frame;
 use ferrum_store::glob::glob_match;
 
 use super::args::Args;
-use super::dump::{function_codes, function_payload};
 use super::error::{
     function_unknown_argument, function_unknown_option, subcommand_syntax, BAD_FUNCTION_PAYLOAD,
     BAD_NUMKEYS, FUNCTION_FLUSH_MODE, FUNCTION_LIST_NO_NAME, FUNCTION_RESTORE_POLICY, NO_FUNCTION,
@@ -15,6 +14,7 @@ use super::error::{
 use super::parse::{is, parse_i64};
 use super::script::{invoke, split_keys};
 use super::{help_reply, CmdError, CmdResult, Ctx};
+use crate::rdb::{function_codes, function_payload};
 use crate::script::{library_name, Engine, Invocation, Kind, Libraries, Library};
 
 /// `FCALL function numkeys [key ...] [arg ...]`

@@ -27,7 +27,7 @@ use ferrum_store::{Access, Entry, Millis};
 
 use super::args::Args;
 use super::parse::{is, parse_i64};
-use super::{dump, error, CmdError, CmdResult, Ctx};
+use super::{error, CmdError, CmdResult, Ctx};
 use crate::command::getkeys::layout;
 use crate::migrate::Link;
 
@@ -409,7 +409,7 @@ impl Serialized {
     /// The entry's value serialized.
     fn of(e: Entry<'_>) -> Serialized {
         Serialized {
-            payload: dump::serialize(e.value()),
+            payload: crate::rdb::serialize(e.value()),
             expires: e.expires_at(),
         }
     }

@@ -99,6 +99,8 @@ impl TestServer {
         // A hang fails the test with a message instead of stalling it.
         c.set_read_timeout(Some(Duration::from_secs(30)))
             .expect("timeout");
+        c.set_write_timeout(Some(Duration::from_secs(30)))
+            .expect("timeout");
         c
     }
 

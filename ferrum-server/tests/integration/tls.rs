@@ -652,3 +652,36 @@ fn cipher_and_session_parameters_take_effect() {
     assert!(resumes(&mut con, "yes"));
     assert!(!resumes(&mut con, "no"));
 }
+
+/// A pipeline written whole before any reply is read, over TLS: the
+/// stream's writes go through rustls and its flush, not the plain socket's
+/// `write_now`, and must not stop the connection reading either.
+#[test]
+fn a_pipeline_written_whole_over_tls_gets_every_reply() {
+    let pki = Pki::new();
+    let server = pki.server(&[]);
+    let mut tls = pki.client(&server).expect("handshake");
+    tls.sock
+        .set_write_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    tls.sock
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let echo = vec![b'e'; 2000];
+    let pairs = 8_000;
+    let batch = resp(&[b"ECHO", &echo]).repeat(100);
+    for sent in (0..pairs).step_by(100) {
+        tls.write_all(&batch)
+            .unwrap_or_else(|e| panic!("the server stopped reading after {sent}: {e}"));
+    }
+    tls.flush().unwrap();
+    let mut expected = b"$2000\r\n".to_vec();
+    expected.extend_from_slice(&echo);
+    expected.extend_from_slice(b"\r\n");
+    let mut reply = vec![0u8; expected.len()];
+    for i in 0..pairs {
+        tls.read_exact(&mut reply)
+            .unwrap_or_else(|e| panic!("reply {i} did not arrive: {e}"));
+        assert!(reply == expected, "reply {i} differs");
+    }
+}

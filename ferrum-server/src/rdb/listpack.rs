@@ -13,7 +13,7 @@
 //! listpacks (`ferrum_store::types::listpack`) are a different, simpler
 //! format; this one is only for payloads.
 
-use super::super::parse::parse_i64;
+use ferrum_proto::parse_i64;
 
 /// Size of the header: total bytes and element count.
 const HEADER: usize = 6;

@@ -1,0 +1,643 @@
+//! Redis 7.0's RDB encoding, with no sockets and no commands: one codec for
+//! `DUMP`/`RESTORE`, `MIGRATE`, `FUNCTION DUMP`/`RESTORE` and, later, RDB
+//! files and replication.
+//!
+//! A `DUMP` payload is an RDB object (type
+//! byte, then the value), the RDB version (10) as two little-endian bytes,
+//! and a CRC-64 (Jones polynomial, as Redis's `crc64`) of everything before
+//! it, little-endian. A value dumped by Redis 7.0 restores here and a value
+//! dumped here restores in Redis.
+//!
+//! Written forms: strings (integers in Redis's compact encodings), lists
+//! as `RDB_TYPE_LIST`, sets, hashes and sorted sets (binary scores) in
+//! their plain forms, which every RDB 10 reader loads, and streams as
+//! `RDB_TYPE_STREAM_LISTPACKS_2` (listpack nodes of 100 entries, groups,
+//! PELs and consumers; see [`stream`]). Read forms: those, plus
+//! LZF-compressed strings, string-scored sorted sets, intsets, listpacks
+//! (quicklist 2, hash, sorted set), ziplists (quicklist, list, hash,
+//! sorted set) and Redis 5-6.2's `RDB_TYPE_STREAM_LISTPACKS`, as Redis 7.0
+//! and older write them. Redis 7.2's forms (RDB 11) are refused, as Redis
+//! 7.0 refuses them. [`listpack`] is Redis's listpack byte format, read for
+//! every listpack form and written for streams.
+
+use ferrum_proto::parse_i64;
+use ferrum_store::types::{End, Hash, List, Set, ZSet};
+use ferrum_store::{Value, ValueRef};
+
+/// The RDB version Redis 7.0 writes.
+const RDB_VERSION: u16 = 10;
+
+const T_STRING: u8 = 0;
+const T_LIST: u8 = 1;
+const T_SET: u8 = 2;
+const T_ZSET: u8 = 3;
+const T_HASH: u8 = 4;
+const T_ZSET_2: u8 = 5;
+const T_LIST_ZIPLIST: u8 = 10;
+const T_SET_INTSET: u8 = 11;
+const T_ZSET_ZIPLIST: u8 = 12;
+const T_HASH_ZIPLIST: u8 = 13;
+const T_LIST_QUICKLIST: u8 = 14;
+const T_HASH_LISTPACK: u8 = 16;
+const T_ZSET_LISTPACK: u8 = 17;
+const T_LIST_QUICKLIST_2: u8 = 18;
+const T_STREAM: u8 = 15;
+const T_STREAM_2: u8 = 19;
+
+// The file format lands before the commands that use it (SAVE, loading
+// at start, DEBUG RELOAD: issue 38's next step); its tests use it now.
+#[allow(dead_code)]
+pub(crate) mod file;
+mod listpack;
+mod stream;
+
+/// Redis's CRC-64 (Jones polynomial, reflected, no final xor).
+fn crc64(data: &[u8]) -> u64 {
+    crc64_update(0, data)
+}
+
+/// Redis's `crc64` continued over `data` from `crc`, the checksum of what
+/// came before (an RDB file's checksum covers the whole file).
+fn crc64_update(mut crc: u64, data: &[u8]) -> u64 {
+    const POLY: u64 = 0x95ac_9329_ac4b_c9b5;
+    static TABLE: std::sync::LazyLock<[u64; 256]> = std::sync::LazyLock::new(|| {
+        let mut t = [0u64; 256];
+        for (i, slot) in t.iter_mut().enumerate() {
+            let mut c = i as u64;
+            for _ in 0..8 {
+                c = if c & 1 == 1 { (c >> 1) ^ POLY } else { c >> 1 };
+            }
+            *slot = c;
+        }
+        t
+    });
+    for &b in data {
+        crc = TABLE[((crc ^ u64::from(b)) & 0xff) as usize] ^ (crc >> 8);
+    }
+    crc
+}
+
+// ---- writing ----
+
+fn put_len(out: &mut Vec<u8>, n: usize) {
+    if n < 1 << 6 {
+        out.push(n as u8);
+    } else if n < 1 << 14 {
+        out.extend_from_slice(&[0x40 | (n >> 8) as u8, n as u8]);
+    } else if n <= u32::MAX as usize {
+        out.push(0x80);
+        out.extend_from_slice(&(n as u32).to_be_bytes());
+    } else {
+        out.push(0x81);
+        out.extend_from_slice(&(n as u64).to_be_bytes());
+    }
+}
+
+/// A string, as an 8/16/32-bit integer when it is the canonical text of
+/// one (Redis's `rdbTryIntegerEncoding`), else length-prefixed.
+fn put_str(out: &mut Vec<u8>, s: &[u8]) {
+    if s.len() <= 11 {
+        if let Some(n) = parse_i64(s).filter(|n| n.to_string().as_bytes() == s) {
+            if let Ok(v) = i8::try_from(n) {
+                out.extend_from_slice(&[0xc0, v as u8]);
+                return;
+            }
+            if let Ok(v) = i16::try_from(n) {
+                out.push(0xc1);
+                out.extend_from_slice(&v.to_le_bytes());
+                return;
+            }
+            if let Ok(v) = i32::try_from(n) {
+                out.push(0xc2);
+                out.extend_from_slice(&v.to_le_bytes());
+                return;
+            }
+        }
+    }
+    put_len(out, s.len());
+    out.extend_from_slice(s);
+}
+
+/// The serialized value.
+pub(crate) fn serialize(v: ValueRef<'_>) -> Vec<u8> {
+    let mut out = Vec::new();
+    write_object(&mut out, v);
+    out.extend_from_slice(&RDB_VERSION.to_le_bytes());
+    let crc = crc64(&out);
+    out.extend_from_slice(&crc.to_le_bytes());
+    out
+}
+
+/// Writes `v` as an RDB object: its type byte, then its value.
+fn write_object(out: &mut Vec<u8>, v: ValueRef<'_>) {
+    match v {
+        ValueRef::Str(s) => {
+            out.push(T_STRING);
+            put_str(out, s);
+        }
+        ValueRef::Coll(c) => match &*c {
+            ferrum_store::Collection::List(l) => {
+                out.push(T_LIST);
+                put_len(out, l.len());
+                for e in l.iter() {
+                    put_str(out, e);
+                }
+            }
+            ferrum_store::Collection::Set(s) => {
+                out.push(T_SET);
+                put_len(out, s.len());
+                for m in s.iter() {
+                    put_str(out, &m);
+                }
+            }
+            ferrum_store::Collection::Hash(h) => {
+                out.push(T_HASH);
+                put_len(out, h.len());
+                for (f, v) in h.iter() {
+                    put_str(out, f);
+                    put_str(out, v);
+                }
+            }
+            ferrum_store::Collection::ZSet(z) => {
+                out.push(T_ZSET_2);
+                put_len(out, z.len());
+                // Highest score first, as Redis writes a skiplist.
+                for (m, s) in z.range_by_rank(0, z.len()).iter().rev() {
+                    put_str(out, m);
+                    out.extend_from_slice(&s.to_le_bytes());
+                }
+            }
+            ferrum_store::Collection::Stream(s) => {
+                out.push(T_STREAM_2);
+                stream::write(out, s);
+            }
+        },
+    }
+}
+
+/// RDB's opcode for a function library (`RDB_OPCODE_FUNCTION2`).
+const OPCODE_FUNCTION: u8 = 245;
+
+/// `FUNCTION DUMP`'s payload for libraries of these codes: each as an RDB
+/// function record, then the version and CRC-64 footer of `DUMP`, as Redis
+/// writes it (so payloads move between the two servers).
+pub(crate) fn function_payload<'a>(codes: impl Iterator<Item = &'a [u8]>) -> Vec<u8> {
+    let mut out = Vec::new();
+    for code in codes {
+        out.push(OPCODE_FUNCTION);
+        put_str(&mut out, code);
+    }
+    out.extend_from_slice(&RDB_VERSION.to_le_bytes());
+    let crc = crc64(&out);
+    out.extend_from_slice(&crc.to_le_bytes());
+    out
+}
+
+/// The library codes in a `FUNCTION DUMP` payload; `None` if the footer
+/// or a record is bad.
+pub(crate) fn function_codes(payload: &[u8]) -> Option<Vec<Vec<u8>>> {
+    let body = verify(payload)?;
+    let mut r = Reader { buf: body, pos: 0 };
+    let mut codes = Vec::new();
+    while r.pos < body.len() {
+        if r.byte()? != OPCODE_FUNCTION {
+            return None;
+        }
+        codes.push(r.string()?);
+    }
+    Some(codes)
+}
+
+// ---- reading ----
+
+/// A cursor over an RDB object; every read fails with `None` at the end.
+struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+/// A length, or one of the special string encodings.
+enum Len {
+    Plain(usize),
+    Enc(u8),
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let s = self.buf.get(self.pos..self.pos.checked_add(n)?)?;
+        self.pos += n;
+        Some(s)
+    }
+
+    fn byte(&mut self) -> Option<u8> {
+        self.take(1).map(|b| b[0])
+    }
+
+    fn len_or_enc(&mut self) -> Option<Len> {
+        let b = self.byte()?;
+        Some(match b >> 6 {
+            0 => Len::Plain(usize::from(b & 0x3f)),
+            1 => Len::Plain(usize::from(b & 0x3f) << 8 | usize::from(self.byte()?)),
+            2 if b == 0x80 => {
+                Len::Plain(u32::from_be_bytes(self.take(4)?.try_into().ok()?) as usize)
+            }
+            2 if b == 0x81 => Len::Plain(
+                usize::try_from(u64::from_be_bytes(self.take(8)?.try_into().ok()?)).ok()?,
+            ),
+            2 => return None,
+            _ => Len::Enc(b & 0x3f),
+        })
+    }
+
+    fn len(&mut self) -> Option<usize> {
+        match self.len_or_enc()? {
+            Len::Plain(n) => Some(n),
+            Len::Enc(_) => None,
+        }
+    }
+
+    fn string(&mut self) -> Option<Vec<u8>> {
+        match self.len_or_enc()? {
+            Len::Plain(n) => Some(self.take(n)?.to_vec()),
+            Len::Enc(0) => Some((self.byte()? as i8).to_string().into_bytes()),
+            Len::Enc(1) => {
+                let v = i16::from_le_bytes(self.take(2)?.try_into().ok()?);
+                Some(v.to_string().into_bytes())
+            }
+            Len::Enc(2) => {
+                let v = i32::from_le_bytes(self.take(4)?.try_into().ok()?);
+                Some(v.to_string().into_bytes())
+            }
+            Len::Enc(3) => {
+                let clen = self.len()?;
+                let len = self.len()?;
+                lzf_decompress(self.take(clen)?, len)
+            }
+            Len::Enc(_) => None,
+        }
+    }
+
+    /// A `RDB_TYPE_ZSET` score: a length byte and the text (253 NaN, 254
+    /// +inf, 255 -inf).
+    fn text_double(&mut self) -> Option<f64> {
+        match self.byte()? {
+            253 => None,
+            254 => Some(f64::INFINITY),
+            255 => Some(f64::NEG_INFINITY),
+            n => std::str::from_utf8(self.take(usize::from(n))?)
+                .ok()?
+                .parse()
+                .ok(),
+        }
+    }
+
+    fn binary_double(&mut self) -> Option<f64> {
+        Some(f64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+}
+
+/// LZF decompression (Marc Lehmann's format, as Redis's `lzf_d.c`
+/// reads it): literal runs and back references.
+fn lzf_decompress(input: &[u8], len: usize) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(len);
+    let mut i = 0;
+    while i < input.len() {
+        let ctrl = usize::from(input[i]);
+        i += 1;
+        if ctrl < 32 {
+            let run = ctrl + 1;
+            out.extend_from_slice(input.get(i..i + run)?);
+            i += run;
+        } else {
+            let mut n = ctrl >> 5;
+            if n == 7 {
+                n += usize::from(*input.get(i)?);
+                i += 1;
+            }
+            let back = ((ctrl & 0x1f) << 8) + usize::from(*input.get(i)?) + 1;
+            i += 1;
+            let start = out.len().checked_sub(back)?;
+            for k in 0..n + 2 {
+                let b = out[start + k];
+                out.push(b);
+            }
+        }
+        if out.len() > len {
+            return None;
+        }
+    }
+    (out.len() == len).then_some(out)
+}
+
+/// The entries of a listpack, as strings.
+fn listpack(lp: &[u8]) -> Option<Vec<Vec<u8>>> {
+    Some(
+        listpack::read(lp)?
+            .into_iter()
+            .map(|e| e.to_vec())
+            .collect(),
+    )
+}
+
+/// The entries of a ziplist, as strings.
+fn ziplist(zl: &[u8]) -> Option<Vec<Vec<u8>>> {
+    let total = u32::from_le_bytes(zl.get(0..4)?.try_into().ok()?) as usize;
+    if total != zl.len() {
+        return None;
+    }
+    let mut i = 10;
+    let mut out = Vec::new();
+    loop {
+        let p = *zl.get(i)?;
+        if p == 0xff {
+            break;
+        }
+        i += if p == 0xfe { 5 } else { 1 };
+        let b = *zl.get(i)?;
+        let int = |w: usize, at: usize| -> Option<i64> {
+            let mut bytes = [0u8; 8];
+            bytes[..w].copy_from_slice(zl.get(at..at + w)?);
+            let v = i64::from_le_bytes(bytes);
+            let shift = 64 - 8 * w as u32;
+            Some((v << shift) >> shift)
+        };
+        let (skip, value) = match b >> 6 {
+            0 => {
+                let n = usize::from(b & 0x3f);
+                (1 + n, zl.get(i + 1..i + 1 + n)?.to_vec())
+            }
+            1 => {
+                let n = (usize::from(b & 0x3f) << 8) | usize::from(*zl.get(i + 1)?);
+                (2 + n, zl.get(i + 2..i + 2 + n)?.to_vec())
+            }
+            2 => {
+                let n = u32::from_be_bytes(zl.get(i + 1..i + 5)?.try_into().ok()?) as usize;
+                (5 + n, zl.get(i + 5..i + 5 + n)?.to_vec())
+            }
+            _ => match b {
+                0xc0 => (3, int(2, i + 1)?.to_string().into_bytes()),
+                0xd0 => (5, int(4, i + 1)?.to_string().into_bytes()),
+                0xe0 => (9, int(8, i + 1)?.to_string().into_bytes()),
+                0xf0 => (4, int(3, i + 1)?.to_string().into_bytes()),
+                0xfe => (2, int(1, i + 1)?.to_string().into_bytes()),
+                0xf1..=0xfd => (1, (i64::from(b & 0x0f) - 1).to_string().into_bytes()),
+                _ => return None,
+            },
+        };
+        i += skip;
+        out.push(value);
+    }
+    Some(out)
+}
+
+/// The members of an intset, as strings.
+fn intset(is: &[u8]) -> Option<Vec<Vec<u8>>> {
+    let width = u32::from_le_bytes(is.get(0..4)?.try_into().ok()?) as usize;
+    let n = u32::from_le_bytes(is.get(4..8)?.try_into().ok()?) as usize;
+    if !matches!(width, 2 | 4 | 8) || is.len() != 8 + width * n {
+        return None;
+    }
+    Some(
+        is[8..]
+            .chunks_exact(width)
+            .map(|c| {
+                let v = match width {
+                    2 => i64::from(i16::from_le_bytes([c[0], c[1]])),
+                    4 => i64::from(i32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+                    _ => i64::from_le_bytes(c.try_into().unwrap_or([0; 8])),
+                };
+                v.to_string().into_bytes()
+            })
+            .collect(),
+    )
+}
+
+fn list_of(items: impl IntoIterator<Item = Vec<u8>>) -> List {
+    let mut l = List::new();
+    for e in items {
+        l.push(End::Right, &e);
+    }
+    l
+}
+
+fn pairs_hash(items: Vec<Vec<u8>>) -> Option<Hash> {
+    if items.len() % 2 != 0 {
+        return None;
+    }
+    let mut h = Hash::new();
+    for p in items.chunks_exact(2) {
+        h.set(&p[0], &p[1]);
+    }
+    Some(h)
+}
+
+fn pairs_zset(items: Vec<Vec<u8>>) -> Option<ZSet> {
+    if items.len() % 2 != 0 {
+        return None;
+    }
+    let mut z = ZSet::new();
+    for p in items.chunks_exact(2) {
+        let s: f64 = std::str::from_utf8(&p[1]).ok()?.parse().ok()?;
+        if s.is_nan() {
+            return None;
+        }
+        z.insert(&p[0], s);
+    }
+    Some(z)
+}
+
+/// Parses one serialized object (without the footer). `None` on anything
+/// malformed, an empty collection, or bytes left over.
+fn deserialize(body: &[u8]) -> Option<Value> {
+    let mut r = Reader { buf: body, pos: 1 };
+    let value = read_object(&mut r, *body.first()?)?;
+    (r.pos == body.len()).then_some(value)
+}
+
+/// Reads the value of an object of RDB type `t` at the reader's position.
+/// `None` on anything malformed or an empty collection.
+fn read_object(r: &mut Reader<'_>, t: u8) -> Option<Value> {
+    let value: Value = match t {
+        T_STRING => Value::str(&r.string()?),
+        T_LIST => {
+            let n = r.len()?;
+            let items = (0..n).map(|_| r.string()).collect::<Option<Vec<_>>>()?;
+            list_of(items).into()
+        }
+        T_SET => {
+            let n = r.len()?;
+            let mut s = Set::new();
+            for _ in 0..n {
+                s.insert(&r.string()?);
+            }
+            s.into()
+        }
+        T_ZSET | T_ZSET_2 => {
+            let n = r.len()?;
+            let mut z = ZSet::new();
+            for _ in 0..n {
+                let m = r.string()?;
+                let s = if t == T_ZSET {
+                    r.text_double()?
+                } else {
+                    r.binary_double()?
+                };
+                if s.is_nan() {
+                    return None;
+                }
+                z.insert(&m, s);
+            }
+            z.into()
+        }
+        T_HASH => {
+            let n = r.len()?;
+            let mut h = Hash::new();
+            for _ in 0..n {
+                let (f, v) = (r.string()?, r.string()?);
+                h.set(&f, &v);
+            }
+            h.into()
+        }
+        T_SET_INTSET => {
+            let mut s = Set::new();
+            for m in intset(&r.string()?)? {
+                s.insert(&m);
+            }
+            s.into()
+        }
+        T_LIST_ZIPLIST => list_of(ziplist(&r.string()?)?).into(),
+        T_ZSET_ZIPLIST => pairs_zset(ziplist(&r.string()?)?)?.into(),
+        T_HASH_ZIPLIST => pairs_hash(ziplist(&r.string()?)?)?.into(),
+        T_ZSET_LISTPACK => pairs_zset(listpack(&r.string()?)?)?.into(),
+        T_HASH_LISTPACK => pairs_hash(listpack(&r.string()?)?)?.into(),
+        T_LIST_QUICKLIST | T_LIST_QUICKLIST_2 => {
+            let nodes = r.len()?;
+            let mut items = Vec::new();
+            for _ in 0..nodes {
+                if t == T_LIST_QUICKLIST {
+                    items.extend(ziplist(&r.string()?)?);
+                    continue;
+                }
+                match r.len()? {
+                    // PLAIN: one large element as it is.
+                    1 => items.push(r.string()?),
+                    2 => items.extend(listpack(&r.string()?)?),
+                    _ => return None,
+                }
+            }
+            list_of(items).into()
+        }
+        T_STREAM | T_STREAM_2 => stream::read(r, t == T_STREAM_2)?.into(),
+        _ => return None,
+    };
+    let empty = match value.as_ref() {
+        ValueRef::Str(_) => false,
+        ValueRef::Coll(c) => match &*c {
+            ferrum_store::Collection::List(l) => l.is_empty(),
+            ferrum_store::Collection::Hash(h) => h.is_empty(),
+            ferrum_store::Collection::Set(s) => s.is_empty(),
+            ferrum_store::Collection::ZSet(z) => z.is_empty(),
+            // Redis keeps a stream whose entries are all deleted, and
+            // dumps it as it is.
+            ferrum_store::Collection::Stream(_) => false,
+        },
+    };
+    (!empty).then_some(value)
+}
+
+/// Checks the footer (RDB version not newer than 10, CRC-64) and returns
+/// the object bytes before it.
+fn verify(payload: &[u8]) -> Option<&[u8]> {
+    if payload.len() < 10 {
+        return None;
+    }
+    let (body, footer) = payload.split_at(payload.len() - 10);
+    let version = u16::from_le_bytes([footer[0], footer[1]]);
+    let crc = u64::from_le_bytes(footer[2..].try_into().ok()?);
+    (version <= RDB_VERSION && crc64(&payload[..payload.len() - 8]) == crc).then_some(body)
+}
+
+/// The value of a `DUMP` payload (`RESTORE`, `MIGRATE`'s target).
+///
+/// # Errors
+/// [`PayloadError::Footer`] when the version or checksum is wrong,
+/// [`PayloadError::Data`] when the object is malformed.
+pub(crate) fn restore_payload(payload: &[u8]) -> Result<Value, PayloadError> {
+    let body = verify(payload).ok_or(PayloadError::Footer)?;
+    deserialize(body).ok_or(PayloadError::Data)
+}
+
+/// Why a `DUMP` payload did not load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PayloadError {
+    /// The RDB version is newer than 10, or the checksum is wrong.
+    Footer,
+    /// The object is malformed (or an empty collection).
+    Data,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ferrum_store::Typed;
+
+    #[test]
+    fn crc64_is_redis_jones() {
+        // Redis's crc64 test vector.
+        assert_eq!(crc64(b"123456789"), 0xe9c6_d914_c4b8_d9ca);
+    }
+
+    #[test]
+    fn redis_dumps_restore() {
+        // `DUMP` replies of redis-server 7.0.15: SET foo bar; RPUSH l a 1
+        // hello (quicklist 2 of one listpack); HSET h f v n 123 (listpack).
+        let string = b"\x00\x03bar\n\x00\xe6\xbeI`\xeef\xfd\x17";
+        let body = verify(string).expect("footer");
+        assert_eq!(deserialize(body).unwrap().as_ref(), ValueRef::Str(b"bar"));
+        let list = b"\x12\x01\x02\x13\x13\x00\x00\x00\x03\x00\x81a\x02\x01\x01\x85hello\x06\xff\n\x00\xa2\x108\xa5\x16\xcf}Q";
+        let v = deserialize(verify(list).expect("footer")).unwrap();
+        let want: Value = list_of([b"a".to_vec(), b"1".to_vec(), b"hello".to_vec()]).into();
+        assert_eq!(serialize(v.as_ref()), serialize(want.as_ref()));
+        let hash = b"\x10\x12\x12\x00\x00\x00\x04\x00\x81f\x02\x81v\x02\x81n\x02{\x01\xff\n\x00\xc8\x18\xce\xf8\x84|\xec?";
+        let v = deserialize(verify(hash).expect("footer")).unwrap();
+        let v = v.as_ref();
+        let h = Hash::of(&v).unwrap();
+        assert_eq!(h.get(b"f"), Some(&b"v"[..]));
+        assert_eq!(h.get(b"n"), Some(&b"123"[..]));
+        // The string as FerrumKV writes it is byte for byte Redis's.
+        assert_eq!(serialize(ValueRef::Str(b"bar")), string);
+    }
+
+    #[test]
+    fn round_trips_and_rejects_damage() {
+        let mut z = ZSet::new();
+        z.insert(b"a", 1.5);
+        z.insert(b"b", f64::INFINITY);
+        let v: Value = z.into();
+        let payload = serialize(v.as_ref());
+        let back = deserialize(verify(&payload).unwrap()).unwrap();
+        assert_eq!(serialize(back.as_ref()), payload);
+        let mut bad = payload.clone();
+        bad[1] ^= 1;
+        assert!(verify(&bad).is_none());
+        assert!(deserialize(&[T_LIST, 0]).is_none(), "empty list");
+        assert!(
+            deserialize(&[T_STRING, 0x05, b'a']).is_none(),
+            "short string"
+        );
+        for n in ["12", "-100", "70000", "12345678901", "007"] {
+            let v = Value::str(n.as_bytes());
+            let p = serialize(v.as_ref());
+            let back = deserialize(verify(&p).unwrap()).unwrap();
+            assert_eq!(back.as_ref(), v.as_ref());
+        }
+    }
+
+    #[test]
+    fn lzf_expands_literals_and_back_references() {
+        // "abcabcabc": literal "abc", then a 6-byte back reference.
+        let c = [0x02, b'a', b'b', b'c', 0x80, 0x02];
+        assert_eq!(lzf_decompress(&c, 9).unwrap(), b"abcabcabc");
+        assert!(lzf_decompress(&c, 8).is_none());
+    }
+}
