@@ -141,23 +141,10 @@ fn wait_gone(c: &mut redis::Connection, name: &str, limit: Duration) -> Option<D
     None
 }
 
-/// Reads until EOF; how many bytes came.
-fn read_to_end(mut stream: std::net::TcpStream) -> usize {
-    let mut buf = vec![0u8; 1 << 16];
-    let mut total = 0;
-    loop {
-        match stream.read(&mut buf) {
-            Ok(0) | Err(_) => return total,
-            Ok(n) => total += n,
-        }
-    }
-}
-
-/// The probe's case: `normal 8mb 4mb 10`, and a client holding more than
-/// 8 MiB of unread replies is closed; one that reads is not.
-#[test]
-fn the_normal_hard_limit_closes_a_client_with_more_unread() {
-    let s = TestServer::start_with(&["--client-output-buffer-limit", "normal 8mb 4mb 10"]);
+/// A server with `client-output-buffer-limit` at `limit`, a client, and
+/// `big` holding the 100 KB value returned.
+fn with_big_value(limit: &str) -> (TestServer, redis::Connection, Vec<u8>) {
+    let s = TestServer::start_with(&["--client-output-buffer-limit", limit]);
     let mut c = s.client();
     let value = vec![b'v'; 100_000];
     let _: () = redis::cmd("SET")
@@ -165,13 +152,21 @@ fn the_normal_hard_limit_closes_a_client_with_more_unread() {
         .arg(&value)
         .query(&mut c)
         .unwrap();
+    (s, c, value)
+}
+
+/// The probe's case: `normal 8mb 4mb 10`, and a client holding more than
+/// 8 MiB of unread replies is closed; one that reads is not.
+#[test]
+fn the_normal_hard_limit_closes_a_client_with_more_unread() {
+    let (s, mut c, value) = with_big_value("normal 8mb 4mb 10");
     // 30 MB of replies: more than the kernel's buffers and the limit.
     let stream = hog(&s, "hog", 300);
     assert!(
         wait_gone(&mut c, "hog", Duration::from_secs(20)).is_some(),
         "the client over the hard limit is still connected"
     );
-    let got = read_to_end(stream);
+    let got = read_to_end_of(stream, usize::MAX);
     assert!(got < 300 * 100_000, "{got} bytes arrived");
     // A client that reads as it goes gets the same 30 MB.
     for _ in 0..300 {
@@ -184,14 +179,7 @@ fn the_normal_hard_limit_closes_a_client_with_more_unread() {
 /// the client, without a command or a write to check it.
 #[test]
 fn the_normal_soft_limit_closes_a_client_over_it_for_its_seconds() {
-    let s = TestServer::start_with(&["--client-output-buffer-limit", "normal 0 2mb 1"]);
-    let mut c = s.client();
-    let value = vec![b'v'; 100_000];
-    let _: () = redis::cmd("SET")
-        .arg("big")
-        .arg(&value)
-        .query(&mut c)
-        .unwrap();
+    let (s, mut c, _) = with_big_value("normal 0 2mb 1");
     let stream = hog(&s, "slow", 300);
     let took = wait_gone(&mut c, "slow", Duration::from_secs(20))
         .expect("the client over the soft limit is still connected");
@@ -215,7 +203,7 @@ fn the_normal_soft_limit_closes_a_client_over_it_for_its_seconds() {
     assert_eq!(read_to_end_of(stream, replies), replies);
 }
 
-/// Reads exactly `n` bytes (or until EOF); how many came.
+/// Reads `n` bytes, or until EOF; how many came.
 fn read_to_end_of(mut stream: std::net::TcpStream, n: usize) -> usize {
     let mut buf = vec![0u8; 1 << 16];
     let mut total = 0;
