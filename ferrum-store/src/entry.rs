@@ -240,10 +240,29 @@ impl Drop for EntryMut<'_> {
 #[derive(Debug, Default)]
 pub(crate) struct Watches {
     versions: hashbrown::HashMap<u32, u64, foldhash::fast::FixedState>,
-    /// Versions of watched keys that are absent, by table and name.
-    absent: hashbrown::HashMap<(u16, Box<[u8]>), u64, foldhash::fast::FixedState>,
+    /// Versions of watched keys that are absent, by table and name (a
+    /// table probed with the name itself, so looking up allocates nothing:
+    /// every key created in a shard that holds records is looked up).
+    absent: hashbrown::HashTable<Absent>,
     /// The bytes of the names in `absent`.
     absent_key_bytes: usize,
+}
+
+/// A watched key's absence from its table, at a version.
+#[derive(Debug)]
+struct Absent {
+    table: u16,
+    key: Box<[u8]>,
+    version: u64,
+}
+
+/// The hash `Watches::absent` files a table and name under.
+fn absent_hash(table: u16, key: &[u8]) -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = foldhash::fast::FixedState::default().build_hasher();
+    h.write_u16(table);
+    h.write(key);
+    h.finish()
 }
 
 /// The most absence records a shard keeps.
@@ -286,9 +305,13 @@ impl Watches {
         if self.absent.is_empty() {
             return;
         }
-        let name: Box<[u8]> = block.key().into();
-        if self.absent.remove(&(table, name)).is_some() {
-            self.absent_key_bytes -= block.key().len();
+        let key = block.key();
+        let found = self.absent.find_entry(absent_hash(table, key), |a| {
+            a.table == table && *a.key == *key
+        });
+        if let Ok(entry) = found {
+            entry.remove();
+            self.absent_key_bytes -= key.len();
             block.set_watched();
             self.versions.insert(id, next_version());
         }
@@ -307,22 +330,38 @@ impl Watches {
     /// The version of `key`'s absence from table `table`, starting to
     /// track it if needed.
     pub(crate) fn absent_version(&mut self, table: u16, key: &[u8]) -> u64 {
-        if let Some(&v) = self.absent.get(&(table, Box::<[u8]>::from(key))) {
-            return v;
+        let found = self.absent.find(absent_hash(table, key), |a| {
+            a.table == table && *a.key == *key
+        });
+        if let Some(a) = found {
+            return a.version;
         }
         let v = next_version();
         self.record_absent(table, key, v);
         v
     }
 
-    fn record_absent(&mut self, table: u16, key: &[u8], v: u64) {
+    fn record_absent(&mut self, table: u16, key: &[u8], version: u64) {
+        let hash = absent_hash(table, key);
+        if let Some(a) = self
+            .absent
+            .find_mut(hash, |a| a.table == table && *a.key == *key)
+        {
+            a.version = version;
+            return;
+        }
         if self.absent.len() >= MAX_ABSENT {
             self.absent = Default::default();
             self.absent_key_bytes = 0;
         }
-        if self.absent.insert((table, key.into()), v).is_none() {
-            self.absent_key_bytes += key.len();
-        }
+        self.absent_key_bytes += key.len();
+        let record = Absent {
+            table,
+            key: key.into(),
+            version,
+        };
+        self.absent
+            .insert_unique(hash, record, |a| absent_hash(a.table, &a.key));
     }
 
     /// Drops the allocation of the live keys' versions once every key is
