@@ -63,7 +63,15 @@ pub(crate) const OUT_OF_RANGE: &str = "ERR value is out of range";
 /// no output limit to close the client at.
 pub(crate) const REPLY_TOO_LARGE: &str =
     "ERR reply too large: the picks would take more than proto-max-bulk-len bytes";
-/// `SAVE`, `BGSAVE`, `BGREWRITEAOF`: FerrumKV has no persistence.
+/// `-ERR` alone: a `SAVE` (or the save of `DEBUG RELOAD`) failed, as
+/// Redis answers it; the reason is in the log.
+pub(crate) const SAVE_FAILED: &str = "ERR";
+/// `DEBUG RELOAD` with an option it does not know.
+pub(crate) const DEBUG_RELOAD_OPTIONS: &str =
+    "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.";
+/// `DEBUG RELOAD` could not load the file back; the reason is in the log.
+pub(crate) const RELOAD_FAILED: &str = "ERR Error trying to load the RDB dump";
+/// `BGSAVE`, `BGREWRITEAOF`: not supported yet.
 pub(crate) fn no_persistence(command: &[u8]) -> String {
     format!(
         "ERR FerrumKV keeps no data on disk: {} is not supported",

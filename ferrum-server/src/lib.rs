@@ -42,6 +42,7 @@ mod notify;
 mod obuf;
 mod parse;
 mod pause;
+mod persist;
 mod pubsub;
 mod rdb;
 pub mod runtime;

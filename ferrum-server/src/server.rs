@@ -130,6 +130,7 @@ impl Server {
         let commands = config.renamed_commands.clone();
         let evict_clients =
             crate::evict_clients::ClientEviction::new(config.maxmemory_clients_bytes());
+        let clock = Clock::new();
         let shared = Arc::new(Shared {
             listeners: Listeners::new(plain, tls_sockets),
             store,
@@ -139,7 +140,6 @@ impl Server {
             debug_command: config.enable_debug_command,
             config: RwLock::new(config),
             clients: ClientRegistry::default(),
-            clock: Clock::new(),
             stats: ServerStats::default(),
             tx_gate: RwLock::new(()),
             blocking: Arc::default(),
@@ -159,7 +159,11 @@ impl Server {
             commands,
             evict_clients,
             cluster,
+            persistence: crate::persist::Persistence::new(clock.start_unix_secs()),
+            clock,
         });
+        crate::cmd::persist::load_at_start(&shared)
+            .map_err(|e| anyhow::anyhow!("could not load the RDB file {e}"))?;
         Ok(Server { metrics, shared })
     }
 

@@ -77,6 +77,8 @@ pub(crate) struct Shared {
     /// The names clients call commands by (`rename-command`, read at
     /// startup only, as in Redis).
     pub(crate) commands: crate::command::rename::CommandNames,
+    /// The last save and what `INFO persistence` reports.
+    pub(crate) persistence: crate::persist::Persistence,
     /// The slot map, in cluster mode (`cluster-enabled yes`) only.
     pub(crate) cluster: Option<crate::cluster::Cluster>,
 }
@@ -137,8 +139,8 @@ pub(crate) struct ServerStats {
     pub(crate) net_input_bytes: AtomicU64,
     /// Bytes written to clients.
     pub(crate) net_output_bytes: AtomicU64,
-    /// Changes to the keyspace since start (`rdb_changes_since_last_save`:
-    /// nothing is ever saved here). Each successful write command counts
+    /// Changes to the keyspace since start (`rdb_changes_since_last_save`
+    /// counts from the last save's). Each successful write command counts
     /// one, unless it reports its own count.
     pub(crate) dirty: AtomicU64,
     /// Error replies sent (`total_error_replies`).

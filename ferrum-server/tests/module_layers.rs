@@ -38,6 +38,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "monitor",
             "obuf",
             "pause",
+            "persist",
             "pubsub",
             "script",
             "slowlog",

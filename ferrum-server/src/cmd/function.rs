@@ -207,7 +207,20 @@ fn restore(ctx: &mut Ctx<'_>, rest: &[Bytes]) -> CmdResult {
     };
     let codes = function_codes(&rest[0]).ok_or_else(|| CmdError::msg(BAD_FUNCTION_PAYLOAD))?;
     super::script_call::reserve_for_write(ctx)?;
-    let shared = ctx.shared;
+    restore_libraries(ctx.shared, codes, flush, replace)?;
+    Ok(Frame::ok())
+}
+
+/// Compiles and adds the libraries of these codes, all or none: after
+/// removing every library with `flush`, replacing those of the same name
+/// with `replace` (else such a name is an error). `FUNCTION RESTORE` and
+/// loading an RDB file.
+pub(crate) fn restore_libraries(
+    shared: &crate::shared::Shared,
+    codes: Vec<Vec<u8>>,
+    flush: bool,
+    replace: bool,
+) -> Result<(), CmdError> {
     let mut engine = shared.scripting.engine();
     let mut next: Libraries = if flush {
         Libraries::default()
@@ -222,7 +235,17 @@ fn restore(ctx: &mut Ctx<'_>, rest: &[Bytes]) -> CmdResult {
     }
     engine.libraries = next;
     shared.scripting.publish(&engine);
-    Ok(Frame::ok())
+    Ok(())
+}
+
+/// The code of every library, in `FUNCTION DUMP`'s order (snapshots).
+pub(crate) fn library_codes(shared: &crate::shared::Shared) -> Vec<Bytes> {
+    let engine = shared.scripting.engine();
+    engine
+        .libraries
+        .iter()
+        .map(|l| l.library.code.clone())
+        .collect()
 }
 
 /// `FUNCTION FLUSH [ASYNC|SYNC]`

@@ -35,6 +35,7 @@ mod list;
 mod memory;
 mod migrate;
 pub(crate) mod notify;
+pub(crate) mod persist;
 mod pubsub;
 pub(crate) mod route;
 mod script;

@@ -34,6 +34,16 @@ fn flush(ctx: &mut Ctx<'_>, args: &[Bytes], all: bool) -> CmdResult {
     } else {
         ctx.db()..ctx.db() + 1
     };
+    flush_dbs(ctx, dbs);
+    Ok(Frame::ok())
+}
+
+/// Empties every database, as `FLUSHALL` (`DEBUG RELOAD`).
+pub(super) fn flush_all(ctx: &mut Ctx<'_>) {
+    flush_dbs(ctx, 0..ctx.store().databases());
+}
+
+fn flush_dbs(ctx: &mut Ctx<'_>, dbs: std::ops::Range<usize>) {
     let mut ks = ctx.store().lock_all();
     for shard in ks.shards() {
         for db in dbs.clone() {
@@ -47,7 +57,6 @@ fn flush(ctx: &mut Ctx<'_>, args: &[Bytes], all: bool) -> CmdResult {
             super::wake_key(ctx, db, &key);
         }
     }
-    Ok(Frame::ok())
 }
 
 pub(crate) fn flushdb(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -678,6 +687,8 @@ pub(crate) fn debug(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     } else if is(sub, "expire-cycle") && args.len() == 2 {
         let n = ctx.store().expire_cycle(ctx.shared.clock.now(), usize::MAX);
         Ok(Frame::Integer(n as i64))
+    } else if is(sub, "reload") {
+        super::persist::debug_reload(ctx, &args[2..])
     } else if is(sub, "object") && args.len() == 3 {
         debug_object(ctx, &args[2])
     } else if is(sub, "config-rewrite-force-all") && args.len() == 2 {
@@ -727,7 +738,7 @@ pub(crate) fn shutdown(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             return Err(CmdError::msg(busy));
         }
     }
-    if save {
+    if save && super::persist::save_now(ctx.shared).is_err() {
         return Err(CmdError::msg(super::error::SHUTDOWN_FAILED));
     }
     tracing::warn!("User requested shutdown...");
@@ -736,18 +747,11 @@ pub(crate) fn shutdown(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     Ok(Frame::ok())
 }
 
-/// `LASTSAVE`: nothing is ever saved, so the last "save" is the empty
-/// dataset at start-up, as for a Redis that never saved.
-pub(crate) fn lastsave(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
-    Ok(Frame::Integer(ctx.shared.clock.start_unix_secs() as i64))
-}
-
-/// `SAVE`, `BGSAVE` and `BGREWRITEAOF`: refused with a clear error, since
-/// FerrumKV keeps no data on disk. They are in the table so that `MULTI`
-/// refuses `SAVE` and queues the other two as Redis does (an unknown
-/// command inside `MULTI` would leave the transaction open for a client
-/// that stops at the error), and a client is told why rather than
-/// "unknown command".
+/// `BGSAVE` and `BGREWRITEAOF`: refused with a clear error until they
+/// are built. They are in the table so that `MULTI` queues them as Redis
+/// does (an unknown command inside `MULTI` would leave the transaction
+/// open for a client that stops at the error), and a client is told why
+/// rather than "unknown command".
 pub(crate) fn no_persistence(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     Err(CmdError::msg(super::error::no_persistence(&args[0])))
 }

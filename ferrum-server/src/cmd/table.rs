@@ -6,8 +6,8 @@
 
 use super::{
     acl, bitops, blocking, cluster, connection, dump, expire, function, geo, hash, hll, info, keys,
-    latency, list, memory, migrate, pubsub, script, server, set, slowlog, sort, stream, string, tx,
-    xgroup, zrange, zset, zstore, CommandSpec, Handler,
+    latency, list, memory, migrate, persist, pubsub, script, server, set, slowlog, sort, stream,
+    string, tx, xgroup, zrange, zset, zstore, CommandSpec, Handler,
 };
 
 /// The handler of each row of `COMMANDS`, with the row's name.
@@ -233,10 +233,10 @@ static HANDLERS: &[(&str, Handler)] = &[
     ("readwrite", cluster::readwrite),
     ("asking", cluster::asking),
     ("restore-asking", dump::restore),
-    ("save", server::no_persistence),
+    ("save", persist::save),
     ("bgsave", server::no_persistence),
     ("bgrewriteaof", server::no_persistence),
-    ("lastsave", server::lastsave),
+    ("lastsave", persist::lastsave),
     ("role", server::role),
     ("lolwut", server::lolwut),
     ("slowlog", slowlog::slowlog),

@@ -9,9 +9,13 @@
 //! where it went wrong. Files of RDB versions 1 to 10 load, as in Redis
 //! 7.0; module data is refused, as FerrumKV has no modules.
 
+use std::io::{self, Write};
+
 use ferrum_store::{Value, ValueRef};
 
-use super::{crc64_update, put_len, put_str, read_object, write_object, Reader, RDB_VERSION};
+use super::{
+    crc64_update, object_type, put_len, put_str, read_object, write_value, Reader, RDB_VERSION,
+};
 
 const OP_FUNCTION2: u8 = 245;
 const OP_FUNCTION_PRE_GA: u8 = 246;
@@ -40,78 +44,115 @@ pub(crate) enum Recency {
     Freq(u8),
 }
 
-/// Builds an RDB file in memory.
-pub(crate) struct Writer {
-    out: Vec<u8>,
+/// Writes an RDB file to `W` as it goes (a file through a `BufWriter`, or
+/// a `Vec`), keeping the running checksum, so a snapshot never holds a
+/// second copy of the dataset.
+pub(crate) struct Writer<W: Write> {
+    out: W,
+    /// The CRC-64 of everything written so far; `None` with
+    /// `rdbchecksum no`, which writes 0 as the checksum.
+    crc: Option<u64>,
+    /// One record, built before it is written.
+    record: Vec<u8>,
 }
 
-impl Writer {
+impl<W: Write> Writer<W> {
     /// A file with its header and these aux fields (`redis-ver`,
     /// `ctime`...), which readers that do not know them skip.
-    pub(crate) fn new(aux: &[(&str, &[u8])]) -> Writer {
-        let mut out = format!("REDIS{RDB_VERSION:04}").into_bytes();
+    ///
+    /// # Errors
+    /// When `out` fails.
+    pub(crate) fn new(out: W, aux: &[(&str, &[u8])], checksum: bool) -> io::Result<Writer<W>> {
+        let mut w = Writer {
+            out,
+            crc: checksum.then_some(0),
+            record: format!("REDIS{RDB_VERSION:04}").into_bytes(),
+        };
         for (name, value) in aux {
-            out.push(OP_AUX);
-            put_str(&mut out, name.as_bytes());
-            put_str(&mut out, value);
+            w.record.push(OP_AUX);
+            put_str(&mut w.record, name.as_bytes());
+            put_str(&mut w.record, value);
         }
-        Writer { out }
+        w.flush_record()?;
+        Ok(w)
+    }
+
+    fn flush_record(&mut self) -> io::Result<()> {
+        if let Some(crc) = &mut self.crc {
+            *crc = crc64_update(*crc, &self.record);
+        }
+        self.out.write_all(&self.record)?;
+        self.record.clear();
+        Ok(())
     }
 
     /// A function library's code (`RDB_OPCODE_FUNCTION2`).
-    pub(crate) fn function(&mut self, code: &[u8]) {
-        self.out.push(OP_FUNCTION2);
-        put_str(&mut self.out, code);
+    ///
+    /// # Errors
+    /// When `out` fails.
+    pub(crate) fn function(&mut self, code: &[u8]) -> io::Result<()> {
+        self.record.push(OP_FUNCTION2);
+        put_str(&mut self.record, code);
+        self.flush_record()
     }
 
     /// Starts database `db`, which holds `keys` keys, `expires` of them
     /// with a deadline (sizes the loader's tables).
-    pub(crate) fn select_db(&mut self, db: usize, keys: usize, expires: usize) {
-        self.out.push(OP_SELECTDB);
-        put_len(&mut self.out, db);
-        self.out.push(OP_RESIZEDB);
-        put_len(&mut self.out, keys);
-        put_len(&mut self.out, expires);
+    ///
+    /// # Errors
+    /// When `out` fails.
+    pub(crate) fn select_db(&mut self, db: usize, keys: usize, expires: usize) -> io::Result<()> {
+        self.record.push(OP_SELECTDB);
+        put_len(&mut self.record, db);
+        self.record.push(OP_RESIZEDB);
+        put_len(&mut self.record, keys);
+        put_len(&mut self.record, expires);
+        self.flush_record()
     }
 
     /// One key of the current database.
+    ///
+    /// # Errors
+    /// When `out` fails.
     pub(crate) fn key(
         &mut self,
         key: &[u8],
         value: ValueRef<'_>,
         expires_ms: Option<u64>,
         recency: Recency,
-    ) {
+    ) -> io::Result<()> {
+        let r = &mut self.record;
         if let Some(at) = expires_ms {
-            self.out.push(OP_EXPIRETIME_MS);
-            self.out.extend_from_slice(&at.to_le_bytes());
+            r.push(OP_EXPIRETIME_MS);
+            r.extend_from_slice(&at.to_le_bytes());
         }
         match recency {
             Recency::None => {}
             Recency::IdleSeconds(s) => {
-                self.out.push(OP_IDLE);
-                put_len(&mut self.out, usize::try_from(s).unwrap_or(usize::MAX));
+                r.push(OP_IDLE);
+                put_len(r, usize::try_from(s).unwrap_or(usize::MAX));
             }
-            Recency::Freq(f) => self.out.extend_from_slice(&[OP_FREQ, f]),
+            Recency::Freq(f) => r.extend_from_slice(&[OP_FREQ, f]),
         }
         // The object's type byte goes before the key.
-        let mut object = Vec::new();
-        write_object(&mut object, value);
-        self.out.push(object[0]);
-        put_str(&mut self.out, key);
-        self.out.extend_from_slice(&object[1..]);
+        r.push(object_type(&value));
+        put_str(r, key);
+        write_value(r, value);
+        self.flush_record()
     }
 
-    /// The file: `EOF`, then the checksum (0 without `checksum`).
-    pub(crate) fn finish(mut self, checksum: bool) -> Vec<u8> {
-        self.out.push(OP_EOF);
-        let crc = if checksum {
-            crc64_update(0, &self.out)
-        } else {
-            0
-        };
-        self.out.extend_from_slice(&crc.to_le_bytes());
-        self.out
+    /// Ends the file: `EOF`, then the checksum (0 without one). Returns
+    /// the output, flushed.
+    ///
+    /// # Errors
+    /// When `out` fails.
+    pub(crate) fn finish(mut self) -> io::Result<W> {
+        self.record.push(OP_EOF);
+        self.flush_record()?;
+        let crc = self.crc.unwrap_or(0);
+        self.out.write_all(&crc.to_le_bytes())?;
+        self.out.flush()?;
+        Ok(self.out)
     }
 }
 
@@ -184,7 +225,7 @@ pub(crate) fn read(
         version,
         ..Header::default()
     };
-    let mut r = Reader { buf: file, pos: 9 };
+    let mut r = Reader::new(file, 9);
     let (mut db, mut expires_ms, mut recency) = (0usize, None, Recency::None);
     loop {
         let at = r.pos;
@@ -238,9 +279,23 @@ pub(crate) fn read(
                 return Err(fail(at, "module data not supported (no modules)"))
             }
             t => {
-                let key = r.string().ok_or_else(|| fail(at, "bad key"))?;
-                let value = read_object(&mut r, t)
-                    .ok_or_else(|| fail(at, &format!("bad value of RDB type {t}")))?;
+                let key = r.string().ok_or_else(|| {
+                    fail(
+                        at,
+                        if r.short {
+                            "unexpected end of file"
+                        } else {
+                            "bad key"
+                        },
+                    )
+                })?;
+                let value = read_object(&mut r, t).ok_or_else(|| {
+                    if r.short {
+                        fail(at, "unexpected end of file (in a value)")
+                    } else {
+                        fail(at, &format!("bad value of RDB type {t}"))
+                    }
+                })?;
                 on_key(Key {
                     db,
                     key,
@@ -285,10 +340,12 @@ mod tests {
     }
 
     fn file(checksum: bool) -> Vec<u8> {
-        let mut w = Writer::new(&[("redis-ver", b"7.0.15"), ("redis-bits", b"64")]);
-        w.function(b"#!lua name=lib\nredis.register_function('f', function() return 1 end)");
+        let aux: [(&str, &[u8]); 2] = [("redis-ver", b"7.0.15"), ("redis-bits", b"64")];
+        let mut w = Writer::new(Vec::new(), &aux, checksum).expect("in memory");
+        w.function(b"#!lua name=lib\nredis.register_function('f', function() return 1 end)")
+            .expect("in memory");
         let vals = values();
-        w.select_db(0, vals.len(), 1);
+        w.select_db(0, vals.len(), 1).expect("in memory");
         for (i, (k, v)) in vals.iter().enumerate() {
             let recency = match i % 3 {
                 0 => Recency::None,
@@ -296,11 +353,13 @@ mod tests {
                 _ => Recency::Freq(i as u8),
             };
             let expires = (i == 2).then_some(4_000_000_000_000);
-            w.key(k.as_bytes(), v.as_ref(), expires, recency);
+            w.key(k.as_bytes(), v.as_ref(), expires, recency)
+                .expect("in memory");
         }
-        w.select_db(3, 1, 0);
-        w.key(b"other", Value::str(b"db3").as_ref(), None, Recency::None);
-        w.finish(checksum)
+        w.select_db(3, 1, 0).expect("in memory");
+        w.key(b"other", Value::str(b"db3").as_ref(), None, Recency::None)
+            .expect("in memory");
+        w.finish().expect("in memory")
     }
 
     #[test]
@@ -561,15 +620,17 @@ mod with_redis {
             .expires_ms
             .is_some());
         // Written here, loaded by Redis.
-        let mut w = Writer::new(&[("redis-ver", b"7.0.15")]);
+        let mut w = Writer::new(Vec::new(), &[("redis-ver", b"7.0.15")], true).expect("in memory");
         for db in [0, 2] {
             let of_db: Vec<&Key> = keys.iter().filter(|k| k.db == db).collect();
-            w.select_db(db, of_db.len(), 0);
+            w.select_db(db, of_db.len(), 0).expect("in memory");
             for k in of_db {
-                w.key(&k.key, k.value.as_ref(), k.expires_ms, k.recency);
+                w.key(&k.key, k.value.as_ref(), k.expires_ms, k.recency)
+                    .expect("in memory");
             }
         }
-        std::fs::write(dir.join("ours.rdb"), w.finish(true)).expect("write");
+        let ours = w.finish().expect("in memory");
+        std::fs::write(dir.join("ours.rdb"), ours).expect("write");
         let check = Command::new("redis-check-rdb")
             .arg(dir.join("ours.rdb"))
             .output();

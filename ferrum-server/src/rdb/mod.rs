@@ -44,9 +44,6 @@ const T_LIST_QUICKLIST_2: u8 = 18;
 const T_STREAM: u8 = 15;
 const T_STREAM_2: u8 = 19;
 
-// The file format lands before the commands that use it (SAVE, loading
-// at start, DEBUG RELOAD: issue 38's next step); its tests use it now.
-#[allow(dead_code)]
 pub(crate) mod file;
 mod listpack;
 mod stream;
@@ -130,28 +127,42 @@ pub(crate) fn serialize(v: ValueRef<'_>) -> Vec<u8> {
 
 /// Writes `v` as an RDB object: its type byte, then its value.
 fn write_object(out: &mut Vec<u8>, v: ValueRef<'_>) {
+    out.push(object_type(&v));
+    write_value(out, v);
+}
+
+/// The RDB type `v` is written as.
+fn object_type(v: &ValueRef<'_>) -> u8 {
     match v {
-        ValueRef::Str(s) => {
-            out.push(T_STRING);
-            put_str(out, s);
-        }
+        ValueRef::Str(_) => T_STRING,
+        ValueRef::Coll(c) => match &**c {
+            ferrum_store::Collection::List(_) => T_LIST,
+            ferrum_store::Collection::Set(_) => T_SET,
+            ferrum_store::Collection::Hash(_) => T_HASH,
+            ferrum_store::Collection::ZSet(_) => T_ZSET_2,
+            ferrum_store::Collection::Stream(_) => T_STREAM_2,
+        },
+    }
+}
+
+/// Writes `v`'s value, in the form [`object_type`] names.
+fn write_value(out: &mut Vec<u8>, v: ValueRef<'_>) {
+    match v {
+        ValueRef::Str(s) => put_str(out, s),
         ValueRef::Coll(c) => match &*c {
             ferrum_store::Collection::List(l) => {
-                out.push(T_LIST);
                 put_len(out, l.len());
                 for e in l.iter() {
                     put_str(out, e);
                 }
             }
             ferrum_store::Collection::Set(s) => {
-                out.push(T_SET);
                 put_len(out, s.len());
                 for m in s.iter() {
                     put_str(out, &m);
                 }
             }
             ferrum_store::Collection::Hash(h) => {
-                out.push(T_HASH);
                 put_len(out, h.len());
                 for (f, v) in h.iter() {
                     put_str(out, f);
@@ -159,7 +170,6 @@ fn write_object(out: &mut Vec<u8>, v: ValueRef<'_>) {
                 }
             }
             ferrum_store::Collection::ZSet(z) => {
-                out.push(T_ZSET_2);
                 put_len(out, z.len());
                 // Highest score first, as Redis writes a skiplist.
                 for (m, s) in z.range_by_rank(0, z.len()).iter().rev() {
@@ -167,10 +177,7 @@ fn write_object(out: &mut Vec<u8>, v: ValueRef<'_>) {
                     out.extend_from_slice(&s.to_le_bytes());
                 }
             }
-            ferrum_store::Collection::Stream(s) => {
-                out.push(T_STREAM_2);
-                stream::write(out, s);
-            }
+            ferrum_store::Collection::Stream(s) => stream::write(out, s),
         },
     }
 }
@@ -197,7 +204,7 @@ pub(crate) fn function_payload<'a>(codes: impl Iterator<Item = &'a [u8]>) -> Vec
 /// or a record is bad.
 pub(crate) fn function_codes(payload: &[u8]) -> Option<Vec<Vec<u8>>> {
     let body = verify(payload)?;
-    let mut r = Reader { buf: body, pos: 0 };
+    let mut r = Reader::new(body, 0);
     let mut codes = Vec::new();
     while r.pos < body.len() {
         if r.byte()? != OPCODE_FUNCTION {
@@ -214,6 +221,9 @@ pub(crate) fn function_codes(payload: &[u8]) -> Option<Vec<Vec<u8>>> {
 struct Reader<'a> {
     buf: &'a [u8],
     pos: usize,
+    /// Whether a read went past the end (a truncated input, or a length
+    /// that overstates what follows).
+    short: bool,
 }
 
 /// A length, or one of the special string encodings.
@@ -223,10 +233,24 @@ enum Len {
 }
 
 impl<'a> Reader<'a> {
+    fn new(buf: &'a [u8], pos: usize) -> Reader<'a> {
+        Reader {
+            buf,
+            pos,
+            short: false,
+        }
+    }
+
     fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        let s = self.buf.get(self.pos..self.pos.checked_add(n)?)?;
-        self.pos += n;
-        Some(s)
+        let s = self
+            .pos
+            .checked_add(n)
+            .and_then(|end| self.buf.get(self.pos..end));
+        match s {
+            Some(_) => self.pos += n,
+            None => self.short = true,
+        }
+        s
     }
 
     fn byte(&mut self) -> Option<u8> {
@@ -449,7 +473,7 @@ fn pairs_zset(items: Vec<Vec<u8>>) -> Option<ZSet> {
 /// Parses one serialized object (without the footer). `None` on anything
 /// malformed, an empty collection, or bytes left over.
 fn deserialize(body: &[u8]) -> Option<Value> {
-    let mut r = Reader { buf: body, pos: 1 };
+    let mut r = Reader::new(body, 1);
     let value = read_object(&mut r, *body.first()?)?;
     (r.pos == body.len()).then_some(value)
 }

@@ -16,8 +16,20 @@ pub(crate) struct TestServer {
     pub(crate) metrics_addr: Option<SocketAddr>,
     /// The TLS port, when started with `--tls-port`.
     pub(crate) tls_addr: Option<SocketAddr>,
+    /// A directory of its own for `dir` (snapshots), removed on drop.
+    pub(crate) dir: std::path::PathBuf,
     shutdown: CancellationToken,
     thread: Option<JoinHandle<()>>,
+}
+
+/// A new empty directory under the system's temporary directory.
+pub(crate) fn temp_dir(what: &str) -> std::path::PathBuf {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("ferrum-{what}-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    dir
 }
 
 impl TestServer {
@@ -46,6 +58,9 @@ impl TestServer {
     fn start_args(workers: usize, file: Option<&std::path::Path>, extra: &[&str]) -> TestServer {
         let file = file.map(|p| p.to_string_lossy().into_owned());
         let mut args: Vec<String> = file.into_iter().collect();
+        // Snapshots go to a directory of the server's own, never the
+        // working directory (a `--dir` among `extra` wins).
+        let dir = temp_dir("test-server");
         args.extend(
             [
                 "--port",
@@ -54,6 +69,8 @@ impl TestServer {
                 "127.0.0.1",
                 "--enable-debug-command",
                 "yes",
+                "--dir",
+                &dir.to_string_lossy(),
             ]
             .iter()
             .map(|s| s.to_string()),
@@ -85,6 +102,7 @@ impl TestServer {
             addr,
             metrics_addr,
             tls_addr,
+            dir,
             shutdown,
             thread: Some(thread),
         }
@@ -129,6 +147,7 @@ impl Drop for TestServer {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 

@@ -78,7 +78,8 @@ fn a_file_with_comments_keeps_its_lines_in_their_order() {
          save 60 10000\n\
          latency-tracking-info-percentiles 50 99 99.9\n\
          user default on nopass ~* &* +@all\n",
-        std::env::current_dir().expect("cwd").display(),
+        // The test server's own `--dir`, which overrides the file's.
+        server.dir.display(),
         // The port the server bound, for `--port 0`.
         server.addr.port(),
     );
@@ -183,14 +184,16 @@ fn a_forced_rewrite_of_everything_reads_back_the_same() {
     drop(server);
     let again = TestServer::start_from_file(&path);
     let mut after = config_get(&again, "*");
-    // Each start binds its own free port.
-    let port = |v: &mut Vec<String>| {
-        let at = v.iter().position(|k| k == "port").expect("port");
-        v.drain(at..at + 2);
+    // Each start binds its own free port and has its own `--dir`.
+    let port_and_dir = |v: &mut Vec<String>| {
+        for name in ["port", "dir"] {
+            let at = v.iter().position(|k| k == name).expect(name);
+            v.drain(at..at + 2);
+        }
     };
     let mut before = before;
-    port(&mut before);
-    port(&mut after);
+    port_and_dir(&mut before);
+    port_and_dir(&mut after);
     assert_eq!(after, before);
 }
 

@@ -30,6 +30,7 @@ mod migrate;
 mod notifications;
 mod options;
 mod pause;
+mod persistence;
 mod pipelines;
 mod process;
 mod protocol;

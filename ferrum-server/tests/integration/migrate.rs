@@ -284,6 +284,12 @@ impl RedisServer {
     /// Starts `/usr/bin/redis-server`, checking RESTORE payloads deeply;
     /// `None` (the test skips) when it is not installed.
     pub(crate) fn start() -> Option<RedisServer> {
+        RedisServer::start_with(&[])
+    }
+
+    /// [`RedisServer::start`] with extra arguments (`--dir`, which it
+    /// loads `dump.rdb` from).
+    pub(crate) fn start_with(extra: &[&str]) -> Option<RedisServer> {
         const BIN: &str = "/usr/bin/redis-server";
         if !std::path::Path::new(BIN).exists() {
             println!("skipped: {BIN} is not installed (cargo xtask ci installs it)");
@@ -300,12 +306,25 @@ impl RedisServer {
             // back lengths, stream entry counts and PELs), so what FerrumKV
             // sends must be exactly well-formed, not merely loadable.
             .args(["--sanitize-dump-payload", "yes"])
+            .args(extra)
             .stdout(Stdio::null())
             .spawn()
             .expect("start redis-server");
         let server = RedisServer { child, port };
         let deadline = Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        // Up once it answers PING (not -LOADING).
+        loop {
+            let ready = std::net::TcpStream::connect(("127.0.0.1", port)).is_ok_and(|mut s| {
+                use std::io::{Read, Write};
+                let _ = s.set_read_timeout(Some(Duration::from_secs(1)));
+                let mut buf = [0u8; 7];
+                s.write_all(b"PING\r\n").is_ok()
+                    && s.read_exact(&mut buf).is_ok()
+                    && &buf == b"+PONG\r\n"
+            });
+            if ready {
+                break;
+            }
             assert!(Instant::now() < deadline, "redis-server did not start");
             std::thread::sleep(Duration::from_millis(20));
         }

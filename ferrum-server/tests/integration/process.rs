@@ -87,13 +87,14 @@ fn start() -> std::process::Child {
 
 #[test]
 fn shutdown_command_stops_the_server_cleanly() {
-    let (mut child, port) = start_on_port();
+    // A directory no file can be created in: `SHUTDOWN SAVE` fails there.
+    let (mut child, port) = start_on_port_with(&["--dir", "/proc"]);
     let client = redis::Client::open(format!("redis://127.0.0.1:{port}/")).expect("url");
     let mut con = client.get_connection().expect("connect");
     let e = redis::cmd("SHUTDOWN")
         .arg("SAVE")
         .query::<()>(&mut con)
-        .expect_err("nothing can be saved");
+        .expect_err("the save fails");
     assert!(e.to_string().contains("Errors trying to SHUTDOWN"), "{e}");
     let e = redis::cmd("SHUTDOWN")
         .arg("ABORT")

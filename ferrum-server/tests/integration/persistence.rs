@@ -1,0 +1,406 @@
+//! Snapshots: `SAVE`, loading `dir/dbfilename` at start-up, `DEBUG
+//! RELOAD`, `SHUTDOWN SAVE`, and files moved between FerrumKV and Debian's
+//! redis-server 7.0.15 in both directions.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::common::{err, info_fields, run, temp_dir, TestServer};
+use crate::migrate::RedisServer;
+
+/// A function library for the snapshots to carry.
+const LIBRARY: &str =
+    "#!lua name=persisted\nredis.register_function('hello', function() return 'hi' end)";
+
+/// Fills databases 0 and 5 with every type, large and small (so Redis
+/// writes its listpack, intset and quicklist encodings), a key with a
+/// TTL and one function library.
+fn fill(c: &mut redis::Connection) {
+    let long = "L".repeat(200);
+    let mut commands: Vec<Vec<String>> = vec![
+        vec!["SET".into(), "str".into(), "hello".into()],
+        vec!["SET".into(), "int".into(), "-12345".into()],
+        vec!["SET".into(), "long".into(), long.clone()],
+        vec![
+            "SET".into(),
+            "ttl".into(),
+            "x".into(),
+            "EX".into(),
+            "1000".into(),
+        ],
+        vec![
+            "RPUSH".into(),
+            "list".into(),
+            "a".into(),
+            "b".into(),
+            "1".into(),
+        ],
+        vec![
+            "SADD".into(),
+            "intset".into(),
+            "1".into(),
+            "2".into(),
+            "-3".into(),
+        ],
+        vec!["SADD".into(), "set".into(), "a".into(), "b".into()],
+        vec!["HSET".into(), "hash".into(), "f".into(), "v".into()],
+        vec![
+            "ZADD".into(),
+            "zset".into(),
+            "1".into(),
+            "a".into(),
+            "2.5".into(),
+            "b".into(),
+        ],
+        vec![
+            "XADD".into(),
+            "stream".into(),
+            "1-1".into(),
+            "f".into(),
+            "v".into(),
+        ],
+        vec![
+            "XGROUP".into(),
+            "CREATE".into(),
+            "stream".into(),
+            "g".into(),
+            "0".into(),
+        ],
+        vec![
+            "XREADGROUP".into(),
+            "GROUP".into(),
+            "g".into(),
+            "c".into(),
+            "STREAMS".into(),
+            "stream".into(),
+            ">".into(),
+        ],
+    ];
+    let mut big = [
+        vec!["RPUSH".to_string(), "biglist".into()],
+        vec!["HSET".to_string(), "bighash".into()],
+        vec!["ZADD".to_string(), "bigzset".into()],
+        vec!["SADD".to_string(), "bigset".into()],
+    ];
+    for i in 0..300 {
+        let m = format!("m{i}");
+        big[0].extend([m.clone(), long.clone()]);
+        big[1].extend([m.clone(), long.clone()]);
+        big[2].extend([format!("{i}.5"), m.clone()]);
+        big[3].push(m);
+    }
+    commands.extend(big);
+    for c2 in &commands {
+        let _: redis::Value = run(c, &c2.iter().map(String::as_str).collect::<Vec<_>>()).unwrap();
+    }
+    let _: () = run(c, &["SELECT", "5"]).unwrap();
+    let _: () = run(c, &["SET", "in-db-5", "y"]).unwrap();
+    let _: () = run(c, &["SELECT", "0"]).unwrap();
+    let _: String = run(c, &["FUNCTION", "LOAD", LIBRARY]).unwrap();
+}
+
+/// Everything in databases 0-15, in an order-independent form: per
+/// database and key, its type, its content and whether it has a TTL.
+fn contents(c: &mut redis::Connection) -> BTreeMap<(u32, String), (String, String, bool)> {
+    let mut all = BTreeMap::new();
+    for db in 0..16u32 {
+        let _: () = run(c, &["SELECT", &db.to_string()]).unwrap();
+        let keys: Vec<String> = run(c, &["KEYS", "*"]).unwrap();
+        for k in keys {
+            let kind: String = run(c, &["TYPE", &k]).unwrap();
+            let content = match kind.as_str() {
+                "string" => run::<String>(c, &["GET", &k]).unwrap(),
+                "list" => format!(
+                    "{:?}",
+                    run::<Vec<String>>(c, &["LRANGE", &k, "0", "-1"]).unwrap()
+                ),
+                "set" => {
+                    let mut m: Vec<String> = run(c, &["SMEMBERS", &k]).unwrap();
+                    m.sort();
+                    format!("{m:?}")
+                }
+                "hash" => format!(
+                    "{:?}",
+                    run::<BTreeMap<String, String>>(c, &["HGETALL", &k]).unwrap()
+                ),
+                "zset" => format!(
+                    "{:?}",
+                    run::<Vec<String>>(c, &["ZRANGE", &k, "0", "-1", "WITHSCORES"]).unwrap()
+                ),
+                "stream" => format!(
+                    "{:?} {:?}",
+                    run::<redis::Value>(c, &["XRANGE", &k, "-", "+"]).unwrap(),
+                    run::<redis::Value>(c, &["XINFO", "STREAM", &k, "FULL"]).unwrap()
+                ),
+                other => panic!("type {other}"),
+            };
+            let ttl: i64 = run(c, &["PTTL", &k]).unwrap();
+            all.insert((db, k), (kind, content, ttl > 0));
+        }
+    }
+    let _: () = run(c, &["SELECT", "0"]).unwrap();
+    all
+}
+
+fn start_in(dir: &Path) -> TestServer {
+    TestServer::start_with(&["--dir", &dir.to_string_lossy()])
+}
+
+#[test]
+fn a_saved_snapshot_loads_at_the_next_start() {
+    let dir = temp_dir("persist-restart");
+    let before = {
+        let s = start_in(&dir);
+        let mut c = s.client();
+        fill(&mut c);
+        let first: i64 = run(&mut c, &["LASTSAVE"]).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(1100));
+        assert_eq!(run::<String>(&mut c, &["SAVE"]).unwrap(), "OK");
+        let last: i64 = run(&mut c, &["LASTSAVE"]).unwrap();
+        assert!(last > first, "LASTSAVE {first} -> {last}");
+        let f = info_fields(&mut c, "persistence");
+        assert_eq!(f["rdb_changes_since_last_save"], "0");
+        assert_eq!(f["rdb_saves"], "1");
+        assert_eq!(f["rdb_last_save_time"], last.to_string());
+        // Written after the save: not in the file.
+        let _: () = run(&mut c, &["SET", "late", "1"]).unwrap();
+        let f = info_fields(&mut c, "persistence");
+        assert_eq!(f["rdb_changes_since_last_save"], "1");
+        let mut before = contents(&mut c);
+        before.remove(&(0, "late".to_string()));
+        before
+    };
+    assert!(dir.join("dump.rdb").exists());
+    assert!(std::fs::read_dir(&dir).unwrap().all(|e| !e
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .starts_with("temp-")));
+    let s = start_in(&dir);
+    let mut c = s.client();
+    assert_eq!(contents(&mut c), before);
+    let ttl: i64 = run(&mut c, &["TTL", "ttl"]).unwrap();
+    assert!((990..=1000).contains(&ttl), "TTL {ttl}");
+    assert_eq!(
+        run::<String>(&mut c, &["FCALL", "hello", "0"]).unwrap(),
+        "hi"
+    );
+    drop(s);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn save_is_not_allowed_in_multi_and_a_failed_save_says_err() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let _: () = run(&mut c, &["MULTI"]).unwrap();
+    assert_eq!(
+        err(&mut c, &["SAVE"]),
+        "ERR Command not allowed inside a transaction"
+    );
+    assert!(err(&mut c, &["EXEC"]).starts_with("EXECABORT"));
+    let _: () = run(&mut c, &["SET", "k", "v"]).unwrap();
+    assert_eq!(run::<String>(&mut c, &["SAVE"]).unwrap(), "OK");
+    let good = std::fs::read(s.dir.join("dump.rdb")).unwrap();
+    // The directory made unwritable: the save fails and the file stays.
+    let mut perms = std::fs::metadata(&s.dir).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o500);
+    std::fs::set_permissions(&s.dir, perms.clone()).unwrap();
+    let probe = std::fs::File::create(s.dir.join("probe"));
+    let _: () = run(&mut c, &["SET", "k", "changed"]).unwrap();
+    if probe.is_err() {
+        // (Root writes anyway: this half only runs as another user.)
+        assert_eq!(err(&mut c, &["SAVE"]), "ERR");
+        assert_eq!(std::fs::read(s.dir.join("dump.rdb")).unwrap(), good);
+    }
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o700);
+    std::fs::set_permissions(&s.dir, perms).unwrap();
+    // Gone altogether: fails for every user.
+    let moved = s.dir.with_extension("moved");
+    std::fs::rename(&s.dir, &moved).unwrap();
+    assert_eq!(err(&mut c, &["SAVE"]), "ERR");
+    std::fs::rename(&moved, &s.dir).unwrap();
+    assert_eq!(std::fs::read(s.dir.join("dump.rdb")).unwrap(), good);
+}
+
+#[test]
+fn debug_reload_keeps_the_data_and_its_options_behave_as_in_redis() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    fill(&mut c);
+    let before = contents(&mut c);
+    assert_eq!(run::<String>(&mut c, &["DEBUG", "RELOAD"]).unwrap(), "OK");
+    assert_eq!(contents(&mut c), before);
+    assert_eq!(
+        run::<String>(&mut c, &["FCALL", "hello", "0"]).unwrap(),
+        "hi"
+    );
+    assert_eq!(
+        err(&mut c, &["DEBUG", "RELOAD", "BOGUS"]),
+        "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options."
+    );
+    // NOFLUSH without MERGE: every key (and the library) is a duplicate.
+    assert_eq!(
+        err(&mut c, &["DEBUG", "RELOAD", "NOFLUSH"]),
+        "ERR Error trying to load the RDB dump"
+    );
+    assert_eq!(
+        run::<String>(&mut c, &["DEBUG", "RELOAD", "NOFLUSH", "MERGE"]).unwrap(),
+        "OK"
+    );
+    assert_eq!(contents(&mut c), before);
+    // NOSAVE loads the file as it is: what changed since is undone.
+    let _: () = run(&mut c, &["SET", "str", "changed"]).unwrap();
+    let _: () = run(&mut c, &["SET", "new", "1"]).unwrap();
+    let _: String = run(&mut c, &["FUNCTION", "FLUSH"]).unwrap();
+    assert_eq!(
+        run::<String>(&mut c, &["DEBUG", "RELOAD", "NOSAVE"]).unwrap(),
+        "OK"
+    );
+    assert_eq!(contents(&mut c), before);
+    assert_eq!(
+        run::<String>(&mut c, &["FCALL", "hello", "0"]).unwrap(),
+        "hi"
+    );
+    // Adding the file to what is there: NOSAVE NOFLUSH MERGE.
+    let _: () = run(&mut c, &["SET", "new", "1"]).unwrap();
+    assert_eq!(
+        run::<String>(&mut c, &["DEBUG", "RELOAD", "NOSAVE", "NOFLUSH", "MERGE"]).unwrap(),
+        "OK"
+    );
+    assert_eq!(run::<String>(&mut c, &["GET", "new"]).unwrap(), "1");
+    // A key WATCHed across a reload: the transaction fails, as a flush.
+    let _: () = run(&mut c, &["WATCH", "str"]).unwrap();
+    let mut other = s.client();
+    assert_eq!(
+        run::<String>(&mut other, &["DEBUG", "RELOAD"]).unwrap(),
+        "OK"
+    );
+    let _: () = run(&mut c, &["MULTI"]).unwrap();
+    let _: String = run(&mut c, &["SET", "str", "x"]).unwrap();
+    assert_eq!(run::<Option<Vec<String>>>(&mut c, &["EXEC"]).unwrap(), None);
+}
+
+#[test]
+fn shutdown_save_writes_the_snapshot() {
+    let dir = temp_dir("persist-shutdown");
+    {
+        let s = start_in(&dir);
+        let mut c = s.client();
+        let _: () = run(&mut c, &["SET", "k", "v"]).unwrap();
+        let _: redis::RedisResult<()> = redis::cmd("SHUTDOWN").arg("SAVE").query(&mut c);
+    }
+    let s = start_in(&dir);
+    let mut c = s.client();
+    assert_eq!(run::<String>(&mut c, &["GET", "k"]).unwrap(), "v");
+    drop(s);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Starts a server on `dir` without the test harness's `expect`, for
+/// files that must be refused.
+fn bind_error(dir: &Path) -> String {
+    let args = [
+        "--port",
+        "0",
+        "--bind",
+        "127.0.0.1",
+        "--dir",
+        &dir.to_string_lossy(),
+    ]
+    .map(String::from)
+    .to_vec();
+    let config = ferrum_server::Config::from_args(args).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    match rt.block_on(ferrum_server::Server::bind(config)) {
+        Ok(_) => String::new(),
+        Err(e) => format!("{e:#}"),
+    }
+}
+
+#[test]
+fn a_corrupt_or_truncated_file_stops_the_start_with_its_offset() {
+    let dir = temp_dir("persist-corrupt");
+    {
+        let s = start_in(&dir);
+        let mut c = s.client();
+        fill(&mut c);
+        let _: String = run(&mut c, &["SAVE"]).unwrap();
+    }
+    let good = std::fs::read(dir.join("dump.rdb")).unwrap();
+    std::fs::write(dir.join("dump.rdb"), &good[..good.len() / 2]).unwrap();
+    let e = bind_error(&dir);
+    assert!(
+        e.contains("dump.rdb")
+            && e.contains("unexpected end of file")
+            && e.contains("at byte offset"),
+        "{e}"
+    );
+    let mut flipped = good.clone();
+    let at = good.len() - 20;
+    flipped[at] ^= 0xff;
+    std::fs::write(dir.join("dump.rdb"), &flipped).unwrap();
+    let e = bind_error(&dir);
+    assert!(e.contains("at byte offset"), "{e}");
+    std::fs::write(dir.join("dump.rdb"), b"not an rdb file").unwrap();
+    let e = bind_error(&dir);
+    assert!(e.contains("not an RDB file"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn files_move_between_redis_and_ferrumkv_both_ways() {
+    let theirs = temp_dir("persist-from-redis");
+    let dir = theirs.to_string_lossy().into_owned();
+    let Some(redis) = RedisServer::start_with(&["--dir", &dir]) else {
+        return;
+    };
+    let mut r = redis::Client::open(format!("redis://127.0.0.1:{}/", redis.port))
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    fill(&mut r);
+    let expected = contents(&mut r);
+    let _: String = run(&mut r, &["SAVE"]).unwrap();
+    drop(redis);
+    // Redis's file, loaded here.
+    let s = start_in(&theirs);
+    let mut c = s.client();
+    assert_eq!(contents(&mut c), expected);
+    assert_eq!(
+        run::<String>(&mut c, &["FCALL", "hello", "0"]).unwrap(),
+        "hi"
+    );
+    // Saved here, loaded by Redis.
+    let ours = temp_dir("persist-to-redis");
+    let ours_s = ours.to_string_lossy().into_owned();
+    let _: () = run(&mut c, &["CONFIG", "SET", "dir", &ours_s]).unwrap();
+    let _: String = run(&mut c, &["SAVE"]).unwrap();
+    drop(s);
+    let check = std::process::Command::new("redis-check-rdb")
+        .arg(ours.join("dump.rdb"))
+        .output();
+    if let Ok(out) = check {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+    let redis = RedisServer::start_with(&["--dir", &ours_s]).unwrap();
+    let mut r = redis::Client::open(format!("redis://127.0.0.1:{}/", redis.port))
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    assert_eq!(contents(&mut r), expected);
+    assert_eq!(
+        run::<String>(&mut r, &["FCALL", "hello", "0"]).unwrap(),
+        "hi"
+    );
+    drop(redis);
+    let _ = std::fs::remove_dir_all(&theirs);
+    let _ = std::fs::remove_dir_all(&ours);
+}
