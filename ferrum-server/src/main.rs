@@ -84,6 +84,10 @@ fn main() -> anyhow::Result<()> {
         let port = config.port;
         let server = match Server::bind(config).await {
             Ok(server) => server,
+            Err(e) if e.is::<ferrum_server::SnapshotError>() => {
+                tracing::error!("Fatal error loading the DB: {e:#}. Exiting.");
+                return Err(e);
+            }
             Err(e) => {
                 tracing::warn!("Failed listening on port {port} (TCP), aborting: {e:#}");
                 return Err(e);

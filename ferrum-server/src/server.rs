@@ -20,6 +20,19 @@ use crate::listen::{bind_all, Family, Listeners};
 use crate::shared::{ServerStats, Shared};
 use crate::tls::TlsContext;
 
+/// `dir/dbfilename` exists but does not load: the server does not start
+/// with half a dataset. The text names the file and the byte offset.
+#[derive(Debug)]
+pub struct SnapshotError(pub String);
+
+impl std::fmt::Display for SnapshotError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "could not load the RDB file {}", self.0)
+    }
+}
+
+impl std::error::Error for SnapshotError {}
+
 /// A bound, not yet running, FerrumKV server.
 pub struct Server {
     /// The Prometheus endpoint's listener, when `metrics-addr` is set.
@@ -162,8 +175,7 @@ impl Server {
             persistence: crate::persist::Persistence::new(clock.start_unix_secs()),
             clock,
         });
-        crate::cmd::persist::load_at_start(&shared)
-            .map_err(|e| anyhow::anyhow!("could not load the RDB file {e}"))?;
+        crate::cmd::persist::load_at_start(&shared).map_err(SnapshotError)?;
         Ok(Server { metrics, shared })
     }
 

@@ -21,6 +21,7 @@ mod blocking;
 pub(crate) mod cluster;
 mod coll;
 mod connection;
+mod digest;
 mod dump;
 mod expire;
 mod function;

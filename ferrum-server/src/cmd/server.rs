@@ -687,6 +687,12 @@ pub(crate) fn debug(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     } else if is(sub, "expire-cycle") && args.len() == 2 {
         let n = ctx.store().expire_cycle(ctx.shared.clock.now(), usize::MAX);
         Ok(Frame::Integer(n as i64))
+    } else if is(sub, "digest") && args.len() == 2 {
+        super::digest::dataset(ctx)
+    } else if is(sub, "digest-value") {
+        super::digest::values(ctx, &args[2..])
+    } else if is(sub, "populate") && (3..=5).contains(&args.len()) {
+        debug_populate(ctx, &args[2..])
     } else if is(sub, "reload") {
         super::persist::debug_reload(ctx, &args[2..])
     } else if is(sub, "object") && args.len() == 3 {
@@ -696,6 +702,46 @@ pub(crate) fn debug(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     } else {
         Err(CmdError::unknown_subcommand("DEBUG", sub))
     }
+}
+
+/// `DEBUG POPULATE count [prefix] [size]`: creates `prefix:0` ..
+/// `prefix:<count-1>` (prefix `key`) in the current database, skipping
+/// keys that exist, with the values `value:N`, or, given a size, that
+/// text cut or padded with zero bytes to `size` bytes, as in Redis.
+fn debug_populate(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let positive = |b: &Bytes| {
+        int_arg(b).and_then(|n| {
+            u64::try_from(n).map_err(|_| CmdError::msg(super::error::MUST_BE_POSITIVE))
+        })
+    };
+    let count = positive(&args[0])?;
+    let size = args.get(2).map(positive).transpose()?.unwrap_or(0) as usize;
+    let prefix: &[u8] = args.get(1).map_or(b"key", |p| &p[..]);
+    let (db, now) = (ctx.db(), ctx.now);
+    let mut key = Vec::new();
+    let mut value = Vec::new();
+    for j in 0..count {
+        key.clear();
+        key.extend_from_slice(prefix);
+        key.push(b':');
+        key.extend_from_slice(itoa::Buffer::new().format(j).as_bytes());
+        let mut ks = ctx.store().lock_key(&key);
+        let shard = ks.shard(&key);
+        if shard
+            .lookup(db, &key, now, ferrum_store::Access::Write)
+            .is_some()
+        {
+            continue;
+        }
+        value.clear();
+        value.extend_from_slice(b"value:");
+        value.extend_from_slice(itoa::Buffer::new().format(j).as_bytes());
+        if size != 0 {
+            value.resize(size, 0);
+        }
+        shard.insert_str(db, &key, &value, None, now);
+    }
+    Ok(Frame::ok())
 }
 
 /// `DEBUG OBJECT key`: Redis's one-line description of a value. Nothing

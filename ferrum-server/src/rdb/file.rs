@@ -238,7 +238,10 @@ pub(crate) fn read(
                     let stored = u64::from_le_bytes(stored.try_into().map_err(|_| truncated())?);
                     let computed = crc64_update(0, &file[..at + 1]);
                     if stored != 0 && stored != computed {
-                        return Err(fail(at + 1, "wrong RDB checksum"));
+                        return Err(fail(
+                            at + 1,
+                            "RDB CRC error: the checksum does not match the contents",
+                        ));
                     }
                 }
                 return Ok(header);

@@ -25,6 +25,7 @@ use std::time::Instant;
 use bytes::Bytes;
 
 pub(crate) use call::{CallState, Caller};
+pub(crate) use convert::format_g;
 pub(crate) use engine::{Engine, Invocation};
 pub(crate) use library::{library_name, Libraries, Library};
 

@@ -355,7 +355,8 @@ fn a_corrupt_or_truncated_file_stops_the_start_with_its_offset() {
 fn files_move_between_redis_and_ferrumkv_both_ways() {
     let theirs = temp_dir("persist-from-redis");
     let dir = theirs.to_string_lossy().into_owned();
-    let Some(redis) = RedisServer::start_with(&["--dir", &dir]) else {
+    let debug = ["--enable-debug-command", "yes"];
+    let Some(redis) = RedisServer::start_with(&["--dir", &dir, debug[0], debug[1]]) else {
         return;
     };
     let mut r = redis::Client::open(format!("redis://127.0.0.1:{}/", redis.port))
@@ -364,6 +365,11 @@ fn files_move_between_redis_and_ferrumkv_both_ways() {
         .unwrap();
     fill(&mut r);
     let expected = contents(&mut r);
+    let digest: String = run(&mut r, &["DEBUG", "DIGEST"]).unwrap();
+    let keys: Vec<String> = run(&mut r, &["KEYS", "*"]).unwrap();
+    let mut digest_values = vec!["DEBUG", "DIGEST-VALUE"];
+    digest_values.extend(keys.iter().map(String::as_str));
+    let value_digests: Vec<String> = run(&mut r, &digest_values).unwrap();
     let _: String = run(&mut r, &["SAVE"]).unwrap();
     drop(redis);
     // Redis's file, loaded here.
@@ -373,6 +379,12 @@ fn files_move_between_redis_and_ferrumkv_both_ways() {
     assert_eq!(
         run::<String>(&mut c, &["FCALL", "hello", "0"]).unwrap(),
         "hi"
+    );
+    // Redis's digests, computed here the same way.
+    assert_eq!(run::<String>(&mut c, &["DEBUG", "DIGEST"]).unwrap(), digest);
+    assert_eq!(
+        run::<Vec<String>>(&mut c, &digest_values).unwrap(),
+        value_digests
     );
     // Saved here, loaded by Redis.
     let ours = temp_dir("persist-to-redis");
@@ -390,7 +402,7 @@ fn files_move_between_redis_and_ferrumkv_both_ways() {
             String::from_utf8_lossy(&out.stdout)
         );
     }
-    let redis = RedisServer::start_with(&["--dir", &ours_s]).unwrap();
+    let redis = RedisServer::start_with(&["--dir", &ours_s, debug[0], debug[1]]).unwrap();
     let mut r = redis::Client::open(format!("redis://127.0.0.1:{}/", redis.port))
         .unwrap()
         .get_connection()
@@ -400,7 +412,46 @@ fn files_move_between_redis_and_ferrumkv_both_ways() {
         run::<String>(&mut r, &["FCALL", "hello", "0"]).unwrap(),
         "hi"
     );
+    assert_eq!(run::<String>(&mut r, &["DEBUG", "DIGEST"]).unwrap(), digest);
     drop(redis);
     let _ = std::fs::remove_dir_all(&theirs);
     let _ = std::fs::remove_dir_all(&ours);
+}
+
+#[test]
+fn debug_populate_and_digest_behave_as_in_redis() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let zeros = "0".repeat(40);
+    assert_eq!(run::<String>(&mut c, &["DEBUG", "DIGEST"]).unwrap(), zeros);
+    let _: () = run(&mut c, &["SET", "key:3", "kept"]).unwrap();
+    let _: () = run(&mut c, &["DEBUG", "POPULATE", "1000"]).unwrap();
+    assert_eq!(run::<i64>(&mut c, &["DBSIZE"]).unwrap(), 1000);
+    assert_eq!(
+        run::<String>(&mut c, &["GET", "key:999"]).unwrap(),
+        "value:999"
+    );
+    assert_eq!(run::<String>(&mut c, &["GET", "key:3"]).unwrap(), "kept");
+    let _: () = run(&mut c, &["DEBUG", "POPULATE", "2", "p", "3"]).unwrap();
+    assert_eq!(run::<String>(&mut c, &["GET", "p:1"]).unwrap(), "val");
+    let _: () = run(&mut c, &["DEBUG", "POPULATE", "2", "q", "10"]).unwrap();
+    let padded: Vec<u8> = run(&mut c, &["GET", "q:1"]).unwrap();
+    assert_eq!(padded, b"value:1\0\0\0");
+    assert_eq!(
+        err(&mut c, &["DEBUG", "POPULATE", "-1"]),
+        "ERR value is out of range, must be positive"
+    );
+    let digest: String = run(&mut c, &["DEBUG", "DIGEST"]).unwrap();
+    assert_ne!(digest, zeros);
+    let _: () = run(&mut c, &["DEBUG", "RELOAD"]).unwrap();
+    assert_eq!(run::<String>(&mut c, &["DEBUG", "DIGEST"]).unwrap(), digest);
+    // A changed value changes the digest, and one key's digest alone.
+    let before: Vec<String> = run(&mut c, &["DEBUG", "DIGEST-VALUE", "key:1", "nokey"]).unwrap();
+    assert_eq!(before[1], zeros);
+    let _: () = run(&mut c, &["SET", "key:1", "other"]).unwrap();
+    let after: Vec<String> = run(&mut c, &["DEBUG", "DIGEST-VALUE", "key:1"]).unwrap();
+    assert_ne!(after[0], before[0]);
+    assert_ne!(run::<String>(&mut c, &["DEBUG", "DIGEST"]).unwrap(), digest);
+    let _: () = run(&mut c, &["FLUSHALL"]).unwrap();
+    assert_eq!(run::<String>(&mut c, &["DEBUG", "DIGEST"]).unwrap(), zeros);
 }
