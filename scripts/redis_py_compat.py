@@ -1255,6 +1255,40 @@ def check_big_pipeline(c, ctx):
     c.eq("40,000-command pipeline keys", ctx.r.dbsize(), 20001)
 
 
+def wait_bgsave(r, timeout=10.0):
+    deadline = time.time() + timeout
+    while r.info("persistence")["rdb_bgsave_in_progress"] and time.time() < deadline:
+        time.sleep(0.02)
+    return r.info("persistence")
+
+
+def check_persistence(c, ctx):
+    """SAVE/BGSAVE/LASTSAVE as redis-py's own tests use them (test_bgsave,
+    test_lastsave) and as a client sees the counters after a save."""
+    r = ctx.r
+    r.flushall()
+    r.set("persist:a", "1")
+    c.eq("SAVE", r.save(), True)
+    info = r.info("persistence")
+    c.eq("SAVE resets changes", info["rdb_changes_since_last_save"], 0)
+    c.eq("SAVE status", info["rdb_last_bgsave_status"], "ok")
+    last = r.lastsave()
+    c.ok("LASTSAVE datetime", hasattr(last, "timestamp") and abs(last.timestamp() - time.time()) < 60, last)
+    # RESP2 clients get True; RESP3 ones the status text (as from Redis).
+    started = (True, "Background saving started")
+    got = r.bgsave()
+    c.ok("BGSAVE", got in started, got)
+    wait_bgsave(r)
+    got = r.bgsave(True)
+    c.ok("BGSAVE SCHEDULE", got in started, got)
+    info = wait_bgsave(r)
+    c.eq("BGSAVE done", info["rdb_bgsave_in_progress"], 0)
+    c.eq("BGSAVE status", info["rdb_last_bgsave_status"], "ok")
+    c.err("BGSAVE bad arg", lambda: ctx.raw("BGSAVE", "NOW"), SYNTAX)
+    c.err("SAVE arity", lambda: ctx.raw("SAVE", "x"), arity("save"))
+    r.flushall()
+
+
 FAMILIES = [
     ("PING/ECHO", check_ping_echo),
     ("HELLO", check_hello),
@@ -1281,6 +1315,7 @@ FAMILIES = [
     ("WATCH/UNWATCH", check_watch),
     ("Lock (EVALSHA)", check_lock),
     ("Pipeline written whole", check_big_pipeline),
+    ("SAVE/BGSAVE/LASTSAVE", check_persistence),
 ]
 
 

@@ -66,18 +66,16 @@ pub(crate) const REPLY_TOO_LARGE: &str =
 /// `-ERR` alone: a `SAVE` (or the save of `DEBUG RELOAD`) failed, as
 /// Redis answers it; the reason is in the log.
 pub(crate) const SAVE_FAILED: &str = "ERR";
+/// `SAVE`/`BGSAVE` while a background save runs.
+pub(crate) const BGSAVE_IN_PROGRESS: &str = "ERR Background save already in progress";
 /// `DEBUG RELOAD` with an option it does not know.
 pub(crate) const DEBUG_RELOAD_OPTIONS: &str =
     "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.";
 /// `DEBUG RELOAD` could not load the file back; the reason is in the log.
 pub(crate) const RELOAD_FAILED: &str = "ERR Error trying to load the RDB dump";
-/// `BGSAVE`, `BGREWRITEAOF`: not supported yet.
-pub(crate) fn no_persistence(command: &[u8]) -> String {
-    format!(
-        "ERR FerrumKV keeps no data on disk: {} is not supported",
-        String::from_utf8_lossy(command).to_ascii_uppercase()
-    )
-}
+/// `BGREWRITEAOF`: FerrumKV persists by RDB snapshots only.
+pub(crate) const NO_AOF: &str =
+    "ERR FerrumKV has no append-only file (it saves RDB snapshots): BGREWRITEAOF is not supported";
 /// `-ERR value is out of range, value must between MIN and MAX` (Redis's
 /// `getRangeLongFromObjectOrReply`, its grammar included).
 pub(crate) fn out_of_range(min: i64, max: i64) -> String {

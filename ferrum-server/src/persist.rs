@@ -3,7 +3,11 @@
 //! ([`save`]) and loading such a file back ([`load`]), at start-up, by
 //! `DEBUG RELOAD`, and from files Redis wrote.
 //!
-//! A save writes `temp-<pid>.rdb` in the same directory, fsyncs it and
+//! A save is a point-in-time snapshot of the store
+//! ([`ferrum_store::snapshot`]: no fork, no copy of the dataset), walked a
+//! shard step at a time while commands keep running, for `SAVE` on the
+//! caller's thread and for `BGSAVE` on a thread of its own. It writes
+//! `temp-<pid>.rdb` in the same directory, fsyncs it and
 //! renames it over the target, so a save that fails or is interrupted
 //! leaves the last good file in place. A file that does not load is
 //! refused whole, with the byte offset where it went wrong; the caller
@@ -12,15 +16,18 @@
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::Arc;
 
 use bytes::Bytes;
-use ferrum_store::{Access, Millis, PolicyKind, Store};
+use ferrum_store::snapshot::{EntryEncoder, SnapshotChunk};
+use ferrum_store::{Access, Entry, Millis, PolicyKind, Store};
 
 use crate::rdb::file::{self, LoadError, Recency, Writer};
 
-/// The persistence state `LASTSAVE` and `INFO persistence` report.
-#[derive(Debug)]
+/// The persistence state `LASTSAVE` and `INFO persistence` report, and
+/// the background save in progress.
+#[derive(Debug, Default)]
 pub(crate) struct Persistence {
     /// Unix seconds of the last successful save, or of start-up.
     last_save_unix: AtomicU64,
@@ -28,6 +35,30 @@ pub(crate) struct Persistence {
     changes_at_save: AtomicU64,
     /// Successful saves since start-up (`rdb_saves`).
     saves: AtomicU64,
+    /// A background save is running (`rdb_bgsave_in_progress`).
+    pub(crate) bgsave_running: AtomicBool,
+    /// Set to make the running background save stop (`FLUSHALL`,
+    /// shutdown).
+    pub(crate) bgsave_abort: AtomicBool,
+    /// A `BGSAVE` inside `EXEC` waits for the transaction to end.
+    pub(crate) bgsave_scheduled: AtomicBool,
+    /// Whether the last background save failed (`rdb_last_bgsave_status`).
+    pub(crate) last_bgsave_failed: AtomicBool,
+    /// Seconds the last background save took, -1 before the first.
+    pub(crate) last_bgsave_secs: AtomicI64,
+    /// When the running background save started (Unix seconds).
+    pub(crate) bgsave_started_unix: AtomicU64,
+    /// Keys written so far by the running save, and keys at its start.
+    pub(crate) keys_processed: AtomicU64,
+    pub(crate) keys_total: AtomicU64,
+    /// Bytes of records writes displaced during the running save, now and
+    /// at most (the fork-free analogue of copy-on-write), and at the end
+    /// of the last one.
+    pub(crate) displaced_bytes: AtomicU64,
+    pub(crate) displaced_peak: AtomicU64,
+    pub(crate) last_displaced_peak: AtomicU64,
+    /// Keys the last load stored and skipped as expired.
+    pub(crate) last_load: (AtomicU64, AtomicU64),
 }
 
 impl Persistence {
@@ -35,8 +66,8 @@ impl Persistence {
     pub(crate) fn new(now_unix_secs: u64) -> Persistence {
         Persistence {
             last_save_unix: AtomicU64::new(now_unix_secs),
-            changes_at_save: AtomicU64::new(0),
-            saves: AtomicU64::new(0),
+            last_bgsave_secs: AtomicI64::new(-1),
+            ..Persistence::default()
         }
     }
 
@@ -57,8 +88,8 @@ impl Persistence {
         self.last_save_unix.load(Ordering::Relaxed)
     }
 
-    /// Records a successful save that began at Unix time `unix_secs`
-    /// with the change counter at `changes`.
+    /// Records a successful save, ended at Unix time `unix_secs`, that
+    /// began with the change counter at `changes`.
     pub(crate) fn saved(&self, unix_secs: u64, changes: u64) {
         self.last_save_unix.store(unix_secs, Ordering::Relaxed);
         self.changes_at_save.store(changes, Ordering::Relaxed);
@@ -66,17 +97,19 @@ impl Persistence {
     }
 }
 
-/// What a snapshot holds beside the keyspace.
-pub(crate) struct SnapshotInfo<'a> {
+/// What a snapshot holds beside the keyspace, and how it is written.
+pub(crate) struct SnapshotInfo {
     /// The function libraries' code, in the order `FUNCTION DUMP` lists
     /// them.
-    pub(crate) functions: &'a [Bytes],
-    /// The store's clock now, for idle times and expired keys.
+    pub(crate) functions: Vec<Bytes>,
+    /// The store's clock at the start, for idle times and expired keys.
     pub(crate) now: Millis,
-    /// Unix seconds now (`ctime`).
+    /// Unix seconds at the start (`ctime`).
     pub(crate) unix_secs: u64,
     /// `rdbchecksum`.
     pub(crate) checksum: bool,
+    /// `used_memory` at the start (`used-mem`).
+    pub(crate) used_memory: usize,
 }
 
 /// What a save wrote.
@@ -98,19 +131,82 @@ fn recency_of(policy: PolicyKind, now: Millis, last_access: Millis) -> Recency {
     }
 }
 
-/// Writes the whole store to `out` as an RDB file, every shard locked for
-/// the duration, so the file is one point in time (as `SAVE`, which
-/// blocks Redis).
+/// Encodes a snapshot's keys as RDB records, for the store to call.
+struct RdbEncoder {
+    policy: PolicyKind,
+    now: Millis,
+}
+
+impl EntryEncoder for RdbEncoder {
+    fn select_db(&self, out: &mut Vec<u8>, db: usize) {
+        file::encode_select_db(out, db);
+    }
+
+    fn entry(&self, out: &mut Vec<u8>, key: &[u8], e: Entry<'_>) {
+        let recency = recency_of(self.policy, self.now, e.last_access());
+        file::encode_key(out, key, e.value(), e.expires_at().map(|m| m.0), recency);
+    }
+}
+
+/// A point-in-time snapshot started in the store and not yet written.
+pub(crate) struct Snapshot {
+    generation: u64,
+    info: SnapshotInfo,
+}
+
+impl Snapshot {
+    /// Starts a snapshot of the store as it is now (every shard locked for
+    /// the start only). `None` when one is already in progress.
+    pub(crate) fn start(store: &Store, info: SnapshotInfo) -> Option<Snapshot> {
+        let (policy, _) = store.policy();
+        let encoder = Arc::new(RdbEncoder {
+            policy,
+            now: info.now,
+        });
+        let generation = store.snapshot_start(encoder, info.now)?;
+        Some(Snapshot { generation, info })
+    }
+}
+
+/// Bytes of records a walk step collects under a shard's lock: small
+/// enough that no command waits long behind it.
+const STEP_BYTES: usize = 64 * 1024;
+
+/// How a walk goes on after each step: `pace` sees each chunk (to count
+/// progress, slow down or stop: an error ends the walk with it).
+pub(crate) type Pace<'a> = &'a mut dyn FnMut(&SnapshotChunk) -> io::Result<()>;
+
+/// Writes `snap` to `out` as an RDB file, walking the shards in turn a
+/// step at a time (other commands run between steps), with `step_bytes`
+/// per step. Returns the output and the keys written.
 ///
 /// # Errors
-/// When `out` fails.
-pub(crate) fn write_store<W: Write>(
+/// When `out` or `pace` fails, or the snapshot was aborted; the snapshot
+/// is ended then.
+pub(crate) fn write_snapshot<W: Write>(
     store: &Store,
-    info: &SnapshotInfo<'_>,
+    snap: &Snapshot,
     out: W,
+    step_bytes: usize,
+    pace: Pace<'_>,
 ) -> io::Result<(W, usize)> {
+    let written = walk(store, snap, out, step_bytes, pace);
+    if written.is_err() {
+        store.snapshot_abort();
+    }
+    written
+}
+
+fn walk<W: Write>(
+    store: &Store,
+    snap: &Snapshot,
+    out: W,
+    step_bytes: usize,
+    pace: Pace<'_>,
+) -> io::Result<(W, usize)> {
+    let info = &snap.info;
     let ctime = info.unix_secs.to_string();
-    let used_mem = store.used_memory_bytes().to_string();
+    let used_mem = info.used_memory.to_string();
     let aux: [(&str, &[u8]); 5] = [
         ("redis-ver", crate::REDIS_VERSION.as_bytes()),
         ("redis-bits", b"64"),
@@ -119,71 +215,83 @@ pub(crate) fn write_store<W: Write>(
         ("aof-base", b"0"),
     ];
     let mut w = Writer::new(out, &aux, info.checksum)?;
-    for code in info.functions {
+    for code in &info.functions {
         w.function(code)?;
     }
-    let (policy, _) = store.policy();
-    let mut ks = store.lock_all();
     let mut keys = 0;
-    for db in 0..store.databases() {
-        let (mut len, mut expires) = (0, 0);
-        for shard in ks.shards() {
-            len += shard.len(db);
-            expires += shard.expires(db);
-        }
-        if len == 0 {
-            continue;
-        }
-        w.select_db(db, len, expires)?;
-        for shard in ks.shards() {
-            let mut failed = None;
-            shard.for_each_key(db, info.now, |key, e| {
-                if failed.is_some() {
-                    return;
-                }
-                let recency = recency_of(policy, info.now, e.last_access());
-                let expires = e.expires_at().map(|m| m.0);
-                match w.key(key, e.value(), expires, recency) {
-                    Ok(()) => keys += 1,
-                    Err(err) => failed = Some(err),
-                }
-            });
-            if let Some(err) = failed {
-                return Err(err);
+    let mut finished = vec![false; store.shard_count()];
+    while finished.contains(&false) {
+        for (shard, done) in finished.iter_mut().enumerate().filter(|(_, d)| !**d) {
+            let chunk = store.snapshot_step(snap.generation, shard, step_bytes);
+            if chunk.aborted {
+                return Err(io::Error::other("the snapshot was aborted"));
             }
+            w.records(&chunk.bytes)?;
+            keys += chunk.keys;
+            *done = chunk.finished;
+            pace(&chunk)?;
         }
     }
     Ok((w.finish()?, keys))
 }
 
-/// Saves the store to `path`: written to a temporary file in the same
-/// directory, fsynced, then renamed over `path`. On failure `path` is as
-/// it was and the temporary file is gone.
+/// Writes `snap` to `path`: to a temporary file in the same directory,
+/// fsynced, then renamed over `path`. On failure `path` is as it was and
+/// the temporary file is gone.
 ///
 /// # Errors
-/// When the file cannot be created, written or renamed.
-pub(crate) fn save(store: &Store, info: &SnapshotInfo<'_>, path: &Path) -> io::Result<Saved> {
+/// When the file cannot be created, written or renamed, or `pace` stops
+/// the walk.
+pub(crate) fn save(
+    store: &Store,
+    snap: &Snapshot,
+    path: &Path,
+    step_bytes: usize,
+    pace: Pace<'_>,
+) -> io::Result<Saved> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let temp = dir.join(format!("temp-{}.rdb", std::process::id()));
-    let result = write_file(store, info, &temp).and_then(|saved| {
+    let written = File::create(&temp).and_then(|file| {
+        let out = BufWriter::with_capacity(1 << 20, file);
+        let (out, keys) = write_snapshot(store, snap, out, step_bytes, pace)?;
+        let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
+        file.sync_all()?;
+        Ok(Saved {
+            keys,
+            bytes: file.metadata()?.len(),
+        })
+    });
+    let result = written.and_then(|saved| {
         std::fs::rename(&temp, path)?;
         // The rename is durable once the directory is.
         File::open(dir)?.sync_all()?;
         Ok(saved)
     });
     if result.is_err() {
+        // (A file that could not be created left the walk unstarted.)
+        store.snapshot_abort();
         let _ = std::fs::remove_file(&temp);
     }
     result
 }
 
-fn write_file(store: &Store, info: &SnapshotInfo<'_>, temp: &Path) -> io::Result<Saved> {
-    let out = BufWriter::with_capacity(1 << 20, File::create(temp)?);
-    let (out, keys) = write_store(store, info, out)?;
-    let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
-    file.sync_all()?;
-    let bytes = file.metadata()?.len();
-    Ok(Saved { keys, bytes })
+/// [`save`] at full speed, for `SAVE`: the walk runs to its end on the
+/// caller's thread.
+///
+/// # Errors
+/// As [`save`].
+pub(crate) fn save_now(store: &Store, snap: &Snapshot, path: &Path) -> io::Result<Saved> {
+    save(store, snap, path, STEP_BYTES, &mut |_| Ok(()))
+}
+
+/// The bytes a background save's step collects: one key at a time while
+/// `rdb-key-save-delay` slows the walk (so the delay applies per key).
+pub(crate) fn step_bytes(per_key_delay: bool) -> usize {
+    if per_key_delay {
+        1
+    } else {
+        STEP_BYTES
+    }
 }
 
 /// `dir/dbfilename`.
@@ -318,13 +426,21 @@ mod tests {
         dir
     }
 
-    fn info(now: Millis, functions: &[Bytes]) -> SnapshotInfo<'_> {
-        SnapshotInfo {
-            functions,
+    fn snap(s: &Store, now: Millis, functions: &[Bytes]) -> Snapshot {
+        let info = SnapshotInfo {
+            functions: functions.to_vec(),
             now,
             unix_secs: now.0 / 1000,
             checksum: true,
-        }
+            used_memory: s.used_memory_bytes(),
+        };
+        Snapshot::start(s, info).expect("no other snapshot")
+    }
+
+    fn in_memory(s: &Store, now: Millis) -> io::Result<Vec<u8>> {
+        let snap = snap(s, now, &[]);
+        let written = write_snapshot(s, &snap, Vec::new(), STEP_BYTES, &mut |_| Ok(()));
+        written.map(|(bytes, _)| bytes)
     }
 
     #[test]
@@ -348,7 +464,8 @@ mod tests {
         let code = Bytes::from_static(
             b"#!lua name=l\nredis.register_function('f', function() return 1 end)",
         );
-        let saved = save(&s, &info(now, std::slice::from_ref(&code)), &path).expect("saved");
+        let snap = snap(&s, now, std::slice::from_ref(&code));
+        let saved = save_now(&s, &snap, &path).expect("saved");
         assert_eq!(saved.keys, 502);
         assert_eq!(saved.bytes, std::fs::metadata(&path).expect("file").len());
         assert!(!dir
@@ -405,11 +522,18 @@ mod tests {
         put(&s, 0, "a", Value::str(b"1"), None, now);
         let dir = temp_dir("failed");
         let path = dir.join("dump.rdb");
-        save(&s, &info(now, &[]), &path).expect("saved");
+        save_now(&s, &snap(&s, now, &[]), &path).expect("saved");
         let good = std::fs::read(&path).expect("file");
         // A save into a directory that is gone fails and changes nothing.
-        let err = save(&s, &info(now, &[]), &dir.join("missing").join("dump.rdb"));
-        assert!(err.is_err());
+        let missing = dir.join("missing").join("dump.rdb");
+        assert!(save_now(&s, &snap(&s, now, &[]), &missing).is_err());
+        // A walk stopped half-way: the same.
+        put(&s, 0, "b", Value::str(b"2"), None, now);
+        let stopped = save(&s, &snap(&s, now, &[]), &path, 1, &mut |_| {
+            Err(io::Error::other("stop"))
+        });
+        assert_eq!(stopped.expect_err("stopped").to_string(), "stop");
+        assert_eq!(std::fs::read(&path).expect("file"), good);
         // A writer that fails half-way: the error comes back.
         struct Failing(usize);
         impl Write for Failing {
@@ -424,7 +548,8 @@ mod tests {
                 Ok(())
             }
         }
-        let err = write_store(&s, &info(now, &[]), Failing(20))
+        let snap = snap(&s, now, &[]);
+        let err = write_snapshot(&s, &snap, Failing(20), STEP_BYTES, &mut |_| Ok(()))
             .err()
             .expect("fails");
         assert_eq!(err.to_string(), "disk full");
@@ -445,7 +570,7 @@ mod tests {
             Millis(now.0 - 500_000),
         );
         put(&s, 0, "new", Value::str(b"1"), None, now);
-        let (bytes, _) = write_store(&s, &info(now, &[]), Vec::new()).expect("in memory");
+        let bytes = in_memory(&s, now).expect("in memory");
         let mut idle = Vec::new();
         file::read(&bytes, |k| {
             idle.push((k.key, k.recency));

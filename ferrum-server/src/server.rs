@@ -144,7 +144,8 @@ impl Server {
         let evict_clients =
             crate::evict_clients::ClientEviction::new(config.maxmemory_clients_bytes());
         let clock = Clock::new();
-        let shared = Arc::new(Shared {
+        let shared = Arc::new_cyclic(|this| Shared {
+            this: this.clone(),
             listeners: Listeners::new(plain, tls_sockets),
             store,
             normal_obuf,
@@ -212,6 +213,7 @@ impl Server {
         let stop = listeners.shutdown_token().clone();
         let tasks = listeners.tasks();
         tasks.spawn(expire_loop(self.shared.clone(), stop.clone()));
+        tasks.spawn(persist_loop(self.shared.clone(), stop.clone()));
         if let Some(listener) = self.metrics {
             tasks.spawn(crate::metrics::serve(listener, self.shared.clone(), stop));
         }
@@ -220,6 +222,9 @@ impl Server {
             () = self.shared.shutdown_request.cancelled() => shutdown.cancel(),
         }
         listeners.shut_down();
+        // A background save stops (its temporary file goes), as Redis
+        // kills its child at shutdown.
+        crate::cmd::persist::abort_bgsave(&self.shared);
         // A busy script would hold its connection (and so this join)
         // forever: it stops at its next instruction hook.
         self.shared.scripting.running.abort_for_shutdown();
@@ -238,6 +243,18 @@ fn tokio_listeners(
     sockets: std::io::Result<Vec<std::net::TcpListener>>,
 ) -> std::io::Result<Vec<TcpListener>> {
     sockets?.into_iter().map(TcpListener::from_std).collect()
+}
+
+/// Persistence's cron, ten times a second: starts a `BGSAVE` scheduled
+/// inside a transaction once it has ended.
+async fn persist_loop(shared: Arc<Shared>, shutdown: CancellationToken) {
+    loop {
+        tokio::select! {
+            () = tokio::time::sleep(Duration::from_millis(100)) => {}
+            () = shutdown.cancelled() => return,
+        }
+        crate::cmd::persist::cron(&shared);
+    }
 }
 
 /// Logs the expiry cycle's duration as the `expire-cycle` latency event

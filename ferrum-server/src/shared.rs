@@ -16,6 +16,9 @@ use crate::pubsub::PubSub;
 
 /// Everything connections share. One instance per server, behind an `Arc`.
 pub(crate) struct Shared {
+    /// This struct's own `Arc`, for work that outlives a command (a
+    /// background save's thread).
+    pub(crate) this: std::sync::Weak<Shared>,
     /// The listening sockets and every task they start (`CONFIG SET
     /// port/bind/tls-port` replace them).
     pub(crate) listeners: crate::listen::Listeners,

@@ -7,6 +7,7 @@
 //! indices rather than a rehash.
 
 use std::hash::BuildHasher;
+use std::sync::Arc;
 
 use bytes::Bytes;
 use ferrum_evict::{AnyPolicy, EntryId, EvictionPolicy, Millis, PolicyConfig, PolicyKind};
@@ -17,6 +18,7 @@ use rand::{Rng, SeedableRng};
 use crate::block::Block;
 use crate::entry::{Entry, EntryMut, Watches};
 use crate::memory;
+use crate::snapshot::{EntryEncoder, ShardSnapshot, SnapshotChunk};
 use crate::stats::KeyspaceStats;
 use crate::value::{Typed, Value};
 use crate::StoreError;
@@ -135,6 +137,8 @@ pub struct Shard {
     /// Reads treat expired keys as missing but leave them in place (see
     /// [`Shard::set_hold_expired`]).
     hold_expired: bool,
+    /// A snapshot in progress (see [`crate::snapshot`]).
+    snapshot: Option<Box<ShardSnapshot>>,
 }
 
 /// A key found in an index: its slot and the hash it was found by, which a
@@ -170,6 +174,7 @@ impl Shard {
             rng: SmallRng::seed_from_u64(seed),
             key_hasher: foldhash::fast::FixedState::with_seed(seed),
             hold_expired: false,
+            snapshot: None,
         }
     }
 
@@ -359,6 +364,7 @@ impl Shard {
         let found = self.find_live(t, key, now)?;
         let id = found.id;
         self.touch(found, now);
+        self.preserve(id);
         let block = self.slots[id as usize].as_mut()?;
         Some(EntryMut::new(
             block,
@@ -479,6 +485,7 @@ impl Shard {
         };
         let id = found.id;
         self.touch(found, now);
+        self.preserve(id);
         let old_deadline = self.block(id).deadline();
         let volatile_pos = (old_deadline != 0).then(|| self.block(id).volatile_pos());
         let mut block = new_block(key, value, t, now);
@@ -522,6 +529,10 @@ impl Shard {
                 (self.slots.len() - 1) as u32
             }
         };
+        if let Some(s) = &mut self.snapshot {
+            // Created after the snapshot's start: not part of it.
+            s.take(id);
+        }
         let mut block = new_block(key, value, t, now);
         block.set_deadline(expires_at);
         self.watches.created(t as u16, &mut block, id);
@@ -605,6 +616,7 @@ impl Shard {
     /// Removes a slot from its table and the volatile list, without telling
     /// the policy (eviction: the policy already forgot it).
     fn unlink(&mut self, id: u32) -> Block {
+        self.preserve(id);
         if self.block(id).deadline() != 0 {
             self.remove_volatile(id);
         }
@@ -650,6 +662,7 @@ impl Shard {
         if before == expires_at {
             return;
         }
+        self.preserve(id);
         if before != 0 && expires_at == 0 {
             self.remove_volatile(id);
         }
@@ -939,6 +952,73 @@ impl Shard {
                 p.set_lfu_counter(EntryId(id), counter, now);
             }
         }
+    }
+
+    /// Before slot `id`'s entry changes or goes: a snapshot in progress
+    /// that still needs it encodes it as it is.
+    fn preserve(&mut self, id: u32) {
+        if let Some(s) = &mut self.snapshot {
+            if let Some(block) = self.slots[id as usize].as_ref() {
+                s.preserve(id, block);
+            }
+        }
+    }
+
+    /// Starts this shard's part of a snapshot of every key live `at` now
+    /// (see [`crate::snapshot`]), replacing any other in progress.
+    pub(crate) fn snapshot_start(
+        &mut self,
+        generation: u64,
+        encoder: Arc<dyn EntryEncoder>,
+        at: Millis,
+    ) {
+        let table_db = (0..self.tables.len())
+            .map(|t| self.db_of_table(t as u16).unwrap_or(0))
+            .collect();
+        self.snapshot = Some(Box::new(ShardSnapshot::new(
+            generation,
+            encoder,
+            self.slots.len(),
+            table_db,
+            at,
+        )));
+    }
+
+    /// One step of this shard's part of snapshot `generation`: at least
+    /// `budget` bytes of records unless the walk ends. Aborted when that
+    /// snapshot is not in progress here.
+    pub(crate) fn snapshot_step(&mut self, generation: u64, budget: usize) -> SnapshotChunk {
+        let Some(s) = self
+            .snapshot
+            .as_mut()
+            .filter(|s| s.generation == generation)
+        else {
+            return SnapshotChunk {
+                aborted: true,
+                ..SnapshotChunk::default()
+            };
+        };
+        let chunk = s.step(&self.slots, budget);
+        if chunk.finished {
+            self.snapshot = None;
+        }
+        chunk
+    }
+
+    /// Drops the snapshot in progress, if any.
+    pub(crate) fn snapshot_abort(&mut self) {
+        self.snapshot = None;
+    }
+
+    /// Whether a snapshot is in progress here.
+    pub(crate) fn snapshot_running(&self) -> bool {
+        self.snapshot.is_some()
+    }
+
+    /// Bytes of records encoded ahead of the walk, waiting for its next
+    /// step here (what writes displaced).
+    pub(crate) fn snapshot_pending_bytes(&self) -> usize {
+        self.snapshot.as_ref().map_or(0, |s| s.pending_bytes())
     }
 
     /// Calls `f` on each live key of database `db`.

@@ -31,6 +31,7 @@ mod error;
 pub mod glob;
 mod keyspace;
 pub mod memory;
+pub mod snapshot;
 mod stats;
 mod store;
 pub mod types;

@@ -67,6 +67,8 @@ pub struct Store {
     /// What [`Store::hold_expired`] last set on every shard; a mutex, so
     /// that two changes never interleave across the shards.
     holding_expired: Mutex<bool>,
+    /// Snapshots started so far (the last one's generation).
+    snapshots: AtomicU64,
 }
 
 impl Store {
@@ -96,6 +98,7 @@ impl Store {
             maxmemory_bytes: AtomicU64::new(config.maxmemory_bytes),
             policy: Mutex::new((config.policy, config.policy_config)),
             holding_expired: Mutex::new(false),
+            snapshots: AtomicU64::new(0),
         }
     }
 
@@ -148,6 +151,64 @@ impl Store {
     /// If `i` is not below [`Store::shard_count`].
     pub fn lock_shard(&self, i: usize) -> Locked<'_> {
         self.lock_indices(std::iter::once(i))
+    }
+
+    /// Starts a point-in-time snapshot of every key live at `now`, which
+    /// `encoder` writes as [`Store::snapshot_step`] walks each shard (see
+    /// [`crate::snapshot`]). Every shard is locked for the start only.
+    /// Returns the snapshot's generation, which its steps name; `None`,
+    /// changing nothing, when a snapshot is already in progress.
+    pub fn snapshot_start(
+        &self,
+        encoder: std::sync::Arc<dyn crate::snapshot::EntryEncoder>,
+        now: Millis,
+    ) -> Option<u64> {
+        let mut all = self.lock_all();
+        if all.shards().any(|s| s.snapshot_running()) {
+            return None;
+        }
+        let generation = self.snapshots.fetch_add(1, Ordering::Relaxed) + 1;
+        for shard in all.shards() {
+            shard.snapshot_start(generation, encoder.clone(), now);
+        }
+        Some(generation)
+    }
+
+    /// One step of the snapshot in shard `shard`: its records ready so far
+    /// plus the walk's next `budget` bytes or so, under the shard's lock
+    /// only.
+    ///
+    /// # Panics
+    /// If `shard` is not below [`Store::shard_count`].
+    pub fn snapshot_step(
+        &self,
+        generation: u64,
+        shard: usize,
+        budget: usize,
+    ) -> crate::snapshot::SnapshotChunk {
+        let mut locked = self.lock_shard(shard);
+        let chunk = locked
+            .shards()
+            .next()
+            .map(|s| s.snapshot_step(generation, budget));
+        chunk.unwrap_or_default()
+    }
+
+    /// Ends the snapshot in progress, if any, in every shard.
+    pub fn snapshot_abort(&self) {
+        for shard in self.shards.iter() {
+            lock(shard).snapshot_abort();
+        }
+    }
+
+    /// Bytes of snapshot records that writes displaced and the walk has not
+    /// yet collected, over all shards (the fork-free analogue of Redis's
+    /// copy-on-write size).
+    pub fn snapshot_pending_bytes(&self) -> usize {
+        self.shards
+            .iter()
+            .map(|s| lock(s).snapshot_pending_bytes())
+            .sum()
     }
 
     /// Locks every shard, for commands that see the whole keyspace

@@ -34,6 +34,9 @@ pub(crate) struct ServerProcess {
     child: Child,
     /// The port it listens on, on 127.0.0.1.
     pub(crate) port: u16,
+    /// Its `dir`, of its own and empty at the start (no snapshot left in
+    /// a working directory is loaded), removed on drop.
+    dir: PathBuf,
 }
 
 /// A port that was free a moment ago on 127.0.0.1.
@@ -96,7 +99,12 @@ impl ServerProcess {
                 vec!["--save", "", "--appendonly", "no"],
             ),
         };
-        args.extend(["--bind", "127.0.0.1", "--port", &port_s]);
+        let dir = std::env::temp_dir().join(format!("xtask-{}-{port}", kind.name()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        let dir_s = dir.to_string_lossy().into_owned();
+        args.extend(["--bind", "127.0.0.1", "--port", &port_s, "--dir", &dir_s]);
         args.extend(extra);
         let log_file = std::fs::File::create(log)
             .with_context(|| format!("cannot create {}", log.display()))?;
@@ -110,6 +118,7 @@ impl ServerProcess {
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
             if let Some(status) = child.try_wait()? {
+                let _ = std::fs::remove_dir_all(&dir);
                 bail!(
                     "{} {} exited at startup ({status}); see {}",
                     kind.name(),
@@ -121,17 +130,19 @@ impl ServerProcess {
                 // A server that lost the port to another exits right away.
                 thread::sleep(Duration::from_millis(200));
                 if let Some(status) = child.try_wait()? {
+                    let _ = std::fs::remove_dir_all(&dir);
                     bail!(
                         "{} on port {port} exited at startup ({status}); see {}",
                         kind.name(),
                         log.display()
                     );
                 }
-                return Ok(ServerProcess { child, port });
+                return Ok(ServerProcess { child, port, dir });
             }
             if Instant::now() > deadline {
                 let _ = child.kill();
                 let _ = child.wait();
+                let _ = std::fs::remove_dir_all(&dir);
                 bail!("{} did not listen on port {port} within 20 s", kind.name());
             }
             thread::sleep(Duration::from_millis(50));
@@ -188,5 +199,6 @@ impl Drop for ServerProcess {
         // Only this child, by its PID.
         let _ = self.child.kill();
         let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }

@@ -218,16 +218,40 @@ fn scripting_memory(lua: &crate::script::EngineStats, out: &mut String) {
     );
 }
 
-/// Saves so far (`SAVE`; no background save or AOF yet): the fields
-/// clients read, in Redis's order.
+/// Saves and loads so far, and the background save in progress, in
+/// Redis's fields and order. A background save here forks nothing: the
+/// `cow` fields count the records writes displaced while it ran (see
+/// `ferrum_store::snapshot`), `current_fork_perc` its progress.
 fn persistence(ctx: &Ctx<'_>, out: &mut String) {
     let p = &ctx.shared.persistence;
+    let get = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+    let running = p.bgsave_running.load(Ordering::Acquire);
+    let (processed, total) = (get(&p.keys_processed), get(&p.keys_total));
+    let perc = if running && total > 0 {
+        processed as f64 * 100.0 / total as f64
+    } else {
+        0.0
+    };
+    let now_secs = ctx.shared.clock.now_micros() / 1_000_000;
+    let current_secs = if running {
+        now_secs.saturating_sub(get(&p.bgsave_started_unix)) as i64
+    } else {
+        -1
+    };
     let _ = write!(
         out,
-        "# Persistence\r\nloading:0\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\ncurrent_fork_perc:0.00\r\ncurrent_save_keys_processed:0\r\ncurrent_save_keys_total:0\r\nrdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:0\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:ok\r\nrdb_last_bgsave_time_sec:-1\r\nrdb_current_bgsave_time_sec:-1\r\nrdb_saves:{}\r\nrdb_last_cow_size:0\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\naof_last_rewrite_time_sec:-1\r\naof_current_rewrite_time_sec:-1\r\naof_last_bgrewrite_status:ok\r\naof_rewrites:0\r\naof_last_write_status:ok\r\naof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n",
+        "# Persistence\r\nloading:0\r\nasync_loading:0\r\ncurrent_cow_peak:{}\r\ncurrent_cow_size:{}\r\ncurrent_cow_size_age:0\r\ncurrent_fork_perc:{perc:.2}\r\ncurrent_save_keys_processed:{processed}\r\ncurrent_save_keys_total:{total}\r\nrdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\nrdb_last_bgsave_time_sec:{}\r\nrdb_current_bgsave_time_sec:{current_secs}\r\nrdb_saves:{}\r\nrdb_last_cow_size:{}\r\nrdb_last_load_keys_expired:{}\r\nrdb_last_load_keys_loaded:{}\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\naof_last_rewrite_time_sec:-1\r\naof_current_rewrite_time_sec:-1\r\naof_last_bgrewrite_status:ok\r\naof_rewrites:0\r\naof_rewrites_consecutive_failures:0\r\naof_last_write_status:ok\r\naof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n",
+        get(&p.displaced_peak),
+        get(&p.displaced_bytes),
         p.changes_since_save(ctx.shared.stats.dirty.load(Ordering::Relaxed)),
+        u8::from(running),
         p.last_save_unix(),
+        if p.last_bgsave_failed.load(Ordering::Relaxed) { "err" } else { "ok" },
+        p.last_bgsave_secs.load(Ordering::Relaxed),
         p.saves(),
+        get(&p.last_displaced_peak),
+        get(&p.last_load.1),
+        get(&p.last_load.0),
     );
 }
 

@@ -102,6 +102,8 @@ pub(crate) struct Ctx<'a> {
     /// The command runs from a script (`redis.call`): the script, not
     /// [`run`], decides about `-OOM`.
     pub(crate) in_script: bool,
+    /// The command runs inside `EXEC` (`BGSAVE` waits for its end).
+    pub(crate) in_exec: bool,
     /// The handler's error reply was counted in `INFO errorstats` already
     /// (a script failing with its command's error).
     pub(crate) error_counted: bool,
@@ -137,6 +139,7 @@ impl<'a> Ctx<'a> {
             more: Vec::new(),
             dirty: None,
             in_script: false,
+            in_exec: false,
             error_counted: false,
             raised: Vec::new(),
             routed_at: None,

@@ -1,43 +1,62 @@
-//! `SAVE`, `LASTSAVE`, `DEBUG RELOAD` and loading `dir/dbfilename` at
-//! start-up: the commands over [`crate::persist`].
+//! `SAVE`, `BGSAVE`, `LASTSAVE`, `DEBUG RELOAD` and loading
+//! `dir/dbfilename` at start-up: the commands over [`crate::persist`].
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use bytes::Bytes;
 use ferrum_proto::Frame;
 
-use super::error::{DEBUG_RELOAD_OPTIONS, RELOAD_FAILED, SAVE_FAILED};
+use super::error::{BGSAVE_IN_PROGRESS, DEBUG_RELOAD_OPTIONS, RELOAD_FAILED, SAVE_FAILED};
 use super::parse::is;
 use super::{CmdError, CmdResult, Ctx};
 use crate::persist::{self, LoadFailure, Loaded, Saved, SnapshotInfo};
 use crate::shared::Shared;
 
-/// Saves the store and the function libraries to `dir/dbfilename`.
-///
-/// # Errors
-/// The I/O error that stopped the save; the previous file is untouched.
-pub(crate) fn save_now(shared: &Shared) -> std::io::Result<Saved> {
-    let (path, checksum) = {
+/// Where and how a save writes, read from the configuration when it
+/// starts.
+struct Target {
+    path: PathBuf,
+    /// `rdb-key-save-delay`: microseconds to wait after each key (Redis's
+    /// knob for tests that need a long save).
+    key_delay_us: u64,
+}
+
+/// Starts a point-in-time snapshot of the keyspace and the function
+/// libraries as they are now; `None` when one is in progress.
+fn start_snapshot(shared: &Shared) -> Option<(persist::Snapshot, Target, u64)> {
+    let (target, checksum) = {
         let config = shared.config();
-        let checksum = config.stored_value("rdbchecksum") == "yes";
-        (
-            persist::file_path(&config.dir, &config.dbfilename),
-            checksum,
-        )
+        let key_delay_us = config
+            .stored_value("rdb-key-save-delay")
+            .parse::<i64>()
+            .map_or(0, |d| d.max(0) as u64);
+        let target = Target {
+            path: persist::file_path(&config.dir, &config.dbfilename),
+            key_delay_us,
+        };
+        (target, config.stored_value("rdbchecksum") == "yes")
     };
-    let functions = super::function::library_codes(shared);
-    let changes = shared
-        .stats
-        .dirty
-        .load(std::sync::atomic::Ordering::Relaxed);
-    let unix_secs = shared.clock.now_micros() / 1_000_000;
     let info = SnapshotInfo {
-        functions: &functions,
+        functions: super::function::library_codes(shared),
         now: shared.clock.now(),
-        unix_secs,
+        unix_secs: shared.clock.now_micros() / 1_000_000,
         checksum,
+        used_memory: shared.store.used_memory_bytes(),
     };
-    let result = persist::save(&shared.store, &info, &path);
-    match &result {
+    let changes = shared.stats.dirty.load(Ordering::Relaxed);
+    let snap = persist::Snapshot::start(&shared.store, info)?;
+    Some((snap, target, changes))
+}
+
+/// Records a save's outcome, which began with the change counter at
+/// `changes`, and logs it.
+fn record(shared: &Shared, result: &io::Result<Saved>, changes: u64, path: &Path) {
+    match result {
         Ok(saved) => {
+            let unix_secs = shared.clock.now_micros() / 1_000_000;
             shared.persistence.saved(unix_secs, changes);
             tracing::info!(
                 "DB saved on disk: {} keys, {} bytes, {}",
@@ -48,7 +67,155 @@ pub(crate) fn save_now(shared: &Shared) -> std::io::Result<Saved> {
         }
         Err(e) => tracing::warn!("Failed saving the DB to {}: {e}", path.display()),
     }
+}
+
+/// Saves the store and the function libraries to `dir/dbfilename` now,
+/// on the caller's thread.
+///
+/// # Errors
+/// The I/O error that stopped the save (the previous file is untouched),
+/// or a background save in progress.
+pub(crate) fn save_now(shared: &Shared) -> io::Result<Saved> {
+    let Some((snap, target, changes)) = start_snapshot(shared) else {
+        return Err(io::Error::other(BGSAVE_IN_PROGRESS));
+    };
+    let result = persist::save_now(&shared.store, &snap, &target.path);
+    record(shared, &result, changes, &target.path);
     result
+}
+
+/// Starts a background save: the snapshot is taken now, and a thread of
+/// its own writes it while commands go on.
+///
+/// # Errors
+/// Redis's text when a background save is already running.
+pub(crate) fn start_bgsave(shared: &Shared) -> Result<(), &'static str> {
+    let p = &shared.persistence;
+    let owner = shared.this.upgrade().ok_or(BGSAVE_IN_PROGRESS)?;
+    if p.bgsave_running.swap(true, Ordering::AcqRel) {
+        return Err(BGSAVE_IN_PROGRESS);
+    }
+    let Some((snap, target, changes)) = start_snapshot(shared) else {
+        p.bgsave_running.store(false, Ordering::Release);
+        return Err(BGSAVE_IN_PROGRESS);
+    };
+    p.bgsave_abort.store(false, Ordering::Relaxed);
+    p.bgsave_scheduled.store(false, Ordering::Relaxed);
+    p.keys_processed.store(0, Ordering::Relaxed);
+    p.keys_total.store(
+        shared
+            .store
+            .keyspace_sizes()
+            .iter()
+            .map(|&(k, _)| k as u64)
+            .sum(),
+        Ordering::Relaxed,
+    );
+    p.displaced_bytes.store(0, Ordering::Relaxed);
+    p.displaced_peak.store(0, Ordering::Relaxed);
+    p.bgsave_started_unix
+        .store(shared.clock.now_micros() / 1_000_000, Ordering::Relaxed);
+    tracing::info!("Background saving started");
+    let spawned = std::thread::Builder::new()
+        .name("bgsave".into())
+        .spawn(move || run_bgsave(&owner, &snap, &target, changes));
+    if spawned.is_err() {
+        shared.store.snapshot_abort();
+        p.bgsave_running.store(false, Ordering::Release);
+        return Err(BGSAVE_IN_PROGRESS);
+    }
+    Ok(())
+}
+
+/// The background save's thread: the walk, paced and stoppable, then the
+/// outcome in `INFO persistence`.
+fn run_bgsave(shared: &Shared, snap: &persist::Snapshot, target: &Target, changes: u64) {
+    let p = &shared.persistence;
+    let started = std::time::Instant::now();
+    let mut last_sample = started;
+    let mut pace = |chunk: &ferrum_store::snapshot::SnapshotChunk| -> io::Result<()> {
+        if p.bgsave_abort.load(Ordering::Relaxed) {
+            return Err(io::Error::other("aborted"));
+        }
+        p.keys_processed
+            .fetch_add(chunk.keys as u64, Ordering::Relaxed);
+        if target.key_delay_us > 0 && chunk.keys > 0 {
+            std::thread::sleep(Duration::from_micros(
+                target.key_delay_us * chunk.keys as u64,
+            ));
+        }
+        if last_sample.elapsed() >= Duration::from_millis(100) {
+            last_sample = std::time::Instant::now();
+            let displaced = shared.store.snapshot_pending_bytes() as u64;
+            p.displaced_bytes.store(displaced, Ordering::Relaxed);
+            p.displaced_peak.fetch_max(displaced, Ordering::Relaxed);
+        }
+        Ok(())
+    };
+    let step = persist::step_bytes(target.key_delay_us > 0);
+    let result = persist::save(&shared.store, snap, &target.path, step, &mut pace);
+    let aborted = p.bgsave_abort.swap(false, Ordering::Relaxed);
+    if aborted {
+        tracing::warn!("Background saving terminated before it ended");
+    } else {
+        record(shared, &result, changes, &target.path);
+        p.last_bgsave_failed
+            .store(result.is_err(), Ordering::Relaxed);
+        if result.is_ok() {
+            tracing::info!("Background saving terminated with success");
+        }
+    }
+    p.last_bgsave_secs
+        .store(started.elapsed().as_secs() as i64, Ordering::Relaxed);
+    p.last_displaced_peak
+        .store(p.displaced_peak.load(Ordering::Relaxed), Ordering::Relaxed);
+    p.displaced_bytes.store(0, Ordering::Relaxed);
+    p.keys_processed.store(0, Ordering::Relaxed);
+    p.keys_total.store(0, Ordering::Relaxed);
+    p.bgsave_running.store(false, Ordering::Release);
+}
+
+/// Stops a running background save, if any (`FLUSHALL`, shutdown); its
+/// temporary file is removed and the last good file stays.
+pub(crate) fn abort_bgsave(shared: &Shared) {
+    let p = &shared.persistence;
+    if p.bgsave_running.load(Ordering::Acquire) {
+        p.bgsave_abort.store(true, Ordering::Relaxed);
+        shared.store.snapshot_abort();
+    }
+}
+
+/// `BGSAVE [SCHEDULE]`: starts a background save; inside a transaction it
+/// is scheduled for when the transaction ends, as in Redis.
+pub(crate) fn bgsave(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    match args.get(1) {
+        None => {}
+        Some(a) if is(a, "schedule") && args.len() == 2 => {}
+        Some(_) => return Err(CmdError::syntax()),
+    }
+    let p = &ctx.shared.persistence;
+    if p.bgsave_running.load(Ordering::Acquire) {
+        return Err(CmdError::msg(BGSAVE_IN_PROGRESS));
+    }
+    if ctx.in_exec {
+        p.bgsave_scheduled.store(true, Ordering::Relaxed);
+        return Ok(Frame::Simple(Bytes::from_static(
+            b"Background saving scheduled",
+        )));
+    }
+    start_bgsave(ctx.shared).map_err(CmdError::msg)?;
+    Ok(Frame::Simple(Bytes::from_static(
+        b"Background saving started",
+    )))
+}
+
+/// Starts a scheduled background save once nothing is running (the
+/// server's cron calls it).
+pub(crate) fn cron(shared: &Shared) {
+    let p = &shared.persistence;
+    if p.bgsave_scheduled.load(Ordering::Relaxed) && !p.bgsave_running.load(Ordering::Acquire) {
+        let _ = start_bgsave(shared);
+    }
 }
 
 /// Loads `dir/dbfilename` into the store, keys and function libraries
@@ -80,12 +247,22 @@ pub(crate) fn load_file(shared: &Shared, merge: bool) -> Result<Option<Loaded>, 
     }
     // A file saved under a larger `maxmemory` fits at once.
     shared.store.enforce_maxmemory(now);
+    let (keys, expired) = &shared.persistence.last_load;
+    keys.store(loaded.keys as u64, Ordering::Relaxed);
+    expired.store(loaded.expired as u64, Ordering::Relaxed);
     Ok(Some(loaded))
 }
 
-/// `SAVE`: writes the snapshot now; every other command waits, as in
-/// Redis.
+/// `SAVE`: writes the snapshot now, before replying.
 pub(crate) fn save(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    if ctx
+        .shared
+        .persistence
+        .bgsave_running
+        .load(Ordering::Acquire)
+    {
+        return Err(CmdError::msg(BGSAVE_IN_PROGRESS));
+    }
     save_now(ctx.shared).map_err(|_| CmdError::msg(SAVE_FAILED))?;
     Ok(Frame::ok())
 }

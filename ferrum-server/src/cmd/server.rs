@@ -30,11 +30,16 @@ fn flush(ctx: &mut Ctx<'_>, args: &[Bytes], all: bool) -> CmdResult {
         }
     }
     let dbs = if all {
+        // As in Redis, a background save in progress ends: the data it
+        // is saving is gone.
+        super::persist::abort_bgsave(ctx.shared);
         0..ctx.store().databases()
     } else {
         ctx.db()..ctx.db() + 1
     };
-    flush_dbs(ctx, dbs);
+    // Each key removed is a change (`rdb_changes_since_last_save`), as
+    // in Redis.
+    ctx.dirty = Some(flush_dbs(ctx, dbs) as u64);
     Ok(Frame::ok())
 }
 
@@ -43,11 +48,13 @@ pub(super) fn flush_all(ctx: &mut Ctx<'_>) {
     flush_dbs(ctx, 0..ctx.store().databases());
 }
 
-fn flush_dbs(ctx: &mut Ctx<'_>, dbs: std::ops::Range<usize>) {
+/// Empties databases `dbs`; returns how many keys they held.
+fn flush_dbs(ctx: &mut Ctx<'_>, dbs: std::ops::Range<usize>) -> usize {
     let mut ks = ctx.store().lock_all();
+    let mut removed = 0;
     for shard in ks.shards() {
         for db in dbs.clone() {
-            shard.flush_db(db);
+            removed += shard.flush_db(db);
         }
     }
     drop(ks);
@@ -57,6 +64,7 @@ fn flush_dbs(ctx: &mut Ctx<'_>, dbs: std::ops::Range<usize>) {
             super::wake_key(ctx, db, &key);
         }
     }
+    removed
 }
 
 pub(crate) fn flushdb(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -793,13 +801,13 @@ pub(crate) fn shutdown(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     Ok(Frame::ok())
 }
 
-/// `BGSAVE` and `BGREWRITEAOF`: refused with a clear error until they
-/// are built. They are in the table so that `MULTI` queues them as Redis
-/// does (an unknown command inside `MULTI` would leave the transaction
-/// open for a client that stops at the error), and a client is told why
-/// rather than "unknown command".
-pub(crate) fn no_persistence(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    Err(CmdError::msg(super::error::no_persistence(&args[0])))
+/// `BGREWRITEAOF`: refused with a clear error (snapshots are RDB only).
+/// It is in the table so that `MULTI` queues it as Redis does (an unknown
+/// command inside `MULTI` would leave the transaction open for a client
+/// that stops at the error), and a client is told why rather than
+/// "unknown command".
+pub(crate) fn bgrewriteaof(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    Err(CmdError::msg(super::error::NO_AOF))
 }
 
 /// `ROLE`: always a master with no replicas.

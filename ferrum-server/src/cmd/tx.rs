@@ -99,6 +99,7 @@ pub(crate) fn exec(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     let mut replies = Vec::with_capacity(queue.len());
     // Blocking commands reply at once inside a transaction, as in Redis.
     ctx.may_block = false;
+    ctx.in_exec = true;
     for args in queue {
         // Every queued command passed lookup and arity when it was queued.
         // A user's permissions may have changed since the command was queued.

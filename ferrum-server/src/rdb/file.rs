@@ -1,10 +1,15 @@
 //! RDB files as Redis 7.0 writes and reads them (RDB version 10): the
-//! `REDIS0010` header, aux fields, function libraries, then per database
-//! `SELECTDB` and `RESIZEDB` and its keys (each optionally preceded by its
-//! expiry in milliseconds and its LRU idle time or LFU counter), then
-//! `EOF` and a CRC-64 of everything before it (0 when `rdbchecksum no`).
+//! `REDIS0010` header, aux fields, function libraries, then `SELECTDB`
+//! records each followed by keys of that database (each optionally
+//! preceded by its expiry in milliseconds and its LRU idle time or LFU
+//! counter), then `EOF` and a CRC-64 of everything before it (0 when
+//! `rdbchecksum no`). Redis writes each database once, after `RESIZEDB`
+//! size hints; a snapshot taken shard by shard writes a database in
+//! several runs without hints, which every reader, Redis's included,
+//! loads the same.
 //!
-//! [`Writer`] builds a file; [`read`] parses one, handing each key to a
+//! [`Writer`] streams a file ([`encode_select_db`] and [`encode_key`]
+//! build its records); [`read`] parses one, handing each key to a
 //! callback, and refuses a truncated or corrupt file with the byte offset
 //! where it went wrong. Files of RDB versions 1 to 10 load, as in Redis
 //! 7.0; module data is refused, as FerrumKV has no modules.
@@ -96,49 +101,16 @@ impl<W: Write> Writer<W> {
         self.flush_record()
     }
 
-    /// Starts database `db`, which holds `keys` keys, `expires` of them
-    /// with a deadline (sizes the loader's tables).
+    /// Records encoded elsewhere ([`encode_select_db`], [`encode_key`]),
+    /// as they are.
     ///
     /// # Errors
     /// When `out` fails.
-    pub(crate) fn select_db(&mut self, db: usize, keys: usize, expires: usize) -> io::Result<()> {
-        self.record.push(OP_SELECTDB);
-        put_len(&mut self.record, db);
-        self.record.push(OP_RESIZEDB);
-        put_len(&mut self.record, keys);
-        put_len(&mut self.record, expires);
-        self.flush_record()
-    }
-
-    /// One key of the current database.
-    ///
-    /// # Errors
-    /// When `out` fails.
-    pub(crate) fn key(
-        &mut self,
-        key: &[u8],
-        value: ValueRef<'_>,
-        expires_ms: Option<u64>,
-        recency: Recency,
-    ) -> io::Result<()> {
-        let r = &mut self.record;
-        if let Some(at) = expires_ms {
-            r.push(OP_EXPIRETIME_MS);
-            r.extend_from_slice(&at.to_le_bytes());
+    pub(crate) fn records(&mut self, bytes: &[u8]) -> io::Result<()> {
+        if let Some(crc) = &mut self.crc {
+            *crc = crc64_update(*crc, bytes);
         }
-        match recency {
-            Recency::None => {}
-            Recency::IdleSeconds(s) => {
-                r.push(OP_IDLE);
-                put_len(r, usize::try_from(s).unwrap_or(usize::MAX));
-            }
-            Recency::Freq(f) => r.extend_from_slice(&[OP_FREQ, f]),
-        }
-        // The object's type byte goes before the key.
-        r.push(object_type(&value));
-        put_str(r, key);
-        write_value(r, value);
-        self.flush_record()
+        self.out.write_all(bytes)
     }
 
     /// Ends the file: `EOF`, then the checksum (0 without one). Returns
@@ -154,6 +126,40 @@ impl<W: Write> Writer<W> {
         self.out.flush()?;
         Ok(self.out)
     }
+}
+
+/// Appends the record that makes `db` the current database (no size
+/// hints: records of one database may come in several runs).
+pub(crate) fn encode_select_db(out: &mut Vec<u8>, db: usize) {
+    out.push(OP_SELECTDB);
+    put_len(out, db);
+}
+
+/// Appends one key's records: its expiry (Unix milliseconds), its idle
+/// time or LFU counter, then the key and its value.
+pub(crate) fn encode_key(
+    out: &mut Vec<u8>,
+    key: &[u8],
+    value: ValueRef<'_>,
+    expires_ms: Option<u64>,
+    recency: Recency,
+) {
+    if let Some(at) = expires_ms {
+        out.push(OP_EXPIRETIME_MS);
+        out.extend_from_slice(&at.to_le_bytes());
+    }
+    match recency {
+        Recency::None => {}
+        Recency::IdleSeconds(s) => {
+            out.push(OP_IDLE);
+            put_len(out, usize::try_from(s).unwrap_or(usize::MAX));
+        }
+        Recency::Freq(f) => out.extend_from_slice(&[OP_FREQ, f]),
+    }
+    // The object's type byte goes before the key.
+    out.push(object_type(&value));
+    put_str(out, key);
+    write_value(out, value);
 }
 
 /// One key read from a file.
@@ -348,7 +354,8 @@ mod tests {
         w.function(b"#!lua name=lib\nredis.register_function('f', function() return 1 end)")
             .expect("in memory");
         let vals = values();
-        w.select_db(0, vals.len(), 1).expect("in memory");
+        let mut rec = Vec::new();
+        encode_select_db(&mut rec, 0);
         for (i, (k, v)) in vals.iter().enumerate() {
             let recency = match i % 3 {
                 0 => Recency::None,
@@ -356,12 +363,17 @@ mod tests {
                 _ => Recency::Freq(i as u8),
             };
             let expires = (i == 2).then_some(4_000_000_000_000);
-            w.key(k.as_bytes(), v.as_ref(), expires, recency)
-                .expect("in memory");
+            encode_key(&mut rec, k.as_bytes(), v.as_ref(), expires, recency);
         }
-        w.select_db(3, 1, 0).expect("in memory");
-        w.key(b"other", Value::str(b"db3").as_ref(), None, Recency::None)
-            .expect("in memory");
+        encode_select_db(&mut rec, 3);
+        encode_key(
+            &mut rec,
+            b"other",
+            Value::str(b"db3").as_ref(),
+            None,
+            Recency::None,
+        );
+        w.records(&rec).expect("in memory");
         w.finish().expect("in memory")
     }
 
@@ -624,14 +636,14 @@ mod with_redis {
             .is_some());
         // Written here, loaded by Redis.
         let mut w = Writer::new(Vec::new(), &[("redis-ver", b"7.0.15")], true).expect("in memory");
+        let mut rec = Vec::new();
         for db in [0, 2] {
-            let of_db: Vec<&Key> = keys.iter().filter(|k| k.db == db).collect();
-            w.select_db(db, of_db.len(), 0).expect("in memory");
-            for k in of_db {
-                w.key(&k.key, k.value.as_ref(), k.expires_ms, k.recency)
-                    .expect("in memory");
+            encode_select_db(&mut rec, db);
+            for k in keys.iter().filter(|k| k.db == db) {
+                encode_key(&mut rec, &k.key, k.value.as_ref(), k.expires_ms, k.recency);
             }
         }
+        w.records(&rec).expect("in memory");
         let ours = w.finish().expect("in memory");
         std::fs::write(dir.join("ours.rdb"), ours).expect("write");
         let check = Command::new("redis-check-rdb")

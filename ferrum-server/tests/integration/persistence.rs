@@ -455,3 +455,126 @@ fn debug_populate_and_digest_behave_as_in_redis() {
     let _: () = run(&mut c, &["FLUSHALL"]).unwrap();
     assert_eq!(run::<String>(&mut c, &["DEBUG", "DIGEST"]).unwrap(), zeros);
 }
+
+/// Polls `INFO persistence` until no background save runs (30 s at most).
+fn wait_for_bgsave(c: &mut redis::Connection) -> std::collections::HashMap<String, String> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let f = info_fields(c, "persistence");
+        if f["rdb_bgsave_in_progress"] == "0" {
+            return f;
+        }
+        assert!(std::time::Instant::now() < deadline, "BGSAVE never ended");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn bgsave_writes_the_data_as_it_was_when_it_started() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let _: () = run(&mut c, &["DEBUG", "POPULATE", "5000"]).unwrap();
+    let _: () = run(&mut c, &["SELECT", "2"]).unwrap();
+    let _: () = run(&mut c, &["DEBUG", "POPULATE", "500", "other"]).unwrap();
+    let _: () = run(&mut c, &["SELECT", "0"]).unwrap();
+    let _: () = run(&mut c, &["SET", "ttl", "t", "EX", "1000"]).unwrap();
+    let digest: String = run(&mut c, &["DEBUG", "DIGEST"]).unwrap();
+    // Slow the walk down (100 us a key) so the writes below land while
+    // it runs.
+    let _: () = run(&mut c, &["CONFIG", "SET", "rdb-key-save-delay", "100"]).unwrap();
+    let started: String = run(&mut c, &["BGSAVE"]).unwrap();
+    assert_eq!(started, "Background saving started");
+    let f = info_fields(&mut c, "persistence");
+    assert_eq!(f["rdb_bgsave_in_progress"], "1");
+    assert_eq!(f["current_save_keys_total"], "5501");
+    assert_eq!(
+        err(&mut c, &["BGSAVE"]),
+        "ERR Background save already in progress"
+    );
+    assert_eq!(
+        err(&mut c, &["SAVE"]),
+        "ERR Background save already in progress"
+    );
+    // Every kind of write, while the save walks.
+    for i in (0..5000).step_by(7) {
+        let key = format!("key:{i}");
+        match i % 4 {
+            0 => run::<()>(&mut c, &["SET", &key, "changed"]).unwrap(),
+            1 => run::<()>(&mut c, &["DEL", &key]).unwrap(),
+            2 => run::<()>(&mut c, &["APPEND", &key, "+"]).unwrap(),
+            _ => run::<()>(&mut c, &["EXPIRE", &key, "100"]).unwrap(),
+        }
+        let _: () = run(&mut c, &["SET", &format!("new:{i}"), "x"]).unwrap();
+    }
+    let _: () = run(&mut c, &["SWAPDB", "0", "2"]).unwrap();
+    let _: () = run(&mut c, &["FLUSHDB"]).unwrap();
+    let f = info_fields(&mut c, "persistence");
+    if f["rdb_bgsave_in_progress"] == "1" {
+        let processed: u64 = f["current_save_keys_processed"].parse().unwrap();
+        assert!(processed <= 5501, "{processed}");
+    }
+    let f = wait_for_bgsave(&mut c);
+    assert_eq!(f["rdb_last_bgsave_status"], "ok");
+    assert_eq!(f["rdb_saves"], "1");
+    let _: () = run(&mut c, &["CONFIG", "SET", "rdb-key-save-delay", "0"]).unwrap();
+    // What the file holds is the dataset of the moment BGSAVE started.
+    let _: () = run(&mut c, &["DEBUG", "RELOAD", "NOSAVE"]).unwrap();
+    assert_eq!(run::<String>(&mut c, &["DEBUG", "DIGEST"]).unwrap(), digest);
+    assert_eq!(run::<i64>(&mut c, &["DBSIZE"]).unwrap(), 5001);
+}
+
+#[test]
+fn flushall_stops_a_bgsave_and_the_last_good_file_stays() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let _: () = run(&mut c, &["SET", "first", "1"]).unwrap();
+    let _: String = run(&mut c, &["SAVE"]).unwrap();
+    let good = std::fs::read(s.dir.join("dump.rdb")).unwrap();
+    let _: () = run(&mut c, &["DEBUG", "POPULATE", "5000"]).unwrap();
+    // 1 ms a key: 5 seconds unless stopped.
+    let _: () = run(&mut c, &["CONFIG", "SET", "rdb-key-save-delay", "1000"]).unwrap();
+    let _: String = run(&mut c, &["BGSAVE"]).unwrap();
+    let _: () = run(&mut c, &["FLUSHALL"]).unwrap();
+    let started = std::time::Instant::now();
+    let f = wait_for_bgsave(&mut c);
+    assert!(started.elapsed() < std::time::Duration::from_secs(2));
+    // It saved nothing: the changes are still unsaved, the status is not
+    // an error (it was stopped, as Redis's killed child), the file is the
+    // last good one and no temporary file is left.
+    let changes: u64 = f["rdb_changes_since_last_save"].parse().unwrap();
+    assert!(changes >= 5000, "{changes}");
+    assert_eq!(f["rdb_last_bgsave_status"], "ok");
+    assert_eq!(std::fs::read(s.dir.join("dump.rdb")).unwrap(), good);
+    let names: Vec<String> = std::fs::read_dir(&s.dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["dump.rdb"]);
+    let _: () = run(&mut c, &["SET", "x", "xx"]).unwrap();
+    // A new one runs to its end and resets the change counter.
+    let _: () = run(&mut c, &["CONFIG", "SET", "rdb-key-save-delay", "0"]).unwrap();
+    let _: String = run(&mut c, &["BGSAVE"]).unwrap();
+    let f = wait_for_bgsave(&mut c);
+    assert_eq!(f["rdb_changes_since_last_save"], "0");
+}
+
+#[test]
+fn bgsave_in_a_transaction_is_scheduled_for_its_end() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let _: () = run(&mut c, &["MULTI"]).unwrap();
+    let _: String = run(&mut c, &["BGSAVE"]).unwrap();
+    let _: String = run(&mut c, &["SET", "after", "1"]).unwrap();
+    let replies: Vec<String> = run(&mut c, &["EXEC"]).unwrap();
+    assert_eq!(replies, ["Background saving scheduled", "OK"]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while info_fields(&mut c, "persistence")["rdb_saves"] != "1" {
+        assert!(std::time::Instant::now() < deadline, "never saved");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    wait_for_bgsave(&mut c);
+    // The save came after the whole transaction.
+    let _: () = run(&mut c, &["DEBUG", "RELOAD", "NOSAVE"]).unwrap();
+    assert_eq!(run::<String>(&mut c, &["GET", "after"]).unwrap(), "1");
+    assert_eq!(err(&mut c, &["BGSAVE", "NOW"]), "ERR syntax error");
+}
