@@ -376,6 +376,9 @@ pub(crate) const WRITE_FROM_READ_ONLY: &str =
     "ERR Write commands are not allowed from read-only scripts.";
 /// What a killed script fails with (the handler adds `ERR `).
 pub(crate) const KILLED: &str = "Script killed by user with SCRIPT KILL...";
+/// A write after a failed background save, with save points and
+/// `stop-writes-on-bgsave-error yes` (Redis's text).
+pub(crate) const MISCONF: &str = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error.";
 /// A write while `min-replicas-to-write` asks for replicas (FerrumKV has
 /// none).
 pub(crate) const NOREPLICAS: &str = "NOREPLICAS Not enough good replicas to write.";

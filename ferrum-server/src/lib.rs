@@ -55,7 +55,7 @@ mod tls;
 mod tracking;
 
 pub use config::Config;
-pub use server::{Server, SnapshotError};
+pub use server::{Server, ShutdownHook, SnapshotError};
 
 /// The Redis version FerrumKV reports in `INFO` and `HELLO`: the Redis
 /// release whose behaviour it follows, so clients enable the right features.

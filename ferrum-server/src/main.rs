@@ -105,7 +105,7 @@ fn main() -> anyhow::Result<()> {
             tracing::info!("Prometheus metrics at http://{addr}/metrics");
         }
         let shutdown = CancellationToken::new();
-        tokio::spawn(signals.cancel_on_signal(shutdown.clone()));
+        tokio::spawn(signals.cancel_on_signal(server.shutdown_hook(), shutdown.clone()));
         server.run(shutdown).await?;
         tracing::info!("FerrumKV is now ready to exit, bye bye...");
         Ok(())
@@ -127,13 +127,27 @@ impl Signals {
         })
     }
 
-    /// Cancels `shutdown` on the first SIGINT or SIGTERM.
-    async fn cancel_on_signal(mut self, shutdown: CancellationToken) {
-        tokio::select! {
-            _ = self.interrupt.recv() => tracing::info!("received SIGINT, shutting down"),
-            _ = self.terminate.recv() => tracing::info!("received SIGTERM, shutting down"),
+    /// Cancels `shutdown` on SIGINT or SIGTERM, once `hook` allows it (a
+    /// save it makes may fail: the server then goes on, as Redis does,
+    /// until the next signal).
+    async fn cancel_on_signal(
+        mut self,
+        hook: ferrum_server::ShutdownHook,
+        shutdown: CancellationToken,
+    ) {
+        loop {
+            let signal = tokio::select! {
+                _ = self.interrupt.recv() => "sigint",
+                _ = self.terminate.recv() => "sigterm",
+            };
+            tracing::info!("received {}, shutting down", signal.to_ascii_uppercase());
+            let hook = hook.clone();
+            let stop = tokio::task::spawn_blocking(move || hook.before_stop(signal)).await;
+            if stop.unwrap_or(true) {
+                shutdown.cancel();
+                return;
+            }
         }
-        shutdown.cancel();
     }
 }
 

@@ -180,6 +180,12 @@ impl Server {
         Ok(Server { metrics, shared })
     }
 
+    /// What a signal handler asks before stopping the server (see
+    /// [`ShutdownHook`]).
+    pub fn shutdown_hook(&self) -> ShutdownHook {
+        ShutdownHook(self.shared.clone())
+    }
+
     /// The first bound address.
     pub fn local_addr(&self) -> SocketAddr {
         let addrs = self.shared.listeners.addrs(Family::Plain);
@@ -235,6 +241,32 @@ impl Server {
         }
         listeners.wait().await;
         Ok(())
+    }
+}
+
+/// Runs what Redis does on SIGTERM or SIGINT before the server stops.
+#[derive(Clone)]
+pub struct ShutdownHook(Arc<Shared>);
+
+impl ShutdownHook {
+    /// Before stopping on `signal` (`"sigterm"` or `"sigint"`): saves as
+    /// `shutdown-on-sigterm`/`shutdown-on-sigint` say (`default`: when
+    /// save points are set; `save`, `nosave`, `force`). Returns whether
+    /// the server may stop: `false` when the save failed without `force`,
+    /// and the server goes on, as Redis does. Blocks while it saves. A
+    /// script running then is stopped first (where Redis would wait for
+    /// it), and what it wrote is saved.
+    pub fn before_stop(&self, signal: &str) -> bool {
+        if self.0.scripting.running.current().is_some() {
+            self.0.scripting.running.abort_for_shutdown();
+        }
+        let flags = self
+            .0
+            .config()
+            .stored_value(&format!("shutdown-on-{signal}"))
+            .to_owned();
+        let has = |f: &str| flags.split_whitespace().any(|w| w.eq_ignore_ascii_case(f));
+        crate::cmd::persist::save_for_shutdown(&self.0, has("save"), has("nosave")) || has("force")
     }
 }
 

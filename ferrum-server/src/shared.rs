@@ -92,9 +92,22 @@ impl Shared {
         self.commands.resolve(name)
     }
 
-    /// Whether writes get `-NOREPLICAS` (`min-replicas-to-write`).
-    pub(crate) fn refuses_writes(&self) -> bool {
-        self.lacks_good_replicas.load(Ordering::Relaxed)
+    /// The error writes get now, if any: `-MISCONF` after a failed
+    /// background save (with `stop-writes-on-bgsave-error` and save
+    /// points), else `-NOREPLICAS` (`min-replicas-to-write`).
+    pub(crate) fn refuses_writes(&self) -> Option<&'static str> {
+        // One relaxed load each while nothing is wrong.
+        if self.persistence.last_bgsave_failed.load(Ordering::Relaxed) {
+            let config = self.config();
+            if config.stored_value("stop-writes-on-bgsave-error") == "yes"
+                && !config.save_points().is_empty()
+            {
+                return Some(crate::error::MISCONF);
+            }
+        }
+        self.lacks_good_replicas
+            .load(Ordering::Relaxed)
+            .then_some(crate::error::NOREPLICAS)
     }
 
     /// Whether clients must `AUTH` first.

@@ -7,7 +7,6 @@
 //! indices rather than a rehash.
 
 use std::hash::BuildHasher;
-use std::sync::Arc;
 
 use bytes::Bytes;
 use ferrum_evict::{AnyPolicy, EntryId, EvictionPolicy, Millis, PolicyConfig, PolicyKind};
@@ -18,7 +17,7 @@ use rand::{Rng, SeedableRng};
 use crate::block::Block;
 use crate::entry::{Entry, EntryMut, Watches};
 use crate::memory;
-use crate::snapshot::{EntryEncoder, ShardSnapshot, SnapshotChunk};
+use crate::snapshot::{ShardSnapshot, SnapshotChunk};
 use crate::stats::KeyspaceStats;
 use crate::value::{Typed, Value};
 use crate::StoreError;
@@ -966,26 +965,20 @@ impl Shard {
 
     /// Starts this shard's part of a snapshot of every key live `at` now
     /// (see [`crate::snapshot`]), replacing any other in progress.
-    pub(crate) fn snapshot_start(
-        &mut self,
-        generation: u64,
-        encoder: Arc<dyn EntryEncoder>,
-        at: Millis,
-    ) {
+    pub(crate) fn snapshot_start(&mut self, generation: u64, at: Millis) {
         let table_db = (0..self.tables.len())
             .map(|t| self.db_of_table(t as u16).unwrap_or(0))
             .collect();
         self.snapshot = Some(Box::new(ShardSnapshot::new(
             generation,
-            encoder,
             self.slots.len(),
             table_db,
             at,
         )));
     }
 
-    /// One step of this shard's part of snapshot `generation`: at least
-    /// `budget` bytes of records unless the walk ends. Aborted when that
+    /// One step of this shard's part of snapshot `generation`: copies of
+    /// at least `budget` bytes unless the walk ends. Aborted when that
     /// snapshot is not in progress here.
     pub(crate) fn snapshot_step(&mut self, generation: u64, budget: usize) -> SnapshotChunk {
         let Some(s) = self
@@ -1015,8 +1008,8 @@ impl Shard {
         self.snapshot.is_some()
     }
 
-    /// Bytes of records encoded ahead of the walk, waiting for its next
-    /// step here (what writes displaced).
+    /// Bytes of copies made ahead of the walk, waiting for its next step
+    /// here (what writes displaced).
     pub(crate) fn snapshot_pending_bytes(&self) -> usize {
         self.snapshot.as_ref().map_or(0, |s| s.pending_bytes())
     }

@@ -5,42 +5,49 @@
 //! ([`Store::snapshot_start`](crate::Store::snapshot_start)): each shard
 //! notes how many slots it has then and which database each physical table
 //! belongs to. From then on each shard's slots are in one of two states,
-//! one bit each: *taken* (encoded into the snapshot already, or created
+//! one bit each: *taken* (copied into the snapshot already, or created
 //! after the start and so not part of it) or not. A walker
-//! ([`Store::snapshot_step`](crate::Store::snapshot_step)) encodes the
-//! untaken slots in slot order, a bounded step at a time under the shard's
-//! lock. A write that would change or remove an untaken entry first
-//! encodes it as it was (`Shard::preserve`), so the snapshot holds every
-//! key as it was at the start, however the walk and the writes interleave.
-//! Memory grows only by the encoded records of what writes displace,
+//! ([`Store::snapshot_step`](crate::Store::snapshot_step)) copies the
+//! untaken entries out in slot order, a bounded step at a time under the
+//! shard's lock. A write that would change or remove an untaken entry
+//! first copies it as it was (`Shard::preserve`), so the snapshot holds
+//! every key as it was at the start, however the walk and the writes
+//! interleave. Memory grows only by the copies of what writes displace,
 //! until the walker hands them out with its next step in that shard.
 //!
-//! The store knows nothing of the file format: an [`EntryEncoder`] writes
-//! the records (the server's writes RDB).
+//! The store hands out owned copies ([`SnapshotEntry`]) and knows nothing
+//! of file formats: the caller encodes them after the lock is released,
+//! so the costly part (serializing, compressing) never holds up a
+//! command. A step under the lock is a copy, about a `memcpy` of the
+//! step's bytes.
 
-use std::sync::Arc;
-
+use bytes::Bytes;
 use ferrum_evict::Millis;
 
 use crate::block::Block;
 use crate::entry::Entry;
+use crate::value::Value;
 
-/// Writes a snapshot's records, called under a shard's lock.
-pub trait EntryEncoder: Send + Sync {
-    /// Appends the record that starts database `db`'s keys (records of
-    /// different databases interleave, as shards and writes take them).
-    fn select_db(&self, out: &mut Vec<u8>, db: usize);
-    /// Appends one key's record.
-    fn entry(&self, out: &mut Vec<u8>, key: &[u8], entry: Entry<'_>);
+/// One key of a snapshot, as it was at the snapshot's start.
+#[derive(Debug, Clone)]
+pub struct SnapshotEntry {
+    /// Its database at the start.
+    pub db: usize,
+    /// The key.
+    pub key: Bytes,
+    /// Its value.
+    pub value: Value,
+    /// Its deadline, on the store's clock.
+    pub expires_at: Option<Millis>,
+    /// When it was last read or written (for idle times).
+    pub last_access: Millis,
 }
 
 /// What one step of a shard's walk produced.
 #[derive(Debug, Default)]
 pub struct SnapshotChunk {
-    /// Encoded records, to append to the snapshot in this order.
-    pub bytes: Vec<u8>,
-    /// Keys in `bytes`.
-    pub keys: usize,
+    /// Entries, to write to the snapshot in this order.
+    pub entries: Vec<SnapshotEntry>,
     /// Whether this shard is done: every key it held at the start is in
     /// this chunk or an earlier one.
     pub finished: bool,
@@ -50,10 +57,10 @@ pub struct SnapshotChunk {
 }
 
 /// A shard's part of a snapshot in progress.
+#[derive(Debug)]
 pub(crate) struct ShardSnapshot {
     /// Which snapshot this is (the store numbers them).
     pub(crate) generation: u64,
-    encoder: Arc<dyn EntryEncoder>,
     /// One bit per slot below `limit`: taken (see the module docs).
     taken: Vec<u64>,
     /// The slot table's length at the start: slots from here on were
@@ -66,27 +73,14 @@ pub(crate) struct ShardSnapshot {
     table_db: Vec<usize>,
     /// The start: keys expired by then are not in the snapshot.
     at: Millis,
-    /// Records not yet handed out, and how many keys they hold.
-    out: Vec<u8>,
-    keys: usize,
-    /// The database of the last record in `out`.
-    last_db: Option<usize>,
-}
-
-impl std::fmt::Debug for ShardSnapshot {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ShardSnapshot")
-            .field("limit", &self.limit)
-            .field("cursor", &self.cursor)
-            .field("pending", &self.out.len())
-            .finish_non_exhaustive()
-    }
+    /// Copies not yet handed out, and the bytes they hold.
+    out: Vec<SnapshotEntry>,
+    out_bytes: usize,
 }
 
 impl ShardSnapshot {
     pub(crate) fn new(
         generation: u64,
-        encoder: Arc<dyn EntryEncoder>,
         slots: usize,
         table_db: Vec<usize>,
         at: Millis,
@@ -94,19 +88,17 @@ impl ShardSnapshot {
         let limit = u32::try_from(slots).unwrap_or(u32::MAX);
         ShardSnapshot {
             generation,
-            encoder,
             taken: vec![0; slots.div_ceil(64)],
             limit,
             cursor: 0,
             table_db,
             at,
             out: Vec::new(),
-            keys: 0,
-            last_db: None,
+            out_bytes: 0,
         }
     }
 
-    /// Whether slot `id` is still to be encoded.
+    /// Whether slot `id` is still to be copied.
     fn untaken(&self, id: u32) -> bool {
         id < self.limit && self.taken[id as usize / 64] & (1 << (id % 64)) == 0
     }
@@ -118,34 +110,35 @@ impl ShardSnapshot {
         }
     }
 
-    /// Encodes the entry in slot `id` as it is now, if the snapshot still
+    /// Copies the entry in slot `id` as it is now, if the snapshot still
     /// needs it, before a write changes or removes it.
     pub(crate) fn preserve(&mut self, id: u32, block: &Block) {
         if self.untaken(id) {
             self.take(id);
-            self.encode(block);
+            self.copy(block);
         }
     }
 
-    fn encode(&mut self, block: &Block) {
+    fn copy(&mut self, block: &Block) {
         let d = block.deadline();
         if d != 0 && d <= self.at.0 {
             return;
         }
-        let db = self.table_db[usize::from(block.table())];
-        if self.last_db != Some(db) {
-            self.encoder.select_db(&mut self.out, db);
-            self.last_db = Some(db);
-        }
-        self.encoder
-            .entry(&mut self.out, block.key(), Entry { block });
-        self.keys += 1;
+        let entry = Entry { block };
+        self.out_bytes += block.heap_bytes();
+        self.out.push(SnapshotEntry {
+            db: self.table_db[usize::from(block.table())],
+            key: Bytes::copy_from_slice(block.key()),
+            value: entry.value().to_value(),
+            expires_at: entry.expires_at(),
+            last_access: entry.last_access(),
+        });
     }
 
-    /// Walks on from the cursor until `budget` bytes of records are ready
-    /// (or the walk ends), and hands out everything encoded so far.
+    /// Walks on from the cursor until copies of `budget` bytes are ready
+    /// (or the walk ends), and hands out every copy made so far.
     pub(crate) fn step(&mut self, slots: &[Option<Block>], budget: usize) -> SnapshotChunk {
-        while self.cursor < self.limit && self.out.len() < budget {
+        while self.cursor < self.limit && self.out_bytes < budget {
             let id = self.cursor;
             self.cursor += 1;
             if !self.untaken(id) {
@@ -153,21 +146,20 @@ impl ShardSnapshot {
             }
             self.take(id);
             if let Some(Some(block)) = slots.get(id as usize) {
-                self.encode(block);
+                self.copy(block);
             }
         }
-        self.last_db = None;
+        self.out_bytes = 0;
         SnapshotChunk {
-            bytes: std::mem::take(&mut self.out),
-            keys: std::mem::take(&mut self.keys),
+            entries: std::mem::take(&mut self.out),
             finished: self.cursor >= self.limit,
             aborted: false,
         }
     }
 
-    /// Bytes of records waiting to be handed out.
+    /// Bytes of copies waiting to be handed out.
     pub(crate) fn pending_bytes(&self) -> usize {
-        self.out.capacity()
+        self.out_bytes
     }
 }
 
@@ -181,35 +173,14 @@ mod tests {
     use super::*;
     use crate::{PolicyConfig, PolicyKind, Store, StoreConfig, Value, ValueRef};
 
-    /// Records as `db key = value` lines, strings only.
-    struct Lines;
-
-    impl EntryEncoder for Lines {
-        fn select_db(&self, out: &mut Vec<u8>, db: usize) {
-            out.extend_from_slice(format!("@{db}\n").as_bytes());
-        }
-        fn entry(&self, out: &mut Vec<u8>, key: &[u8], entry: Entry<'_>) {
-            let ValueRef::Str(v) = entry.value() else {
-                panic!("strings only")
-            };
-            out.extend_from_slice(key);
-            out.push(b'=');
-            out.extend_from_slice(v);
-            out.push(b'\n');
-        }
-    }
-
     type Contents = BTreeMap<(usize, Vec<u8>), Vec<u8>>;
 
-    fn decode(bytes: &[u8], into: &mut Contents) {
-        let mut db = usize::MAX;
-        for line in bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-            if let Some(n) = line.strip_prefix(b"@") {
-                db = std::str::from_utf8(n).unwrap().parse().unwrap();
-                continue;
-            }
-            let at = line.iter().position(|&b| b == b'=').unwrap();
-            let fresh = into.insert((db, line[..at].to_vec()), line[at + 1..].to_vec());
+    fn collect(chunk: &SnapshotChunk, into: &mut Contents) {
+        for e in &chunk.entries {
+            let ValueRef::Str(v) = e.value.as_ref() else {
+                panic!("strings only")
+            };
+            let fresh = into.insert((e.db, e.key.to_vec()), v.to_vec());
             assert!(fresh.is_none(), "a key taken twice");
         }
     }
@@ -318,7 +289,7 @@ mod tests {
                     Op::Step(shard) if running && !done[shard] => {
                         let chunk = store.snapshot_step(generation, shard, 8);
                         prop_assert!(!chunk.aborted);
-                        decode(&chunk.bytes, out);
+                        collect(&chunk, out);
                         done[shard] = chunk.finished;
                     }
                     Op::Step(_) => {}
@@ -334,9 +305,9 @@ mod tests {
                 apply(op, &mut now, &mut ignored, false, 0, &mut [])?;
             }
             let at_start = contents(&store, now);
-            let generation = store.snapshot_start(Arc::new(Lines), now);
+            let generation = store.snapshot_start(now);
             prop_assert!(generation.is_some());
-            prop_assert!(store.snapshot_start(Arc::new(Lines), now).is_none());
+            prop_assert!(store.snapshot_start(now).is_none());
             let generation = generation.unwrap_or_default();
             let mut taken = Contents::new();
             let mut done = vec![false; store.shard_count()];
@@ -348,7 +319,7 @@ mod tests {
                 loop {
                     let chunk = store.snapshot_step(generation, shard, 64);
                     prop_assert!(!chunk.aborted);
-                    decode(&chunk.bytes, &mut taken);
+                    collect(&chunk, &mut taken);
                     if chunk.finished {
                         break;
                     }
@@ -357,7 +328,7 @@ mod tests {
             prop_assert_eq!(&taken, &at_start);
             // A second snapshot may start now that the first is done; the
             // first one's walker gets nothing from it.
-            let second = store.snapshot_start(Arc::new(Lines), now);
+            let second = store.snapshot_start(now);
             prop_assert!(second.is_some_and(|g| g != generation));
             prop_assert!(store.snapshot_step(generation, 0, 64).aborted);
             store.snapshot_abort();

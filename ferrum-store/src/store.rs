@@ -154,27 +154,23 @@ impl Store {
     }
 
     /// Starts a point-in-time snapshot of every key live at `now`, which
-    /// `encoder` writes as [`Store::snapshot_step`] walks each shard (see
+    /// [`Store::snapshot_step`] hands out shard by shard (see
     /// [`crate::snapshot`]). Every shard is locked for the start only.
     /// Returns the snapshot's generation, which its steps name; `None`,
     /// changing nothing, when a snapshot is already in progress.
-    pub fn snapshot_start(
-        &self,
-        encoder: std::sync::Arc<dyn crate::snapshot::EntryEncoder>,
-        now: Millis,
-    ) -> Option<u64> {
+    pub fn snapshot_start(&self, now: Millis) -> Option<u64> {
         let mut all = self.lock_all();
         if all.shards().any(|s| s.snapshot_running()) {
             return None;
         }
         let generation = self.snapshots.fetch_add(1, Ordering::Relaxed) + 1;
         for shard in all.shards() {
-            shard.snapshot_start(generation, encoder.clone(), now);
+            shard.snapshot_start(generation, now);
         }
         Some(generation)
     }
 
-    /// One step of the snapshot in shard `shard`: its records ready so far
+    /// One step of the snapshot in shard `shard`: the copies made so far
     /// plus the walk's next `budget` bytes or so, under the shard's lock
     /// only.
     ///
@@ -201,7 +197,7 @@ impl Store {
         }
     }
 
-    /// Bytes of snapshot records that writes displaced and the walk has not
+    /// Bytes of snapshot copies that writes displaced and the walk has not
     /// yet collected, over all shards (the fork-free analogue of Redis's
     /// copy-on-write size).
     pub fn snapshot_pending_bytes(&self) -> usize {

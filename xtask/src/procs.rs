@@ -59,7 +59,8 @@ impl ServerProcess {
     /// Starts `kind` with `extra` options (`--name value` pairs, as both
     /// servers take them) and waits until it accepts connections. FerrumKV
     /// gets `--enable-debug-command yes` so the live driver can drive its
-    /// clock; Redis gets persistence off.
+    /// clock; both get their save points off (no background save in a
+    /// measurement) and Redis its append-only file off.
     pub(crate) fn start(
         kind: ServerKind,
         target_dir: &Path,
@@ -92,7 +93,7 @@ impl ServerProcess {
         let (program, mut args): (PathBuf, Vec<&str>) = match kind {
             ServerKind::Ferrum => (
                 target_dir.join("release/ferrum-server"),
-                vec!["--enable-debug-command", "yes"],
+                vec!["--enable-debug-command", "yes", "--save", ""],
             ),
             ServerKind::Redis => (
                 PathBuf::from("redis-server"),

@@ -286,8 +286,10 @@ fn prepare(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Result<Prepared, CmdError> {
     if ctx.conn.subs.restricts(ctx.conn.protocol) && !spec.has(flag::SUBSCRIBED_OK) {
         return Err(CmdError::msg(error::not_in_subscribed_context(spec.name)));
     }
-    if spec.has(flag::WRITE) && ctx.shared.refuses_writes() {
-        return Err(CmdError::msg(error::NOREPLICAS));
+    if spec.has(flag::WRITE) {
+        if let Some(refusal) = ctx.shared.refuses_writes() {
+            return Err(CmdError::msg(refusal));
+        }
     }
     if ctx.conn.multi.is_some() {
         // A transaction's commands meet a busy script as they would

@@ -27,7 +27,7 @@ struct Target {
 /// Starts a point-in-time snapshot of the keyspace and the function
 /// libraries as they are now; `None` when one is in progress.
 fn start_snapshot(shared: &Shared) -> Option<(persist::Snapshot, Target, u64)> {
-    let (target, checksum) = {
+    let (target, checksum, compress) = {
         let config = shared.config();
         let key_delay_us = config
             .stored_value("rdb-key-save-delay")
@@ -37,13 +37,15 @@ fn start_snapshot(shared: &Shared) -> Option<(persist::Snapshot, Target, u64)> {
             path: persist::file_path(&config.dir, &config.dbfilename),
             key_delay_us,
         };
-        (target, config.stored_value("rdbchecksum") == "yes")
+        let yes = |name| config.stored_value(name) == "yes";
+        (target, yes("rdbchecksum"), yes("rdbcompression"))
     };
     let info = SnapshotInfo {
         functions: super::function::library_codes(shared),
         now: shared.clock.now(),
         unix_secs: shared.clock.now_micros() / 1_000_000,
         checksum,
+        compress,
         used_memory: shared.store.used_memory_bytes(),
     };
     let changes = shared.stats.dirty.load(Ordering::Relaxed);
@@ -137,12 +139,10 @@ fn run_bgsave(shared: &Shared, snap: &persist::Snapshot, target: &Target, change
         if p.bgsave_abort.load(Ordering::Relaxed) {
             return Err(io::Error::other("aborted"));
         }
-        p.keys_processed
-            .fetch_add(chunk.keys as u64, Ordering::Relaxed);
-        if target.key_delay_us > 0 && chunk.keys > 0 {
-            std::thread::sleep(Duration::from_micros(
-                target.key_delay_us * chunk.keys as u64,
-            ));
+        let keys = chunk.entries.len() as u64;
+        p.keys_processed.fetch_add(keys, Ordering::Relaxed);
+        if target.key_delay_us > 0 && keys > 0 {
+            std::thread::sleep(Duration::from_micros(target.key_delay_us * keys));
         }
         if last_sample.elapsed() >= Duration::from_millis(100) {
             last_sample = std::time::Instant::now();
@@ -209,13 +209,66 @@ pub(crate) fn bgsave(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     )))
 }
 
-/// Starts a scheduled background save once nothing is running (the
-/// server's cron calls it).
+/// Seconds a failed background save waits before save points try again
+/// (Redis's `CONFIG_BGSAVE_RETRY_DELAY`).
+const RETRY_DELAY_SECS: u64 = 5;
+
+/// The server's persistence cron: starts a background save scheduled
+/// inside a transaction, or one a `save` point calls for: at least its
+/// number of changes since the last save and more than its seconds since
+/// then (after a failed attempt, not before [`RETRY_DELAY_SECS`]).
 pub(crate) fn cron(shared: &Shared) {
     let p = &shared.persistence;
-    if p.bgsave_scheduled.load(Ordering::Relaxed) && !p.bgsave_running.load(Ordering::Acquire) {
+    if p.bgsave_running.load(Ordering::Acquire) {
+        return;
+    }
+    if p.bgsave_scheduled.load(Ordering::Relaxed) {
+        let _ = start_bgsave(shared);
+        return;
+    }
+    let now = shared.clock.now_micros() / 1_000_000;
+    let changes = p.changes_since_save(shared.stats.dirty.load(Ordering::Relaxed));
+    let since_save = now.saturating_sub(p.last_save_unix());
+    let may_retry = !p.last_bgsave_failed.load(Ordering::Relaxed)
+        || now.saturating_sub(p.bgsave_started_unix.load(Ordering::Relaxed)) > RETRY_DELAY_SECS;
+    let due = shared
+        .config()
+        .save_points()
+        .into_iter()
+        .find(|&(secs, min)| changes >= min && since_save > secs);
+    if let Some((secs, min)) = due.filter(|_| may_retry) {
+        tracing::info!("{min} changes in {secs} seconds. Saving...");
         let _ = start_bgsave(shared);
     }
+}
+
+/// Saves before the server stops, as `SHUTDOWN` asks (`save`: always,
+/// `nosave`: never, neither: when save points are set); writes wait
+/// meanwhile, so what clients were told is written is in the file. A
+/// background save in progress is stopped first. Returns whether the
+/// server may stop (the save, if any, succeeded).
+pub(crate) fn save_for_shutdown(shared: &Shared, save: bool, nosave: bool) -> bool {
+    abort_bgsave(shared);
+    let wanted = save || (!nosave && !shared.config().save_points().is_empty());
+    if !wanted {
+        return true;
+    }
+    // Wait for the stopped background save's thread to let go.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while shared.persistence.bgsave_running.load(Ordering::Acquire)
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let far = tokio::time::Instant::now() + Duration::from_secs(3600);
+    shared.pause.pause(far, false);
+    tracing::info!("Saving the final RDB snapshot before exiting.");
+    let saved = save_now(shared).is_ok();
+    if !saved {
+        shared.pause.unpause();
+        tracing::warn!("Error trying to save the DB, can't exit.");
+    }
+    saved
 }
 
 /// Loads `dir/dbfilename` into the store, keys and function libraries

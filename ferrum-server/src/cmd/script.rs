@@ -107,8 +107,8 @@ pub(crate) fn check_flags(
     if read_only {
         return Err(CmdError::msg(RO_WITH_WRITE_FLAG));
     }
-    if ctx.shared.refuses_writes() {
-        return Err(CmdError::msg(super::error::NOREPLICAS));
+    if let Some(refusal) = ctx.shared.refuses_writes() {
+        return Err(CmdError::msg(refusal));
     }
     if !flags.allow_oom {
         super::script_call::reserve_for_write(ctx)?;

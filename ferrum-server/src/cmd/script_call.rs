@@ -10,7 +10,7 @@ use ferrum_proto::{Frame, Protocol};
 use super::Ctx;
 use crate::command::{flag, CommandSpec};
 use crate::error::{
-    block_from_script, NOREPLICAS, NOT_ALLOWED, UNKNOWN_COMMAND, WRITE_FROM_READ_ONLY, WRONG_ARITY,
+    block_from_script, NOT_ALLOWED, UNKNOWN_COMMAND, WRITE_FROM_READ_ONLY, WRONG_ARITY,
 };
 use crate::script::{CallState, Caller, Engine, Invocation};
 
@@ -113,8 +113,10 @@ fn admit(
     if (spec.has(flag::WRITE) || super::may_replicate(spec)) && st.read_only {
         return Err(WRITE_FROM_READ_ONLY.to_owned());
     }
-    if spec.has(flag::WRITE) && ctx.shared.refuses_writes() {
-        return Err(NOREPLICAS.to_owned());
+    if spec.has(flag::WRITE) {
+        if let Some(refusal) = ctx.shared.refuses_writes() {
+            return Err(refusal.to_owned());
+        }
     }
     if spec.has(flag::DENYOOM) && !st.allow_oom && !st.wrote {
         reserve_for_write(ctx).map_err(|e| crate::error::CmdError::from(e).to_string())?;

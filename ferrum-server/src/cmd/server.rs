@@ -40,6 +40,14 @@ fn flush(ctx: &mut Ctx<'_>, args: &[Bytes], all: bool) -> CmdResult {
     // Each key removed is a change (`rdb_changes_since_last_save`), as
     // in Redis.
     ctx.dirty = Some(flush_dbs(ctx, dbs) as u64);
+    // With save points, `FLUSHALL` saves the empty dataset at once, as
+    // Redis does, so a restart does not bring the data back.
+    if all
+        && !ctx.shared.config().save_points().is_empty()
+        && super::persist::save_now(ctx.shared).is_ok()
+    {
+        ctx.dirty = Some(0);
+    }
     Ok(Frame::ok())
 }
 
@@ -770,20 +778,23 @@ fn debug_object(ctx: &Ctx<'_>, key: &[u8]) -> CmdResult {
 }
 
 /// `SHUTDOWN [NOSAVE | SAVE] [NOW] [FORCE] [ABORT]`: stops the server as
-/// SIGTERM does. Nothing is ever saved, so `SAVE` fails as a failed save
-/// does in Redis, and there is never a shutdown in progress to abort.
-/// While a script is busy only `SHUTDOWN NOSAVE` is served, as in Redis;
-/// it stops the script even if it wrote.
+/// SIGTERM does, saving first with `SAVE`, or without `NOSAVE` when save
+/// points are set; a failed save keeps the server up unless `FORCE`.
+/// There is never a shutdown in progress to abort (no replicas to wait
+/// for). While a script is busy only `SHUTDOWN NOSAVE` is served, as in
+/// Redis; it stops the script even if it wrote.
 pub(crate) fn shutdown(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let (mut save, mut nosave) = (false, false);
+    let (mut save, mut nosave, mut force) = (false, false, false);
     for a in &args[1..] {
         if is(a, "save") {
             save = true;
         } else if is(a, "nosave") {
             nosave = true;
+        } else if is(a, "force") {
+            force = true;
         } else if is(a, "abort") {
             return Err(CmdError::msg(super::error::SHUTDOWN_NOT_IN_PROGRESS));
-        } else if !(is(a, "now") || is(a, "force")) {
+        } else if !is(a, "now") {
             return Err(CmdError::syntax());
         }
     }
@@ -792,7 +803,7 @@ pub(crate) fn shutdown(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             return Err(CmdError::msg(busy));
         }
     }
-    if save && super::persist::save_now(ctx.shared).is_err() {
+    if !super::persist::save_for_shutdown(ctx.shared, save, nosave) && !force {
         return Err(CmdError::msg(super::error::SHUTDOWN_FAILED));
     }
     tracing::warn!("User requested shutdown...");

@@ -11,7 +11,7 @@ use ferrum_proto::Frame;
 
 use super::error::{
     execabort_because, DISCARD_WITHOUT_MULTI, EXECABORT, EXEC_UNKNOWN_COMMAND, EXEC_WITHOUT_MULTI,
-    MULTI_NESTED, NOREPLICAS, WATCH_IN_MULTI,
+    MULTI_NESTED, WATCH_IN_MULTI,
 };
 use super::{run, CmdError, CmdResult, Ctx};
 
@@ -84,8 +84,8 @@ pub(crate) fn exec(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
                 .is_some_and(|s| s.has(super::flag::WRITE))
         })
     };
-    if ctx.shared.refuses_writes() && writes() {
-        return Err(CmdError::msg(execabort_because(NOREPLICAS)));
+    if let Some(refusal) = ctx.shared.refuses_writes().filter(|_| writes()) {
+        return Err(CmdError::msg(execabort_because(refusal)));
     }
     let shared = ctx.shared;
     let _gate = shared.tx_gate.write().unwrap_or_else(|p| p.into_inner());

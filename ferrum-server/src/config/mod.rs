@@ -160,10 +160,9 @@ pub struct Config {
     /// `protected-mode`: while no password is set, accept only loopback
     /// clients (others get Redis's `-DENIED` explanation and are closed).
     pub protected_mode: bool,
-    /// `save`, stored for `CONFIG GET`. FerrumKV keeps no persistence, so
-    /// it is never acted on; it defaults to Redis's `3600 1 300 100 60
-    /// 10000`, which the first `save` read at startup replaces and later
-    /// ones extend, as in Redis.
+    /// `save`: the save points (see [`Config::save_points`]); Redis's
+    /// default `3600 1 300 100 60 10000`, which the first `save` read at
+    /// startup replaces and later ones extend, as in Redis.
     pub save: String,
     /// What reading the file and command line has seen so far.
     loading: LoadState,
@@ -174,10 +173,10 @@ pub struct Config {
     /// `metrics-addr` (FerrumKV only): where to serve Prometheus metrics;
     /// `None` (the default) serves none.
     pub metrics_addr: Option<SocketAddr>,
-    /// `dbfilename`, stored for `CONFIG GET` only: FerrumKV writes no files.
+    /// `dbfilename`: the snapshot's file name, in `dir`.
     pub dbfilename: String,
-    /// `dir`, absolute: where `aclfile` and `cluster-config-file` are
-    /// found. FerrumKV writes no data files there.
+    /// `dir`, absolute: where snapshots are written and loaded, and where
+    /// `aclfile` and `cluster-config-file` are found.
     pub dir: String,
     /// The collection encoding thresholds (`hash-max-listpack-entries`...,
     /// with their `*-ziplist-*` aliases); the server installs them
@@ -386,6 +385,18 @@ impl Config {
     /// A parameter kept in [`Config::stored`], as `CONFIG GET` prints it.
     pub fn stored_value(&self, name: &str) -> &str {
         self.stored.get(name).map_or("", String::as_str)
+    }
+
+    /// The `save` points: (seconds, changes) pairs; a background save
+    /// starts when at least `changes` writes happened and `seconds`
+    /// passed since the last save. Empty: no automatic saves.
+    pub(crate) fn save_points(&self) -> Vec<(u64, u64)> {
+        let numbers: Vec<u64> = self
+            .save
+            .split_whitespace()
+            .filter_map(|w| w.parse().ok())
+            .collect();
+        numbers.chunks_exact(2).map(|p| (p[0], p[1])).collect()
     }
 
     /// `cluster-enabled`: whether the server runs in cluster mode.

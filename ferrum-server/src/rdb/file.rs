@@ -19,7 +19,8 @@ use std::io::{self, Write};
 use ferrum_store::{Value, ValueRef};
 
 use super::{
-    crc64_update, object_type, put_len, put_str, read_object, write_value, Reader, RDB_VERSION,
+    crc64_update, object_type, put_len, put_str, put_str_packed, read_object, write_value, Reader,
+    RDB_VERSION,
 };
 
 const OP_FUNCTION2: u8 = 245;
@@ -136,13 +137,15 @@ pub(crate) fn encode_select_db(out: &mut Vec<u8>, db: usize) {
 }
 
 /// Appends one key's records: its expiry (Unix milliseconds), its idle
-/// time or LFU counter, then the key and its value.
+/// time or LFU counter, then the key and its value, strings compressed
+/// with LZF where that pays when `compress` (`rdbcompression`).
 pub(crate) fn encode_key(
     out: &mut Vec<u8>,
     key: &[u8],
     value: ValueRef<'_>,
     expires_ms: Option<u64>,
     recency: Recency,
+    compress: bool,
 ) {
     if let Some(at) = expires_ms {
         out.push(OP_EXPIRETIME_MS);
@@ -158,8 +161,8 @@ pub(crate) fn encode_key(
     }
     // The object's type byte goes before the key.
     out.push(object_type(&value));
-    put_str(out, key);
-    write_value(out, value);
+    put_str_packed(out, key, compress);
+    write_value(out, value, compress);
 }
 
 /// One key read from a file.
@@ -363,7 +366,14 @@ mod tests {
                 _ => Recency::Freq(i as u8),
             };
             let expires = (i == 2).then_some(4_000_000_000_000);
-            encode_key(&mut rec, k.as_bytes(), v.as_ref(), expires, recency);
+            encode_key(
+                &mut rec,
+                k.as_bytes(),
+                v.as_ref(),
+                expires,
+                recency,
+                i % 2 == 0,
+            );
         }
         encode_select_db(&mut rec, 3);
         encode_key(
@@ -372,6 +382,7 @@ mod tests {
             Value::str(b"db3").as_ref(),
             None,
             Recency::None,
+            true,
         );
         w.records(&rec).expect("in memory");
         w.finish().expect("in memory")
@@ -640,7 +651,15 @@ mod with_redis {
         for db in [0, 2] {
             encode_select_db(&mut rec, db);
             for k in keys.iter().filter(|k| k.db == db) {
-                encode_key(&mut rec, &k.key, k.value.as_ref(), k.expires_ms, k.recency);
+                let compress = db == 0;
+                encode_key(
+                    &mut rec,
+                    &k.key,
+                    k.value.as_ref(),
+                    k.expires_ms,
+                    k.recency,
+                    compress,
+                );
             }
         }
         w.records(&rec).expect("in memory");

@@ -46,6 +46,7 @@ const T_STREAM_2: u8 = 19;
 
 pub(crate) mod file;
 mod listpack;
+mod lzf;
 mod stream;
 
 /// Redis's CRC-64 (Jones polynomial, reflected, no final xor).
@@ -115,6 +116,22 @@ fn put_str(out: &mut Vec<u8>, s: &[u8]) {
     out.extend_from_slice(s);
 }
 
+/// A string in a file: LZF-compressed when `compress` is set and that
+/// saves at least 4 bytes, as Redis's `rdbSaveRawString` does for strings
+/// over 20 bytes that are not integers.
+fn put_str_packed(out: &mut Vec<u8>, s: &[u8], compress: bool) {
+    if compress && s.len() > 20 {
+        if let Some(packed) = lzf::compress(s, s.len() - 4) {
+            out.push(0xc3);
+            put_len(out, packed.len());
+            put_len(out, s.len());
+            out.extend_from_slice(&packed);
+            return;
+        }
+    }
+    put_str(out, s);
+}
+
 /// The serialized value.
 pub(crate) fn serialize(v: ValueRef<'_>) -> Vec<u8> {
     let mut out = Vec::new();
@@ -128,7 +145,7 @@ pub(crate) fn serialize(v: ValueRef<'_>) -> Vec<u8> {
 /// Writes `v` as an RDB object: its type byte, then its value.
 fn write_object(out: &mut Vec<u8>, v: ValueRef<'_>) {
     out.push(object_type(&v));
-    write_value(out, v);
+    write_value(out, v, false);
 }
 
 /// The RDB type `v` is written as.
@@ -145,8 +162,10 @@ fn object_type(v: &ValueRef<'_>) -> u8 {
     }
 }
 
-/// Writes `v`'s value, in the form [`object_type`] names.
-fn write_value(out: &mut Vec<u8>, v: ValueRef<'_>) {
+/// Writes `v`'s value, in the form [`object_type`] names; its strings
+/// LZF-compressed where that pays when `compress` is set.
+fn write_value(out: &mut Vec<u8>, v: ValueRef<'_>, compress: bool) {
+    let put_str = |out: &mut Vec<u8>, s: &[u8]| put_str_packed(out, s, compress);
     match v {
         ValueRef::Str(s) => put_str(out, s),
         ValueRef::Coll(c) => match &*c {
@@ -295,7 +314,7 @@ impl<'a> Reader<'a> {
             Len::Enc(3) => {
                 let clen = self.len()?;
                 let len = self.len()?;
-                lzf_decompress(self.take(clen)?, len)
+                lzf::decompress(self.take(clen)?, len)
             }
             Len::Enc(_) => None,
         }
@@ -318,39 +337,6 @@ impl<'a> Reader<'a> {
     fn binary_double(&mut self) -> Option<f64> {
         Some(f64::from_le_bytes(self.take(8)?.try_into().ok()?))
     }
-}
-
-/// LZF decompression (Marc Lehmann's format, as Redis's `lzf_d.c`
-/// reads it): literal runs and back references.
-fn lzf_decompress(input: &[u8], len: usize) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(len);
-    let mut i = 0;
-    while i < input.len() {
-        let ctrl = usize::from(input[i]);
-        i += 1;
-        if ctrl < 32 {
-            let run = ctrl + 1;
-            out.extend_from_slice(input.get(i..i + run)?);
-            i += run;
-        } else {
-            let mut n = ctrl >> 5;
-            if n == 7 {
-                n += usize::from(*input.get(i)?);
-                i += 1;
-            }
-            let back = ((ctrl & 0x1f) << 8) + usize::from(*input.get(i)?) + 1;
-            i += 1;
-            let start = out.len().checked_sub(back)?;
-            for k in 0..n + 2 {
-                let b = out[start + k];
-                out.push(b);
-            }
-        }
-        if out.len() > len {
-            return None;
-        }
-    }
-    (out.len() == len).then_some(out)
 }
 
 /// The entries of a listpack, as strings.
@@ -655,13 +641,5 @@ mod tests {
             let back = deserialize(verify(&p).unwrap()).unwrap();
             assert_eq!(back.as_ref(), v.as_ref());
         }
-    }
-
-    #[test]
-    fn lzf_expands_literals_and_back_references() {
-        // "abcabcabc": literal "abc", then a 6-byte back reference.
-        let c = [0x02, b'a', b'b', b'c', 0x80, 0x02];
-        assert_eq!(lzf_decompress(&c, 9).unwrap(), b"abcabcabc");
-        assert!(lzf_decompress(&c, 8).is_none());
     }
 }

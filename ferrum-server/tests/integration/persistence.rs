@@ -525,7 +525,8 @@ fn bgsave_writes_the_data_as_it_was_when_it_started() {
 
 #[test]
 fn flushall_stops_a_bgsave_and_the_last_good_file_stays() {
-    let s = TestServer::start();
+    // No save points: FLUSHALL would save the empty dataset otherwise.
+    let s = TestServer::start_with(&["--save", ""]);
     let mut c = s.client();
     let _: () = run(&mut c, &["SET", "first", "1"]).unwrap();
     let _: String = run(&mut c, &["SAVE"]).unwrap();
@@ -577,4 +578,103 @@ fn bgsave_in_a_transaction_is_scheduled_for_its_end() {
     let _: () = run(&mut c, &["DEBUG", "RELOAD", "NOSAVE"]).unwrap();
     assert_eq!(run::<String>(&mut c, &["GET", "after"]).unwrap(), "1");
     assert_eq!(err(&mut c, &["BGSAVE", "NOW"]), "ERR syntax error");
+}
+
+#[test]
+fn rdbcompression_and_rdbchecksum_change_the_file_as_in_redis() {
+    let mut sizes = Vec::new();
+    // `rdbchecksum` is fixed at start-up, as in Redis.
+    for (compression, checksum) in [("yes", "yes"), ("no", "yes"), ("no", "no")] {
+        let s = TestServer::start_with(&["--rdbchecksum", checksum]);
+        let mut c = s.client();
+        let _: () = run(&mut c, &["DEBUG", "POPULATE", "1000", "key", "500"]).unwrap();
+        let digest: String = run(&mut c, &["DEBUG", "DIGEST"]).unwrap();
+        let _: () = run(&mut c, &["CONFIG", "SET", "rdbcompression", compression]).unwrap();
+        let _: String = run(&mut c, &["SAVE"]).unwrap();
+        let bytes = std::fs::read(s.dir.join("dump.rdb")).unwrap();
+        sizes.push(bytes.len());
+        let crc = &bytes[bytes.len() - 8..];
+        assert_eq!(crc == [0; 8], checksum == "no", "{compression} {checksum}");
+        let _: () = run(&mut c, &["DEBUG", "RELOAD", "NOSAVE"]).unwrap();
+        assert_eq!(run::<String>(&mut c, &["DEBUG", "DIGEST"]).unwrap(), digest);
+    }
+    // 500-byte values of "value:N" and zeros: LZF shrinks them a lot.
+    assert!(sizes[0] * 5 < sizes[1], "{sizes:?}");
+    assert_eq!(sizes[1], sizes[2]);
+}
+
+#[test]
+fn with_save_points_flushall_saves_and_changes_start_a_bgsave() {
+    let s = TestServer::start_with(&["--save", "1 3"]);
+    let mut c = s.client();
+    for k in ["a", "b"] {
+        let _: () = run(&mut c, &["SET", k, "1"]).unwrap();
+    }
+    // Two changes: under the save point's three, nothing is saved.
+    std::thread::sleep(std::time::Duration::from_millis(2300));
+    assert_eq!(info_fields(&mut c, "persistence")["rdb_saves"], "0");
+    let _: () = run(&mut c, &["SET", "c", "1"]).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while info_fields(&mut c, "persistence")["rdb_saves"] != "1" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the save point never saved"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let f = wait_for_bgsave(&mut c);
+    assert_eq!(f["rdb_changes_since_last_save"], "0");
+    // FLUSHALL saves the empty dataset at once, so a restart is empty.
+    let _: () = run(&mut c, &["FLUSHALL"]).unwrap();
+    let f = info_fields(&mut c, "persistence");
+    assert_eq!(f["rdb_changes_since_last_save"], "0");
+    assert_eq!(f["rdb_saves"], "2");
+    let _: () = run(&mut c, &["DEBUG", "RELOAD", "NOSAVE"]).unwrap();
+    assert_eq!(run::<i64>(&mut c, &["DBSIZE"]).unwrap(), 0);
+}
+
+#[test]
+fn a_failed_bgsave_stops_writes_until_a_save_succeeds() {
+    let s = TestServer::start_with(&["--save", "3600 1"]);
+    let mut c = s.client();
+    let _: () = run(&mut c, &["SET", "x", "1"]).unwrap();
+    // The directory gone: the save fails.
+    let moved = s.dir.with_extension("moved");
+    std::fs::rename(&s.dir, &moved).unwrap();
+    let _: String = run(&mut c, &["BGSAVE"]).unwrap();
+    let f = wait_for_bgsave(&mut c);
+    assert_eq!(f["rdb_last_bgsave_status"], "err");
+    // Reads work; writes, and scripts and transactions that write, get
+    // -MISCONF.
+    assert_eq!(run::<String>(&mut c, &["GET", "x"]).unwrap(), "1");
+    assert!(err(&mut c, &["SET", "x", "2"]).starts_with("MISCONF "));
+    let script = ["EVAL", "return redis.call('set','x','3')", "1", "x"];
+    assert!(
+        err(&mut c, &script).contains("MISCONF"),
+        "{}",
+        err(&mut c, &script)
+    );
+    // Refused as it is queued, so the transaction aborts (as in Redis).
+    let _: () = run(&mut c, &["MULTI"]).unwrap();
+    assert!(err(&mut c, &["SET", "x", "4"]).starts_with("MISCONF "));
+    assert!(err(&mut c, &["EXEC"]).starts_with("EXECABORT"));
+    // Not with stop-writes-on-bgsave-error off.
+    let _: () = run(
+        &mut c,
+        &["CONFIG", "SET", "stop-writes-on-bgsave-error", "no"],
+    )
+    .unwrap();
+    let _: () = run(&mut c, &["SET", "x", "5"]).unwrap();
+    let _: () = run(
+        &mut c,
+        &["CONFIG", "SET", "stop-writes-on-bgsave-error", "yes"],
+    )
+    .unwrap();
+    assert!(err(&mut c, &["SET", "x", "6"]).starts_with("MISCONF "));
+    // The directory back, a save that succeeds lifts it.
+    std::fs::rename(&moved, &s.dir).unwrap();
+    let _: String = run(&mut c, &["BGSAVE"]).unwrap();
+    let f = wait_for_bgsave(&mut c);
+    assert_eq!(f["rdb_last_bgsave_status"], "ok");
+    let _: () = run(&mut c, &["SET", "x", "7"]).unwrap();
 }

@@ -55,8 +55,12 @@ fn start_on_port() -> (std::process::Child, u16) {
 
 /// [`start_on_port`] with extra `--name value` options.
 fn start_on_port_with(extra: &[&str]) -> (std::process::Child, u16) {
+    // Its own `dir`: with Redis's default save points a signal saves the
+    // dataset there (left in the system's temporary directory).
+    let dir = crate::common::temp_dir("process");
     let mut child = Command::new(BIN)
         .args(["--port", "0", "--bind", "127.0.0.1"])
+        .args(["--dir", &dir.to_string_lossy()])
         .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -363,4 +367,34 @@ fn declared_huge_bulk_costs_nothing_until_it_arrives() {
         .unwrap();
     let after: String = redis::cmd("GET").arg("after").query(&mut c).unwrap();
     assert_eq!(after, "ok");
+}
+
+/// With save points (Redis's defaults here), SIGTERM saves before the
+/// server exits, and the next start loads what was saved.
+#[test]
+fn sigterm_saves_and_the_next_start_loads_it() {
+    let dir = crate::common::temp_dir("sigterm-save");
+    let dir_s = dir.to_string_lossy().into_owned();
+    let (mut child, port) = start_on_port_with(&["--dir", &dir_s]);
+    let client = redis::Client::open(format!("redis://127.0.0.1:{port}/")).expect("url");
+    let mut con = client.get_connection().expect("connect");
+    let _: () = redis::cmd("SET")
+        .arg("kept")
+        .arg("1")
+        .query(&mut con)
+        .expect("SET");
+    let sent = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(sent.success());
+    assert!(wait_with_deadline(&mut child).success());
+    assert!(dir.join("dump.rdb").exists());
+    let (child, port) = start_on_port_with(&["--dir", &dir_s]);
+    let _child = Child(child);
+    let client = redis::Client::open(format!("redis://127.0.0.1:{port}/")).expect("url");
+    let mut con = client.get_connection().expect("connect");
+    let kept: String = redis::cmd("GET").arg("kept").query(&mut con).expect("GET");
+    assert_eq!(kept, "1");
+    let _ = std::fs::remove_dir_all(&dir);
 }
