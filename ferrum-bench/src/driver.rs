@@ -137,6 +137,14 @@ pub struct LiveConfig {
     /// 0.2% of `capacity` (only after a calibration, which measures the
     /// bytes per entry). Default: true.
     pub hold_capacity: bool,
+    /// Also report the hit ratio of the requests from this one on
+    /// ([`LiveReport::after_split_hit_ratio`]). Default: none.
+    pub split_at: Option<u64>,
+    /// At `split_at`, restart from a snapshot: `DEBUG RELOAD` saves the
+    /// dataset, empties the server and loads the file back, as a restart
+    /// does, keeping the server's clock (warm restarts, issue 38).
+    /// Default: false.
+    pub reload_at_split: bool,
 }
 
 impl Default for LiveConfig {
@@ -150,6 +158,8 @@ impl Default for LiveConfig {
             maxmemory_bytes: None,
             expire_every: Millis(100),
             hold_capacity: true,
+            split_at: None,
+            reload_at_split: false,
         }
     }
 }
@@ -218,6 +228,9 @@ pub struct LiveReport {
     pub window: u64,
     /// The hit ratio of each window, as the driver saw the replies.
     pub windows: Vec<f64>,
+    /// With [`LiveConfig::split_at`]: the hit ratio (as the driver saw
+    /// the replies) of the requests from the split on.
+    pub after_split_hit_ratio: Option<f64>,
 }
 
 /// What a replay counted on the client side.
@@ -231,6 +244,8 @@ struct ReplayStats {
     windows: Vec<f64>,
     adjustments: Vec<(u64, u64)>,
     final_maxmemory: u64,
+    /// Requests and driver-seen hits from `split_at` on.
+    after_split: (u64, u64),
 }
 
 /// Errors of the live driver.
@@ -483,6 +498,9 @@ impl LiveDriver {
             time_scale: 1000.0 * elapsed / stats.virtual_ms.max(1) as f64,
             window: config.window,
             windows: stats.windows,
+            after_split_hit_ratio: config
+                .split_at
+                .map(|_| stats.after_split.1 as f64 / stats.after_split.0.max(1) as f64),
         })
     }
 
@@ -506,6 +524,10 @@ impl LiveDriver {
         let mut set_unread = false;
         let mut requests = requests.into_iter().peekable();
         while let Some(req) = requests.next() {
+            if config.reload_at_split && config.split_at == Some(stats.requests) {
+                self.read_set_reply(&mut set_unread, &mut stats)?;
+                self.client.call(&["DEBUG", "RELOAD"])?;
+            }
             let t0 = *first.get_or_insert(req.at.0);
             let v = req.at.0.saturating_sub(t0);
             stats.virtual_ms = v;
@@ -560,6 +582,10 @@ impl LiveDriver {
                 });
                 self.set(&key, px)?;
                 set_unread = true;
+            }
+            if config.split_at.is_some_and(|at| stats.requests >= at) {
+                stats.after_split.0 += 1;
+                stats.after_split.1 += u64::from(hit);
             }
             stats.requests += 1;
             stats.hits += u64::from(hit);

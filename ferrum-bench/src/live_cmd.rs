@@ -81,6 +81,13 @@ pub(crate) struct LiveArgs {
     /// Print JSON (every cell with its windowed series) instead of markdown.
     #[arg(long)]
     json: bool,
+    /// Also report the hit ratio from this request on ("after split").
+    #[arg(long)]
+    split_at: Option<u64>,
+    /// At --split-at, restart the server's dataset from a snapshot (DEBUG
+    /// RELOAD: save, empty, load) and go on: a warm restart.
+    #[arg(long, requires = "split_at")]
+    reload_at_split: bool,
 }
 
 /// Runs every (policy, workload) cell against the server.
@@ -101,6 +108,8 @@ pub(crate) fn live(args: LiveArgs) -> Result<()> {
         calibration_requests: args.calibration_requests.unwrap_or(30_000 * args.scale),
         maxmemory_bytes: args.maxmemory,
         hold_capacity: !args.fixed_maxmemory,
+        split_at: args.split_at,
+        reload_at_split: args.reload_at_split,
         ..LiveConfig::default()
     };
     let trace: Option<(String, Vec<Request>)> = match &args.trace {
@@ -158,8 +167,11 @@ pub(crate) fn live(args: LiveArgs) -> Result<()> {
                     s.difference_pp
                 )
             });
+            let split = cell.live.after_split_hit_ratio.map_or(String::new(), |r| {
+                format!(", after the split {:.2}%", 100.0 * r)
+            });
             eprintln!(
-                "\r{policy:>16} {source}: {:.2}% hits, dbsize {}, maxmemory {}, {:.0} req/s{sim}",
+                "\r{policy:>16} {source}: {:.2}% hits{split}, dbsize {}, maxmemory {}, {:.0} req/s{sim}",
                 100.0 * cell.live.hit_ratio,
                 cell.live.dbsize,
                 cell.live.calibration.maxmemory_bytes,

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 
 use bytes::Bytes;
-use ferrum_store::snapshot::SnapshotChunk;
+use ferrum_store::snapshot::{SnapshotChunk, SnapshotEntry};
 use ferrum_store::{Access, Millis, PolicyKind, Store};
 
 use crate::rdb::file::{self, LoadError, Recency, Writer};
@@ -51,9 +51,10 @@ pub(crate) struct Persistence {
     /// Keys written so far by the running save, and keys at its start.
     pub(crate) keys_processed: AtomicU64,
     pub(crate) keys_total: AtomicU64,
-    /// Bytes of records writes displaced during the running save, now and
-    /// at most (the fork-free analogue of copy-on-write), and at the end
-    /// of the last one.
+    /// Bytes of values writes displaced during the running save and copied
+    /// into it ahead of the walk (the fork-free analogue of copy-on-write;
+    /// sampled every 100 ms, never decreasing during a save), and at the
+    /// end of the last one.
     pub(crate) displaced_bytes: AtomicU64,
     pub(crate) displaced_peak: AtomicU64,
     pub(crate) last_displaced_peak: AtomicU64,
@@ -122,12 +123,15 @@ pub(crate) struct Saved {
 }
 
 /// The eviction hint Redis writes per key under `policy`: the idle time
-/// under LRU policies. (The LFU counter and AHE's state come with the
-/// eviction state's own step.)
-fn recency_of(policy: PolicyKind, now: Millis, last_access: Millis) -> Recency {
+/// under LRU policies, the LFU counter under LFU ones. (AHE's state is
+/// not in the file yet.)
+fn recency_of(policy: PolicyKind, now: Millis, e: &SnapshotEntry) -> Recency {
     match policy {
         PolicyKind::AllKeysLru | PolicyKind::VolatileLru => {
-            Recency::IdleSeconds(now.0.saturating_sub(last_access.0) / 1000)
+            Recency::IdleSeconds(now.0.saturating_sub(e.last_access.0) / 1000)
+        }
+        PolicyKind::AllKeysLfu | PolicyKind::VolatileLfu => {
+            e.lfu.map_or(Recency::None, Recency::Freq)
         }
         _ => Recency::None,
     }
@@ -226,7 +230,7 @@ fn walk<W: Write>(
                     file::encode_select_db(&mut records, e.db);
                     db = Some(e.db);
                 }
-                let recency = recency_of(snap.policy, info.now, e.last_access);
+                let recency = recency_of(snap.policy, info.now, e);
                 let expires = e.expires_at.map(|m| m.0);
                 let value = e.value.as_ref();
                 file::encode_key(&mut records, &e.key, value, expires, recency, info.compress);
@@ -378,11 +382,15 @@ pub(crate) fn load(
         }
         let key = Bytes::from(k.key);
         shard.insert(k.db, key.clone(), k.value, k.expires_ms.map(Millis), now);
-        if let Recency::IdleSeconds(secs) = k.recency {
-            if let Some(mut e) = shard.lookup_mut(k.db, &key, now) {
-                e.set_last_access(Millis(now.0.saturating_sub(secs.saturating_mul(1000))));
-                e.mark_unchanged();
+        match k.recency {
+            Recency::IdleSeconds(secs) => {
+                if let Some(mut e) = shard.lookup_mut(k.db, &key, now) {
+                    e.set_last_access(Millis(now.0.saturating_sub(secs.saturating_mul(1000))));
+                    e.mark_unchanged();
+                }
             }
+            Recency::Freq(counter) => shard.set_lfu_counter(k.db, &key, counter, now),
+            Recency::None => {}
         }
         loaded.keys += 1;
         Ok(())
@@ -591,5 +599,39 @@ mod tests {
                 (b"old".to_vec(), Recency::IdleSeconds(500)),
             ]
         );
+    }
+
+    #[test]
+    fn lfu_counters_survive_under_lfu() {
+        let now = Millis(1_700_000_000_000);
+        let lfu_store = || {
+            Store::new(StoreConfig {
+                databases: 1,
+                shards: 2,
+                maxmemory_bytes: 0,
+                policy: PolicyKind::AllKeysLfu,
+                policy_config: PolicyConfig::default(),
+            })
+        };
+        let s = lfu_store();
+        put(&s, 0, "hot", Value::str(b"1"), None, now);
+        put(&s, 0, "cold", Value::str(b"1"), None, now);
+        for _ in 0..2000 {
+            let mut ks = s.lock_key(b"hot");
+            ks.shard(b"hot").lookup(0, b"hot", now, Access::Read);
+        }
+        let counter = |s: &Store, key: &[u8]| {
+            let mut ks = s.lock_key(key);
+            ks.shard(key).lfu_counter(0, key, now).expect("a counter")
+        };
+        let (hot, cold) = (counter(&s, b"hot"), counter(&s, b"cold"));
+        assert!(hot > cold + 3, "{hot} {cold}");
+        let dir = temp_dir("lfu");
+        let path = dir.join("dump.rdb");
+        save_now(&s, &snap(&s, now, &[]), &path).expect("saved");
+        let t = lfu_store();
+        load(&t, &path, now, false).expect("loads");
+        assert_eq!((counter(&t, b"hot"), counter(&t, b"cold")), (hot, cold));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -958,7 +958,11 @@ impl Shard {
     fn preserve(&mut self, id: u32) {
         if let Some(s) = &mut self.snapshot {
             if let Some(block) = self.slots[id as usize].as_ref() {
-                s.preserve(id, block);
+                let lfu = self
+                    .policy
+                    .as_ref()
+                    .and_then(|p| p.lfu_counter(EntryId(id), s.at));
+                s.preserve(id, block, lfu);
             }
         }
     }
@@ -991,7 +995,9 @@ impl Shard {
                 ..SnapshotChunk::default()
             };
         };
-        let chunk = s.step(&self.slots, budget);
+        let (policy, at) = (&self.policy, s.at);
+        let lfu_of = |id| policy.as_ref().and_then(|p| p.lfu_counter(EntryId(id), at));
+        let chunk = s.step(&self.slots, budget, lfu_of);
         if chunk.finished {
             self.snapshot = None;
         }
@@ -1008,10 +1014,10 @@ impl Shard {
         self.snapshot.is_some()
     }
 
-    /// Bytes of copies made ahead of the walk, waiting for its next step
-    /// here (what writes displaced).
-    pub(crate) fn snapshot_pending_bytes(&self) -> usize {
-        self.snapshot.as_ref().map_or(0, |s| s.pending_bytes())
+    /// Bytes of the copies writes displaced here during the snapshot in
+    /// progress.
+    pub(crate) fn snapshot_displaced_bytes(&self) -> usize {
+        self.snapshot.as_ref().map_or(0, |s| s.displaced_bytes())
     }
 
     /// Calls `f` on each live key of database `db`.

@@ -41,6 +41,9 @@ pub struct SnapshotEntry {
     pub expires_at: Option<Millis>,
     /// When it was last read or written (for idle times).
     pub last_access: Millis,
+    /// Its LFU counter at the start, under a policy that keeps one (`OBJECT
+    /// FREQ`).
+    pub lfu: Option<u8>,
 }
 
 /// What one step of a shard's walk produced.
@@ -71,11 +74,14 @@ pub(crate) struct ShardSnapshot {
     /// The database of each physical table at the start (`SWAPDB` may
     /// change it during the walk).
     table_db: Vec<usize>,
-    /// The start: keys expired by then are not in the snapshot.
-    at: Millis,
+    /// The start, as the store's clock read it (LFU counters decay to it).
+    pub(crate) at: Millis,
     /// Copies not yet handed out, and the bytes they hold.
     out: Vec<SnapshotEntry>,
     out_bytes: usize,
+    /// Bytes of the copies writes displaced (made ahead of the walk), in
+    /// all: what the snapshot cost in memory beyond the walk's own steps.
+    displaced: usize,
 }
 
 impl ShardSnapshot {
@@ -95,6 +101,7 @@ impl ShardSnapshot {
             at,
             out: Vec::new(),
             out_bytes: 0,
+            displaced: 0,
         }
     }
 
@@ -112,18 +119,19 @@ impl ShardSnapshot {
 
     /// Copies the entry in slot `id` as it is now, if the snapshot still
     /// needs it, before a write changes or removes it.
-    pub(crate) fn preserve(&mut self, id: u32, block: &Block) {
+    /// `lfu` is its LFU counter, if the policy keeps one.
+    pub(crate) fn preserve(&mut self, id: u32, block: &Block, lfu: Option<u8>) {
         if self.untaken(id) {
             self.take(id);
-            self.copy(block);
+            self.displaced += block.heap_bytes();
+            self.copy(block, lfu);
         }
     }
 
-    fn copy(&mut self, block: &Block) {
-        let d = block.deadline();
-        if d != 0 && d <= self.at.0 {
-            return;
-        }
+    /// Copies an entry, expired or not: a key past its deadline but not
+    /// yet removed is in the snapshot, as Redis writes such keys (a load
+    /// skips and counts them).
+    fn copy(&mut self, block: &Block, lfu: Option<u8>) {
         let entry = Entry { block };
         self.out_bytes += block.heap_bytes();
         self.out.push(SnapshotEntry {
@@ -132,12 +140,19 @@ impl ShardSnapshot {
             value: entry.value().to_value(),
             expires_at: entry.expires_at(),
             last_access: entry.last_access(),
+            lfu,
         });
     }
 
     /// Walks on from the cursor until copies of `budget` bytes are ready
-    /// (or the walk ends), and hands out every copy made so far.
-    pub(crate) fn step(&mut self, slots: &[Option<Block>], budget: usize) -> SnapshotChunk {
+    /// (or the walk ends), and hands out every copy made so far. `lfu_of`
+    /// gives a slot's LFU counter, if the policy keeps one.
+    pub(crate) fn step(
+        &mut self,
+        slots: &[Option<Block>],
+        budget: usize,
+        lfu_of: impl Fn(u32) -> Option<u8>,
+    ) -> SnapshotChunk {
         while self.cursor < self.limit && self.out_bytes < budget {
             let id = self.cursor;
             self.cursor += 1;
@@ -146,7 +161,7 @@ impl ShardSnapshot {
             }
             self.take(id);
             if let Some(Some(block)) = slots.get(id as usize) {
-                self.copy(block);
+                self.copy(block, lfu_of(id));
             }
         }
         self.out_bytes = 0;
@@ -157,9 +172,9 @@ impl ShardSnapshot {
         }
     }
 
-    /// Bytes of copies waiting to be handed out.
-    pub(crate) fn pending_bytes(&self) -> usize {
-        self.out_bytes
+    /// Bytes of the copies writes displaced so far (see `displaced`).
+    pub(crate) fn displaced_bytes(&self) -> usize {
+        self.displaced
     }
 }
 
@@ -333,7 +348,7 @@ mod tests {
             prop_assert!(store.snapshot_step(generation, 0, 64).aborted);
             store.snapshot_abort();
             prop_assert!(store.snapshot_step(second.unwrap_or_default(), 0, 64).aborted);
-            prop_assert_eq!(store.snapshot_pending_bytes(), 0);
+            prop_assert_eq!(store.snapshot_displaced_bytes(), 0);
         }
     }
 }

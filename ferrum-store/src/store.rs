@@ -153,7 +153,7 @@ impl Store {
         self.lock_indices(std::iter::once(i))
     }
 
-    /// Starts a point-in-time snapshot of every key live at `now`, which
+    /// Starts a point-in-time snapshot of every key as it is now, which
     /// [`Store::snapshot_step`] hands out shard by shard (see
     /// [`crate::snapshot`]). Every shard is locked for the start only.
     /// Returns the snapshot's generation, which its steps name; `None`,
@@ -197,13 +197,14 @@ impl Store {
         }
     }
 
-    /// Bytes of snapshot copies that writes displaced and the walk has not
-    /// yet collected, over all shards (the fork-free analogue of Redis's
-    /// copy-on-write size).
-    pub fn snapshot_pending_bytes(&self) -> usize {
+    /// Bytes of the copies writes displaced during the snapshot in
+    /// progress, over all shards: the fork-free analogue of Redis's
+    /// copy-on-write size (a shard that finished its walk no longer
+    /// counts).
+    pub fn snapshot_displaced_bytes(&self) -> usize {
         self.shards
             .iter()
-            .map(|s| lock(s).snapshot_pending_bytes())
+            .map(|s| lock(s).snapshot_displaced_bytes())
             .sum()
     }
 

@@ -146,8 +146,10 @@ fn run_bgsave(shared: &Shared, snap: &persist::Snapshot, target: &Target, change
         }
         if last_sample.elapsed() >= Duration::from_millis(100) {
             last_sample = std::time::Instant::now();
-            let displaced = shared.store.snapshot_pending_bytes() as u64;
-            p.displaced_bytes.store(displaced, Ordering::Relaxed);
+            // Shards that finished their walk drop out of the sum: keep
+            // the most seen.
+            let displaced = shared.store.snapshot_displaced_bytes() as u64;
+            p.displaced_bytes.fetch_max(displaced, Ordering::Relaxed);
             p.displaced_peak.fetch_max(displaced, Ordering::Relaxed);
         }
         Ok(())

@@ -302,6 +302,9 @@ pub(super) static PARAMS: &[Spec] = &[
     stored_int!("repl-diskless-sync-delay", 0, INT_MAX, "5", true),
     stored_bool!("repl-diskless-sync", "yes", true),
     stored_bool!("rdbcompression", "yes", true),
+    // Redis's hidden switch to exit instead of aborting on a panic; a
+    // FerrumKV panic already ends the process (or is caught per command).
+    stored_bool!("use-exit-on-panic", "no", true),
     stored_bool!("rdbchecksum", "yes", false),
     stored_bool!("replica-serve-stale-data", "yes", true),
     stored_bool!("slave-serve-stale-data" => "replica-serve-stale-data", "yes", true),
@@ -458,6 +461,7 @@ pub(super) const HIDDEN: &[&str] = &[
     "rdb-key-save-delay",
     "key-load-delay",
     "loading-process-events-interval-bytes",
+    "use-exit-on-panic",
     "worker-threads",
     "metrics-addr",
 ];

@@ -33,6 +33,7 @@ const T_SET: u8 = 2;
 const T_ZSET: u8 = 3;
 const T_HASH: u8 = 4;
 const T_ZSET_2: u8 = 5;
+const T_HASH_ZIPMAP: u8 = 9;
 const T_LIST_ZIPLIST: u8 = 10;
 const T_SET_INTSET: u8 = 11;
 const T_ZSET_ZIPLIST: u8 = 12;
@@ -430,6 +431,39 @@ fn list_of(items: impl IntoIterator<Item = Vec<u8>>) -> List {
     l
 }
 
+/// The fields and values of a zipmap, the small-hash encoding of Redis
+/// before 2.6 (RDB type 9): a count byte, then per pair the field's
+/// length and bytes, the value's length, a count of unused bytes, the
+/// value and those bytes; a length is one byte below 254, else 254 and
+/// four bytes; 255 ends the map.
+fn zipmap(zm: &[u8]) -> Option<Vec<Vec<u8>>> {
+    let mut i = 1;
+    let len = |i: &mut usize| -> Option<Option<usize>> {
+        let b = *zm.get(*i)?;
+        *i += 1;
+        Some(match b {
+            255 => None,
+            254 => {
+                let n = u32::from_le_bytes(zm.get(*i..*i + 4)?.try_into().ok()?);
+                *i += 4;
+                Some(n as usize)
+            }
+            n => Some(usize::from(n)),
+        })
+    };
+    let mut out = Vec::new();
+    while let Some(field_len) = len(&mut i)? {
+        out.push(zm.get(i..i.checked_add(field_len)?)?.to_vec());
+        i += field_len;
+        let value_len = len(&mut i)??;
+        let free = usize::from(*zm.get(i)?);
+        i += 1;
+        out.push(zm.get(i..i.checked_add(value_len)?)?.to_vec());
+        i += value_len + free;
+    }
+    (i == zm.len()).then_some(out)
+}
+
 fn pairs_hash(items: Vec<Vec<u8>>) -> Option<Hash> {
     if items.len() % 2 != 0 {
         return None;
@@ -518,6 +552,7 @@ fn read_object(r: &mut Reader<'_>, t: u8) -> Option<Value> {
         T_LIST_ZIPLIST => list_of(ziplist(&r.string()?)?).into(),
         T_ZSET_ZIPLIST => pairs_zset(ziplist(&r.string()?)?)?.into(),
         T_HASH_ZIPLIST => pairs_hash(ziplist(&r.string()?)?)?.into(),
+        T_HASH_ZIPMAP => pairs_hash(zipmap(&r.string()?)?)?.into(),
         T_ZSET_LISTPACK => pairs_zset(listpack(&r.string()?)?)?.into(),
         T_HASH_LISTPACK => pairs_hash(listpack(&r.string()?)?)?.into(),
         T_LIST_QUICKLIST | T_LIST_QUICKLIST_2 => {
@@ -641,5 +676,32 @@ mod tests {
             let back = deserialize(verify(&p).unwrap()).unwrap();
             assert_eq!(back.as_ref(), v.as_ref());
         }
+    }
+
+    #[test]
+    fn zipmaps_of_redis_before_2_6_load() {
+        // {"f": "value", <300 x "k">: "v"}: short lengths, a 254-prefixed
+        // one, a value with 2 unused bytes after it, the end marker.
+        let long = vec![b'k'; 300];
+        let mut zm = vec![2u8, 1, b'f', 5, 2];
+        zm.extend_from_slice(b"value\0\0");
+        zm.push(254);
+        zm.extend_from_slice(&300u32.to_le_bytes());
+        zm.extend_from_slice(&long);
+        zm.extend_from_slice(&[1, 0, b'v', 255]);
+        let items = zipmap(&zm).expect("valid");
+        assert_eq!(
+            items,
+            vec![b"f".to_vec(), b"value".to_vec(), long, b"v".to_vec()]
+        );
+        // Cut anywhere: refused, never a panic.
+        for cut in 0..zm.len() {
+            assert!(zipmap(&zm[..cut]).is_none(), "cut at {cut}");
+        }
+        let mut payload = vec![T_HASH_ZIPMAP];
+        put_str(&mut payload, &zm);
+        let mut r = Reader::new(&payload, 1);
+        let value = read_object(&mut r, T_HASH_ZIPMAP).expect("a hash");
+        assert!(matches!(value.as_ref(), ValueRef::Coll(_)));
     }
 }
