@@ -265,6 +265,14 @@ impl EvictionPolicy for AnyPolicy {
         dispatch!(self, p => p.set_lfu_counter(id, counter, now))
     }
 
+    fn warm_hint(&self, id: EntryId, now: Millis) -> Option<u8> {
+        dispatch!(self, p => p.warm_hint(id, now))
+    }
+
+    fn restore_warm_hint(&mut self, id: EntryId, hint: u8, now: Millis) {
+        dispatch!(self, p => p.restore_warm_hint(id, hint, now))
+    }
+
     fn controller_state(&self) -> Option<crate::ControllerState> {
         dispatch!(self, p => p.controller_state())
     }

@@ -153,6 +153,22 @@ pub trait EvictionPolicy: Send {
     /// then report `counter` from [`EvictionPolicy::lfu_counter`] at `now`.
     fn set_lfu_counter(&mut self, _id: EntryId, _counter: u8, _now: Millis) {}
 
+    /// What this policy knows of `id` in one byte, for a snapshot to carry
+    /// across a restart (RDB's per-key `FREQ` byte): by default the LFU
+    /// counter at `now`. `None` when `id` is not tracked or there is
+    /// nothing to carry.
+    fn warm_hint(&self, id: EntryId, now: Millis) -> Option<u8> {
+        self.lfu_counter(id, now)
+    }
+
+    /// Takes back a [`EvictionPolicy::warm_hint`] for `id`, just inserted
+    /// by a load, as of `now`; by default as the LFU counter. An untracked
+    /// `id` MUST be ignored, and any byte accepted (a file may come from
+    /// another policy).
+    fn restore_warm_hint(&mut self, id: EntryId, hint: u8, now: Millis) {
+        self.set_lfu_counter(id, hint, now);
+    }
+
     /// An adaptive policy's controller state, for `INFO` and metrics;
     /// `None` for policies without a controller.
     fn controller_state(&self) -> Option<ControllerState> {

@@ -86,6 +86,7 @@ fn main() -> anyhow::Result<()> {
             Ok(server) => server,
             Err(e) if e.is::<ferrum_server::SnapshotError>() => {
                 tracing::error!("Fatal error loading the DB: {e:#}. Exiting.");
+                tracing::error!("Terminating server after rdb file reading failure.");
                 return Err(e);
             }
             Err(e) => {

@@ -122,17 +122,19 @@ pub(crate) struct Saved {
     pub(crate) bytes: u64,
 }
 
-/// The eviction hint Redis writes per key under `policy`: the idle time
-/// under LRU policies, the LFU counter under LFU ones. (AHE's state is
-/// not in the file yet.)
+/// The eviction hint written per key under `policy`: the idle time under
+/// LRU policies and the LFU counter under LFU ones, as Redis writes them;
+/// under AHE, its queue and counter in the same `FREQ` byte (which Redis
+/// reads only under an LFU policy, as a low counter).
 fn recency_of(policy: PolicyKind, now: Millis, e: &SnapshotEntry) -> Recency {
     match policy {
         PolicyKind::AllKeysLru | PolicyKind::VolatileLru => {
             Recency::IdleSeconds(now.0.saturating_sub(e.last_access.0) / 1000)
         }
-        PolicyKind::AllKeysLfu | PolicyKind::VolatileLfu => {
-            e.lfu.map_or(Recency::None, Recency::Freq)
-        }
+        PolicyKind::AllKeysLfu
+        | PolicyKind::VolatileLfu
+        | PolicyKind::AllKeysAhe
+        | PolicyKind::VolatileAhe => e.hint.map_or(Recency::None, Recency::Freq),
         _ => Recency::None,
     }
 }
@@ -317,6 +319,8 @@ pub(crate) struct Loaded {
     pub(crate) expired: usize,
     /// Function libraries' code, for the caller to compile.
     pub(crate) functions: Vec<Vec<u8>>,
+    /// Keys skipped because they held an empty collection.
+    pub(crate) empty: usize,
     /// The file's RDB version and the `redis-ver` that wrote it.
     pub(crate) version: (u16, String),
 }
@@ -389,7 +393,7 @@ pub(crate) fn load(
                     e.mark_unchanged();
                 }
             }
-            Recency::Freq(counter) => shard.set_lfu_counter(k.db, &key, counter, now),
+            Recency::Freq(hint) => shard.restore_warm_hint(k.db, &key, hint, now),
             Recency::None => {}
         }
         loaded.keys += 1;
@@ -397,6 +401,10 @@ pub(crate) fn load(
     })
     .map_err(LoadFailure::Format)?;
     loaded.functions = header.functions;
+    for key in &header.empty_keys {
+        tracing::warn!("skipping empty key: {}", String::from_utf8_lossy(key));
+    }
+    loaded.empty = header.empty_keys.len();
     let writer = header.aux.iter().find(|(name, _)| name == b"redis-ver");
     let writer = writer.map_or_else(String::new, |(_, v)| {
         String::from_utf8_lossy(v).into_owned()

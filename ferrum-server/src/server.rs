@@ -174,6 +174,7 @@ impl Server {
             evict_clients,
             cluster,
             persistence: crate::persist::Persistence::new(clock.start_unix_secs()),
+            skip_checksum: AtomicBool::new(false),
             clock,
         });
         crate::cmd::persist::load_at_start(&shared).map_err(SnapshotError)?;

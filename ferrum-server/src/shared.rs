@@ -80,6 +80,9 @@ pub(crate) struct Shared {
     /// The names clients call commands by (`rename-command`, read at
     /// startup only, as in Redis).
     pub(crate) commands: crate::command::rename::CommandNames,
+    /// `DEBUG SET-SKIP-CHECKSUM-VALIDATION`: `RESTORE` skips the payload's
+    /// CRC-64 (Redis's switch for its tests of corrupt payloads).
+    pub(crate) skip_checksum: std::sync::atomic::AtomicBool,
     /// The last save and what `INFO persistence` reports.
     pub(crate) persistence: crate::persist::Persistence,
     /// The slot map, in cluster mode (`cluster-enabled yes`) only.

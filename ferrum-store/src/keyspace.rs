@@ -996,8 +996,8 @@ impl Shard {
             };
         };
         let (policy, at) = (&self.policy, s.at);
-        let lfu_of = |id| policy.as_ref().and_then(|p| p.lfu_counter(EntryId(id), at));
-        let chunk = s.step(&self.slots, budget, lfu_of);
+        let hint_of = |id| policy.as_ref().and_then(|p| p.warm_hint(EntryId(id), at));
+        let chunk = s.step(&self.slots, budget, hint_of);
         if chunk.finished {
             self.snapshot = None;
         }
@@ -1026,6 +1026,22 @@ impl Shard {
             let block = self.block(id);
             if !is_expired(block, now) {
                 f(block.key(), Entry { block });
+            }
+        }
+    }
+
+    /// Gives a just-loaded key's policy byte back to the policy (see
+    /// [`crate::snapshot::SnapshotEntry::hint`]); a policy that tracks
+    /// nothing of the key ignores it.
+    pub fn restore_warm_hint(&mut self, db: usize, key: &[u8], hint: u8, now: Millis) {
+        let t = usize::from(self.db_table[db]);
+        let Some(found) = self.find_live(t, key, now) else {
+            return;
+        };
+        let id = found.id;
+        if self.tracks(self.block(id).deadline()) {
+            if let Some(p) = &mut self.policy {
+                p.restore_warm_hint(EntryId(id), hint, now);
             }
         }
     }

@@ -41,9 +41,10 @@ pub struct SnapshotEntry {
     pub expires_at: Option<Millis>,
     /// When it was last read or written (for idle times).
     pub last_access: Millis,
-    /// Its LFU counter at the start, under a policy that keeps one (`OBJECT
-    /// FREQ`).
-    pub lfu: Option<u8>,
+    /// What the eviction policy knew of it at the start, in a byte
+    /// (`EvictionPolicy::warm_hint`: the LFU counter under LFU, AHE's
+    /// queue and counter), for the policy to take back after a restart.
+    pub hint: Option<u8>,
 }
 
 /// What one step of a shard's walk produced.
@@ -74,7 +75,8 @@ pub(crate) struct ShardSnapshot {
     /// The database of each physical table at the start (`SWAPDB` may
     /// change it during the walk).
     table_db: Vec<usize>,
-    /// The start, as the store's clock read it (LFU counters decay to it).
+    /// The start, as the store's clock read it (the policy's hints are
+    /// taken as of then).
     pub(crate) at: Millis,
     /// Copies not yet handed out, and the bytes they hold.
     out: Vec<SnapshotEntry>,
@@ -119,19 +121,19 @@ impl ShardSnapshot {
 
     /// Copies the entry in slot `id` as it is now, if the snapshot still
     /// needs it, before a write changes or removes it.
-    /// `lfu` is its LFU counter, if the policy keeps one.
-    pub(crate) fn preserve(&mut self, id: u32, block: &Block, lfu: Option<u8>) {
+    /// `hint` is the policy's byte for it.
+    pub(crate) fn preserve(&mut self, id: u32, block: &Block, hint: Option<u8>) {
         if self.untaken(id) {
             self.take(id);
             self.displaced += block.heap_bytes();
-            self.copy(block, lfu);
+            self.copy(block, hint);
         }
     }
 
     /// Copies an entry, expired or not: a key past its deadline but not
     /// yet removed is in the snapshot, as Redis writes such keys (a load
     /// skips and counts them).
-    fn copy(&mut self, block: &Block, lfu: Option<u8>) {
+    fn copy(&mut self, block: &Block, hint: Option<u8>) {
         let entry = Entry { block };
         self.out_bytes += block.heap_bytes();
         self.out.push(SnapshotEntry {
@@ -140,18 +142,18 @@ impl ShardSnapshot {
             value: entry.value().to_value(),
             expires_at: entry.expires_at(),
             last_access: entry.last_access(),
-            lfu,
+            hint,
         });
     }
 
     /// Walks on from the cursor until copies of `budget` bytes are ready
-    /// (or the walk ends), and hands out every copy made so far. `lfu_of`
-    /// gives a slot's LFU counter, if the policy keeps one.
+    /// (or the walk ends), and hands out every copy made so far. `hint_of`
+    /// gives a slot's policy byte.
     pub(crate) fn step(
         &mut self,
         slots: &[Option<Block>],
         budget: usize,
-        lfu_of: impl Fn(u32) -> Option<u8>,
+        hint_of: impl Fn(u32) -> Option<u8>,
     ) -> SnapshotChunk {
         while self.cursor < self.limit && self.out_bytes < budget {
             let id = self.cursor;
@@ -161,7 +163,7 @@ impl ShardSnapshot {
             }
             self.take(id);
             if let Some(Some(block)) = slots.get(id as usize) {
-                self.copy(block, lfu_of(id));
+                self.copy(block, hint_of(id));
             }
         }
         self.out_bytes = 0;

@@ -426,6 +426,35 @@ impl EvictionPolicy for Ahe {
         self.end_of_request(false);
     }
 
+    /// The entry's queue and counter: `IN_MAIN | counter`.
+    fn warm_hint(&self, id: EntryId, _now: Millis) -> Option<u8> {
+        let s = *self.state.get(id.index())?;
+        (s & TRACKED != 0).then_some(s & (IN_MAIN | COUNTER))
+    }
+
+    /// Puts a just-loaded entry back in the queue it was in, with its
+    /// counter; the queues' order within is the load's.
+    fn restore_warm_hint(&mut self, id: EntryId, hint: u8, _now: Millis) {
+        if !self.is_tracked(id) {
+            return;
+        }
+        let i = id.index();
+        self.state[i] = (self.state[i] & !COUNTER) | (hint & COUNTER);
+        let in_main = self.state[i] & IN_MAIN != 0;
+        // The old cell stays behind, dead: `live` checks the queue bit.
+        match (in_main, hint & IN_MAIN != 0) {
+            (false, true) => {
+                self.small_len -= 1;
+                self.push_main(id.0);
+            }
+            (true, false) => {
+                self.main_len -= 1;
+                self.push_small(id.0);
+            }
+            _ => {}
+        }
+    }
+
     fn on_expiry_change(&mut self, id: EntryId, expires_at: Option<Millis>) {
         match expires_at {
             Some(deadline) if self.config.expired_first && self.is_tracked(id) => {

@@ -236,3 +236,53 @@ fn expired_entries_go_first_when_asked() {
     assert_eq!(ahe.evict(Millis(6), &key_hash), Some(EntryId(7)));
     assert_eq!(ahe.len(), 8);
 }
+
+/// A policy rebuilt by inserting the same entries and handing back each
+/// one's warm hint has every entry in the same queue with the same
+/// counter, and the hints ignore untracked ids and any byte.
+#[test]
+fn warm_hints_put_entries_back_in_their_queue() {
+    let mut ahe = Ahe::new(AheConfig::default());
+    let hash = |id: EntryId| u64::from(id.0);
+    for i in 0..100 {
+        ahe.on_insert(EntryId(i), u64::from(i), 1, Millis(0));
+        if i % 3 == 0 {
+            ahe.on_hit(EntryId(i), u64::from(i), Millis(0));
+            ahe.on_hit(EntryId(i), u64::from(i), Millis(0));
+        }
+    }
+    // Churn: evictions promote the read entries of small into main.
+    for i in 100..300 {
+        ahe.evict(Millis(1), &hash);
+        ahe.on_insert(EntryId(i), u64::from(i), 1, Millis(1));
+        if i % 4 == 0 {
+            ahe.on_hit(EntryId(i), u64::from(i), Millis(1));
+        }
+    }
+    let hints: Vec<(u32, u8)> = (0..300)
+        .filter_map(|i| ahe.warm_hint(EntryId(i), Millis(2)).map(|h| (i, h)))
+        .collect();
+    assert!(hints.iter().any(|&(_, h)| h & IN_MAIN != 0));
+    assert!(hints.iter().any(|&(_, h)| h & IN_MAIN == 0));
+    let mut again = Ahe::new(AheConfig::default());
+    for &(i, _) in &hints {
+        again.on_insert(EntryId(i), u64::from(i), 1, Millis(3));
+    }
+    for &(i, h) in &hints {
+        again.restore_warm_hint(EntryId(i), h, Millis(3));
+    }
+    again.restore_warm_hint(EntryId(5000), 0xff, Millis(3));
+    for &(i, h) in &hints {
+        assert_eq!(again.warm_hint(EntryId(i), Millis(3)), Some(h), "entry {i}");
+    }
+    assert_eq!(
+        (again.small_len, again.main_len),
+        (ahe.small_len, ahe.main_len)
+    );
+    // Evicting everything evicts each entry once: no queue lost count.
+    let mut evicted = std::collections::HashSet::new();
+    while let Some(id) = again.evict(Millis(4), &hash) {
+        assert!(evicted.insert(id), "{id:?} twice");
+    }
+    assert_eq!(evicted.len(), hints.len());
+}

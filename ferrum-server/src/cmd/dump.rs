@@ -62,7 +62,11 @@ pub(crate) fn restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if exists && !replace {
         return Err(CmdError::msg(BUSYKEY));
     }
-    let value = rdb::restore_payload(&args[3]).map_err(|e| {
+    let check_crc = !ctx
+        .shared
+        .skip_checksum
+        .load(std::sync::atomic::Ordering::Relaxed);
+    let value = rdb::restore_payload(&args[3], check_crc).map_err(|e| {
         CmdError::msg(match e {
             PayloadError::Footer => DUMP_BAD_PAYLOAD,
             PayloadError::Data => DUMP_BAD_DATA,

@@ -378,12 +378,13 @@ pub(crate) fn load_at_start(shared: &Shared) -> Result<(), String> {
     if let Some(loaded) = load_file(shared, false)? {
         tracing::info!(
             "DB loaded from disk (RDB version {}, written by {}): {:.3} seconds, \
-             {} keys loaded, {} expired",
+             keys loaded: {}, keys expired: {}, empty keys skipped: {}",
             loaded.version.0,
             loaded.version.1,
             started.elapsed().as_secs_f64(),
             loaded.keys,
-            loaded.expired
+            loaded.expired,
+            loaded.empty
         );
     }
     Ok(())

@@ -709,6 +709,10 @@ pub(crate) fn debug(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         super::digest::values(ctx, &args[2..])
     } else if is(sub, "populate") && (3..=5).contains(&args.len()) {
         debug_populate(ctx, &args[2..])
+    } else if is(sub, "set-skip-checksum-validation") && args.len() == 3 {
+        let skip = int_arg(&args[2])? != 0;
+        ctx.shared.skip_checksum.store(skip, Ordering::Relaxed);
+        Ok(Frame::ok())
     } else if is(sub, "reload") {
         super::persist::debug_reload(ctx, &args[2..])
     } else if is(sub, "object") && args.len() == 3 {

@@ -16,9 +16,8 @@
 //! runtime; `hz` is refused outside 1..=500 rather than clamped;
 //! `maxmemory-samples` is capped at 64 as in Redis 8, since each eviction
 //! costs that many samples;
-//! `daemonize` and `appendonly` accept only `no`; `save`, `dbfilename` and
-//! `dir` are accepted so stock redis.conf files load, and reported by
-//! `CONFIG GET`, but FerrumKV keeps no persistence and never writes them.
+//! `daemonize` and `appendonly` accept only `no` (snapshots are RDB files:
+//! `save`, `dbfilename`, `dir`).
 //!
 //! By concern: `table` holds the rows and lookups by name, `stored` the
 //! builders of the rows kept in [`Config::stored`], `kind` the value

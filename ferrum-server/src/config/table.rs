@@ -121,7 +121,7 @@ pub(super) static PARAMS: &[Spec] = &[
     Spec { name: "protected-mode", param: Param::ProtectedMode, mutable: true, default: "yes",
         kind: Kind::Bool { get: |c| c.protected_mode, set: |c, v| { c.protected_mode = v; Ok(()) } } },
     Spec { name: "appendonly", param: Param::Appendonly, mutable: true, default: "no",
-        kind: Kind::Bool { get: |_| false, set: |_, yes| refuse_yes(yes, "FerrumKV keeps no persistence") } },
+        kind: Kind::Bool { get: |_| false, set: |_, yes| refuse_yes(yes, "FerrumKV has no append-only file (it saves RDB snapshots)") } },
     Spec { name: "save", param: Param::Save, mutable: true, default: "3600 1 300 100 60 10000",
         kind: Kind::Words { get: |c| c.save.clone(), set: |c, words| { c.save = words.join(" "); Ok(()) } } },
     Spec { name: "active-expire-effort", param: Param::ActiveExpireEffort, mutable: true, default: "1",

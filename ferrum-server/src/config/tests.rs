@@ -367,12 +367,13 @@ fn persistence_and_daemonize_only_accept_no() {
         .expect_err("no aof")
         .to_string();
     assert!(
-        err.starts_with("invalid argument 'yes' for 'appendonly': FerrumKV keeps no persistence"),
+        err.starts_with("invalid argument 'yes' for 'appendonly': FerrumKV has no append-only file (it saves RDB snapshots)"),
         "{err}"
     );
     let mut c = Config::default();
     assert_eq!(c.set(b"appendonly", b"no").ok(), Some(Param::Appendonly));
-    assert!(set_err(&mut c, "appendonly", "yes").contains("FerrumKV keeps no persistence"));
+    assert!(set_err(&mut c, "appendonly", "yes")
+        .contains("FerrumKV has no append-only file (it saves RDB snapshots)"));
 }
 
 #[test]

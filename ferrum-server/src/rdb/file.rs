@@ -19,8 +19,8 @@ use std::io::{self, Write};
 use ferrum_store::{Value, ValueRef};
 
 use super::{
-    crc64_update, object_type, put_len, put_str, put_str_packed, read_object, write_value, Reader,
-    RDB_VERSION,
+    crc64_update, is_empty_collection, object_type, put_len, put_str, put_str_packed, read_value,
+    write_value, Reader, RDB_VERSION,
 };
 
 const OP_FUNCTION2: u8 = 245;
@@ -185,6 +185,9 @@ pub(crate) struct Header {
     pub(crate) aux: Vec<(Vec<u8>, Vec<u8>)>,
     /// Function libraries' code.
     pub(crate) functions: Vec<Vec<u8>>,
+    /// Keys holding an empty list, hash, set or sorted set, which are
+    /// skipped as Redis skips them (older Redis versions could write them).
+    pub(crate) empty_keys: Vec<Vec<u8>>,
 }
 
 /// Why a file did not load, and where.
@@ -301,13 +304,19 @@ pub(crate) fn read(
                         },
                     )
                 })?;
-                let value = read_object(&mut r, t).ok_or_else(|| {
+                let value = read_value(&mut r, t).ok_or_else(|| {
                     if r.short {
                         fail(at, "unexpected end of file (in a value)")
                     } else {
                         fail(at, &format!("bad value of RDB type {t}"))
                     }
                 })?;
+                if is_empty_collection(&value) {
+                    header.empty_keys.push(key);
+                    expires_ms = None;
+                    recency = Recency::None;
+                    continue;
+                }
                 on_key(Key {
                     db,
                     key,
@@ -424,6 +433,45 @@ mod tests {
                 (3, &b"other"[..])
             );
         }
+    }
+
+    #[test]
+    fn keys_of_empty_collections_are_skipped_and_named() {
+        let mut w = Writer::new(Vec::new(), &[], true).expect("in memory");
+        let mut rec = Vec::new();
+        encode_select_db(&mut rec, 0);
+        let empty: Value = Set::new().into();
+        encode_key(
+            &mut rec,
+            b"empty-set",
+            empty.as_ref(),
+            None,
+            Recency::Freq(3),
+            false,
+        );
+        encode_key(
+            &mut rec,
+            b"kept",
+            Value::str(b"v").as_ref(),
+            None,
+            Recency::None,
+            false,
+        );
+        w.records(&rec).expect("in memory");
+        let bytes = w.finish().expect("in memory");
+        let mut keys = Vec::new();
+        let header = read(&bytes, |k| {
+            keys.push(k);
+            Ok(())
+        })
+        .expect("loads");
+        assert_eq!(header.empty_keys, vec![b"empty-set".to_vec()]);
+        assert_eq!(keys.len(), 1);
+        // The skipped key's FREQ does not stick to the next one.
+        assert_eq!(
+            (keys[0].key.as_slice(), keys[0].recency),
+            (&b"kept"[..], Recency::None)
+        );
     }
 
     #[test]
@@ -631,7 +679,8 @@ mod with_redis {
         assert_eq!(keys.len(), 15);
         for k in keys.iter().filter(|k| k.db == 0) {
             // What this read from the file is what Redis DUMPs for the key.
-            let dumped = crate::rdb::restore_payload(&redis.dump(&k.key)).expect("Redis's DUMP");
+            let dumped =
+                crate::rdb::restore_payload(&redis.dump(&k.key), true).expect("Redis's DUMP");
             assert_eq!(
                 crate::rdb::serialize(k.value.as_ref()),
                 crate::rdb::serialize(dumped.as_ref()),

@@ -501,6 +501,11 @@ fn deserialize(body: &[u8]) -> Option<Value> {
 /// Reads the value of an object of RDB type `t` at the reader's position.
 /// `None` on anything malformed or an empty collection.
 fn read_object(r: &mut Reader<'_>, t: u8) -> Option<Value> {
+    read_value(r, t).filter(|v| !is_empty_collection(v))
+}
+
+/// [`read_object`], but an empty collection is read as such.
+fn read_value(r: &mut Reader<'_>, t: u8) -> Option<Value> {
     let value: Value = match t {
         T_STRING => Value::str(&r.string()?),
         T_LIST => {
@@ -575,7 +580,14 @@ fn read_object(r: &mut Reader<'_>, t: u8) -> Option<Value> {
         T_STREAM | T_STREAM_2 => stream::read(r, t == T_STREAM_2)?.into(),
         _ => return None,
     };
-    let empty = match value.as_ref() {
+    Some(value)
+}
+
+/// Whether `value` is a list, hash, set or sorted set without elements,
+/// which no key may hold (Redis skips such keys when it loads a file, and
+/// `RESTORE` refuses them).
+fn is_empty_collection(value: &Value) -> bool {
+    match value.as_ref() {
         ValueRef::Str(_) => false,
         ValueRef::Coll(c) => match &*c {
             ferrum_store::Collection::List(l) => l.is_empty(),
@@ -586,20 +598,25 @@ fn read_object(r: &mut Reader<'_>, t: u8) -> Option<Value> {
             // dumps it as it is.
             ferrum_store::Collection::Stream(_) => false,
         },
-    };
-    (!empty).then_some(value)
+    }
 }
 
 /// Checks the footer (RDB version not newer than 10, CRC-64) and returns
 /// the object bytes before it.
 fn verify(payload: &[u8]) -> Option<&[u8]> {
+    verify_with(payload, true)
+}
+
+/// [`verify`], with the CRC-64 checked only when `check_crc`.
+fn verify_with(payload: &[u8], check_crc: bool) -> Option<&[u8]> {
     if payload.len() < 10 {
         return None;
     }
     let (body, footer) = payload.split_at(payload.len() - 10);
     let version = u16::from_le_bytes([footer[0], footer[1]]);
     let crc = u64::from_le_bytes(footer[2..].try_into().ok()?);
-    (version <= RDB_VERSION && crc64(&payload[..payload.len() - 8]) == crc).then_some(body)
+    (version <= RDB_VERSION && (!check_crc || crc64(&payload[..payload.len() - 8]) == crc))
+        .then_some(body)
 }
 
 /// The value of a `DUMP` payload (`RESTORE`, `MIGRATE`'s target).
@@ -607,8 +624,10 @@ fn verify(payload: &[u8]) -> Option<&[u8]> {
 /// # Errors
 /// [`PayloadError::Footer`] when the version or checksum is wrong,
 /// [`PayloadError::Data`] when the object is malformed.
-pub(crate) fn restore_payload(payload: &[u8]) -> Result<Value, PayloadError> {
-    let body = verify(payload).ok_or(PayloadError::Footer)?;
+/// With `check_crc` off (`DEBUG SET-SKIP-CHECKSUM-VALIDATION 1`) the
+/// CRC-64 is not checked; everything else is.
+pub(crate) fn restore_payload(payload: &[u8], check_crc: bool) -> Result<Value, PayloadError> {
+    let body = verify_with(payload, check_crc).ok_or(PayloadError::Footer)?;
     deserialize(body).ok_or(PayloadError::Data)
 }
 

@@ -678,3 +678,34 @@ fn a_failed_bgsave_stops_writes_until_a_save_succeeds() {
     assert_eq!(f["rdb_last_bgsave_status"], "ok");
     let _: () = run(&mut c, &["SET", "x", "7"]).unwrap();
 }
+
+#[test]
+fn debug_set_skip_checksum_validation_lets_restore_ignore_the_crc() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let _: () = run(&mut c, &["SET", "k", "v"]).unwrap();
+    let mut payload: Vec<u8> = run(&mut c, &["DUMP", "k"]).unwrap();
+    let last = payload.len() - 1;
+    payload[last] ^= 0xff;
+    let restore = |c: &mut redis::Connection, p: &[u8]| {
+        redis::cmd("RESTORE")
+            .arg("k2")
+            .arg(0)
+            .arg(p)
+            .arg("REPLACE")
+            .query::<()>(c)
+    };
+    let e = restore(&mut c, &payload).expect_err("bad CRC");
+    assert!(e.to_string().contains("checksum"), "{e}");
+    let _: () = run(&mut c, &["DEBUG", "SET-SKIP-CHECKSUM-VALIDATION", "1"]).unwrap();
+    restore(&mut c, &payload).expect("CRC not checked");
+    assert_eq!(run::<String>(&mut c, &["GET", "k2"]).unwrap(), "v");
+    // The rest of the payload is still checked.
+    let e = restore(&mut c, &payload[1..]).expect_err("bad data");
+    assert!(
+        e.to_string().contains("Bad data format") || e.to_string().contains("checksum"),
+        "{e}"
+    );
+    let _: () = run(&mut c, &["DEBUG", "SET-SKIP-CHECKSUM-VALIDATION", "0"]).unwrap();
+    assert!(restore(&mut c, &payload).is_err());
+}
