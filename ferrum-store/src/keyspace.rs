@@ -941,6 +941,18 @@ impl Shard {
     /// Sets a live key's logarithmic access counter in the policy (`RESTORE
     /// ... FREQ`); a policy without counters ignores it.
     pub fn set_lfu_counter(&mut self, db: usize, key: &[u8], counter: u8, now: Millis) {
+        self.with_policy_of(db, key, now, |p, id| p.set_lfu_counter(id, counter, now));
+    }
+
+    /// Runs `f` on the policy and a live key's id, if the policy tracks
+    /// the key.
+    fn with_policy_of(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        now: Millis,
+        f: impl FnOnce(&mut AnyPolicy, EntryId),
+    ) {
         let t = usize::from(self.db_table[db]);
         let Some(found) = self.find_live(t, key, now) else {
             return;
@@ -948,7 +960,7 @@ impl Shard {
         let id = found.id;
         if self.tracks(self.block(id).deadline()) {
             if let Some(p) = &mut self.policy {
-                p.set_lfu_counter(EntryId(id), counter, now);
+                f(p, EntryId(id));
             }
         }
     }
@@ -1034,16 +1046,7 @@ impl Shard {
     /// [`crate::snapshot::SnapshotEntry::hint`]); a policy that tracks
     /// nothing of the key ignores it.
     pub fn restore_warm_hint(&mut self, db: usize, key: &[u8], hint: u8, now: Millis) {
-        let t = usize::from(self.db_table[db]);
-        let Some(found) = self.find_live(t, key, now) else {
-            return;
-        };
-        let id = found.id;
-        if self.tracks(self.block(id).deadline()) {
-            if let Some(p) = &mut self.policy {
-                p.restore_warm_hint(EntryId(id), hint, now);
-            }
-        }
+        self.with_policy_of(db, key, now, |p, id| p.restore_warm_hint(id, hint, now));
     }
 
     /// The slot table's length: cursors for `SCAN` range over `0..slot_count()`.
