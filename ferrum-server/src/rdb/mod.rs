@@ -350,18 +350,33 @@ fn listpack(lp: &[u8]) -> Option<Vec<Vec<u8>>> {
     )
 }
 
-/// The entries of a ziplist, as strings.
+/// The entries of a ziplist, as strings. Checked as Redis's deep
+/// `ziplistValidateIntegrity` does: the total length, the tail offset,
+/// the entry count (unless it saturated at 65,535), and each entry's
+/// record of the previous entry's length.
 fn ziplist(zl: &[u8]) -> Option<Vec<Vec<u8>>> {
     let total = u32::from_le_bytes(zl.get(0..4)?.try_into().ok()?) as usize;
+    let tail = u32::from_le_bytes(zl.get(4..8)?.try_into().ok()?) as usize;
+    let count = u16::from_le_bytes(zl.get(8..10)?.try_into().ok()?);
     if total != zl.len() {
         return None;
     }
     let mut i = 10;
+    let (mut last_start, mut last_len) = (10, 0);
     let mut out = Vec::new();
     loop {
         let p = *zl.get(i)?;
         if p == 0xff {
             break;
+        }
+        let start = i;
+        let prevlen = if p == 0xfe {
+            u32::from_le_bytes(zl.get(i + 1..i + 5)?.try_into().ok()?) as usize
+        } else {
+            usize::from(p)
+        };
+        if prevlen != last_len {
+            return None;
         }
         i += if p == 0xfe { 5 } else { 1 };
         let b = *zl.get(i)?;
@@ -396,9 +411,11 @@ fn ziplist(zl: &[u8]) -> Option<Vec<Vec<u8>>> {
             },
         };
         i += skip;
+        (last_start, last_len) = (start, i - start);
         out.push(value);
     }
-    Some(out)
+    let counted = count == u16::MAX || usize::from(count) == out.len();
+    (counted && tail == last_start && i + 1 == zl.len()).then_some(out)
 }
 
 /// The members of an intset, as strings.
@@ -470,7 +487,9 @@ fn pairs_hash(items: Vec<Vec<u8>>) -> Option<Hash> {
     }
     let mut h = Hash::new();
     for p in items.chunks_exact(2) {
-        h.set(&p[0], &p[1]);
+        if !h.set(&p[0], &p[1]) {
+            return None;
+        }
     }
     Some(h)
 }
@@ -482,10 +501,9 @@ fn pairs_zset(items: Vec<Vec<u8>>) -> Option<ZSet> {
     let mut z = ZSet::new();
     for p in items.chunks_exact(2) {
         let s: f64 = std::str::from_utf8(&p[1]).ok()?.parse().ok()?;
-        if s.is_nan() {
+        if s.is_nan() || z.insert(&p[0], s).is_some() {
             return None;
         }
-        z.insert(&p[0], s);
     }
     Some(z)
 }
@@ -517,7 +535,10 @@ fn read_value(r: &mut Reader<'_>, t: u8) -> Option<Value> {
             let n = r.len()?;
             let mut s = Set::new();
             for _ in 0..n {
-                s.insert(&r.string()?);
+                // A member twice: the file is corrupt (Redis refuses it).
+                if !s.insert(&r.string()?) {
+                    return None;
+                }
             }
             s.into()
         }
@@ -531,10 +552,9 @@ fn read_value(r: &mut Reader<'_>, t: u8) -> Option<Value> {
                 } else {
                     r.binary_double()?
                 };
-                if s.is_nan() {
+                if s.is_nan() || z.insert(&m, s).is_some() {
                     return None;
                 }
-                z.insert(&m, s);
             }
             z.into()
         }
@@ -543,14 +563,18 @@ fn read_value(r: &mut Reader<'_>, t: u8) -> Option<Value> {
             let mut h = Hash::new();
             for _ in 0..n {
                 let (f, v) = (r.string()?, r.string()?);
-                h.set(&f, &v);
+                if !h.set(&f, &v) {
+                    return None;
+                }
             }
             h.into()
         }
         T_SET_INTSET => {
             let mut s = Set::new();
             for m in intset(&r.string()?)? {
-                s.insert(&m);
+                if !s.insert(&m) {
+                    return None;
+                }
             }
             s.into()
         }
@@ -722,5 +746,40 @@ mod tests {
         let mut r = Reader::new(&payload, 1);
         let value = read_object(&mut r, T_HASH_ZIPMAP).expect("a hash");
         assert!(matches!(value.as_ref(), ValueRef::Coll(_)));
+    }
+
+    #[test]
+    fn ziplists_are_checked_as_redis_checks_them() {
+        // "a" at 10 (prevlen 0), "bb" at 13 (prevlen 3), the end at 17.
+        let build = |tail: u32, count: u16, second_prevlen: u8| {
+            let mut zl = Vec::new();
+            zl.extend_from_slice(&18u32.to_le_bytes());
+            zl.extend_from_slice(&tail.to_le_bytes());
+            zl.extend_from_slice(&count.to_le_bytes());
+            zl.extend_from_slice(&[0, 0x01, b'a', second_prevlen, 0x02, b'b', b'b', 0xff]);
+            zl
+        };
+        let items = vec![b"a".to_vec(), b"bb".to_vec()];
+        assert_eq!(ziplist(&build(13, 2, 3)), Some(items.clone()));
+        // A count that saturated is not checked.
+        assert_eq!(ziplist(&build(13, u16::MAX, 3)), Some(items));
+        assert_eq!(ziplist(&build(13, 3, 3)), None, "wrong count");
+        assert_eq!(ziplist(&build(10, 2, 3)), None, "wrong tail");
+        assert_eq!(ziplist(&build(13, 2, 2)), None, "wrong prevlen");
+        // Duplicates in a hash or a set are refused, as Redis refuses them.
+        assert!(pairs_hash(vec![
+            b"f".to_vec(),
+            b"1".to_vec(),
+            b"f".to_vec(),
+            b"2".to_vec()
+        ])
+        .is_none());
+        assert!(pairs_zset(vec![
+            b"m".to_vec(),
+            b"1".to_vec(),
+            b"m".to_vec(),
+            b"2".to_vec()
+        ])
+        .is_none());
     }
 }
