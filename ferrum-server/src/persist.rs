@@ -56,8 +56,7 @@ pub(crate) struct Persistence {
     /// sampled every 100 ms, never decreasing during a save), and at the
     /// end of the last one.
     pub(crate) displaced_bytes: AtomicU64,
-    pub(crate) displaced_peak: AtomicU64,
-    pub(crate) last_displaced_peak: AtomicU64,
+    pub(crate) last_displaced_bytes: AtomicU64,
     /// Keys the last load stored and skipped as expired.
     pub(crate) last_load: (AtomicU64, AtomicU64),
 }

@@ -241,7 +241,8 @@ fn persistence(ctx: &Ctx<'_>, out: &mut String) {
     let _ = write!(
         out,
         "# Persistence\r\nloading:0\r\nasync_loading:0\r\ncurrent_cow_peak:{}\r\ncurrent_cow_size:{}\r\ncurrent_cow_size_age:0\r\ncurrent_fork_perc:{perc:.2}\r\ncurrent_save_keys_processed:{processed}\r\ncurrent_save_keys_total:{total}\r\nrdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\nrdb_last_bgsave_time_sec:{}\r\nrdb_current_bgsave_time_sec:{current_secs}\r\nrdb_saves:{}\r\nrdb_last_cow_size:{}\r\nrdb_last_load_keys_expired:{}\r\nrdb_last_load_keys_loaded:{}\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\naof_last_rewrite_time_sec:-1\r\naof_current_rewrite_time_sec:-1\r\naof_last_bgrewrite_status:ok\r\naof_rewrites:0\r\naof_rewrites_consecutive_failures:0\r\naof_last_write_status:ok\r\naof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n",
-        get(&p.displaced_peak),
+        // Never decreasing during a save: its peak is its current value.
+        get(&p.displaced_bytes),
         get(&p.displaced_bytes),
         p.changes_since_save(ctx.shared.stats.dirty.load(Ordering::Relaxed)),
         u8::from(running),
@@ -249,7 +250,7 @@ fn persistence(ctx: &Ctx<'_>, out: &mut String) {
         if p.last_bgsave_failed.load(Ordering::Relaxed) { "err" } else { "ok" },
         p.last_bgsave_secs.load(Ordering::Relaxed),
         p.saves(),
-        get(&p.last_displaced_peak),
+        get(&p.last_displaced_bytes),
         get(&p.last_load.1),
         get(&p.last_load.0),
     );

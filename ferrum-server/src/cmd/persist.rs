@@ -114,7 +114,6 @@ pub(crate) fn start_bgsave(shared: &Shared) -> Result<(), &'static str> {
         Ordering::Relaxed,
     );
     p.displaced_bytes.store(0, Ordering::Relaxed);
-    p.displaced_peak.store(0, Ordering::Relaxed);
     p.bgsave_started_unix
         .store(shared.clock.now_micros() / 1_000_000, Ordering::Relaxed);
     tracing::info!("Background saving started");
@@ -150,7 +149,6 @@ fn run_bgsave(shared: &Shared, snap: &persist::Snapshot, target: &Target, change
             // the most seen.
             let displaced = shared.store.snapshot_displaced_bytes() as u64;
             p.displaced_bytes.fetch_max(displaced, Ordering::Relaxed);
-            p.displaced_peak.fetch_max(displaced, Ordering::Relaxed);
         }
         Ok(())
     };
@@ -169,9 +167,8 @@ fn run_bgsave(shared: &Shared, snap: &persist::Snapshot, target: &Target, change
     }
     p.last_bgsave_secs
         .store(started.elapsed().as_secs() as i64, Ordering::Relaxed);
-    p.last_displaced_peak
-        .store(p.displaced_peak.load(Ordering::Relaxed), Ordering::Relaxed);
-    p.displaced_bytes.store(0, Ordering::Relaxed);
+    let displaced = p.displaced_bytes.swap(0, Ordering::Relaxed);
+    p.last_displaced_bytes.store(displaced, Ordering::Relaxed);
     p.keys_processed.store(0, Ordering::Relaxed);
     p.keys_total.store(0, Ordering::Relaxed);
     p.bgsave_running.store(false, Ordering::Release);
