@@ -20,7 +20,7 @@ rport=$(free_port)
 fport=$(free_port)
 redis-server --port "$rport" --bind 127.0.0.1 --save '' >/dev/null 2>&1 &
 rpid=$!
-"$1" --port "$fport" --bind 127.0.0.1 >/dev/null 2>&1 &
+"$1" --port "$fport" --bind 127.0.0.1 --save '' --dir "$(mktemp -d)" >/dev/null 2>&1 &
 fpid=$!
 trap 'kill "$rpid" "$fpid" 2>/dev/null; wait 2>/dev/null || true' EXIT
 for port in "$rport" "$fport"; do

@@ -25,7 +25,7 @@ start_nodes() {
   for i in 1 2 3; do
     port=$(free_port)
     mkdir -p "$dir/$port"
-    "$bin" --port "$port" --bind 127.0.0.1 --cluster-enabled yes \
+    "$bin" --port "$port" --bind 127.0.0.1 --cluster-enabled yes --dir "$dir/$port" \
       --cluster-config-file "$dir/$port/nodes.conf" >"$dir/$port/log" 2>&1 &
     pids+=($!)
     ports+=("$port")

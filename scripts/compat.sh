@@ -14,7 +14,7 @@ run_against() {
   while [ "$1" != "--" ]; do py+=("$1"); shift; done
   shift
   port=$(free_port)
-  "$bin" --port "$port" "$@" >"target/compat-$port.log" 2>&1 &
+  "$bin" --port "$port" --dir "$(mktemp -d)" "$@" >"target/compat-$port.log" 2>&1 &
   pid=$!
   wait_for_port "$port" || true
   "$venv/bin/python" scripts/redis_py_compat.py --host 127.0.0.1 --port "$port" --tcp-port "$port" "${py[@]}" || status=$?

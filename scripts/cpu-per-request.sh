@@ -48,7 +48,7 @@ fi
 
 taskset -c "$SERVER_CPU" redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no >/dev/null 2>&1 &
 rpid=$!
-taskset -c "$SERVER_CPU" "$BIN" --port "$fport" --bind 127.0.0.1 >/dev/null 2>&1 &
+taskset -c "$SERVER_CPU" "$BIN" --port "$fport" --bind 127.0.0.1 --save '' --dir "$(mktemp -d)" >/dev/null 2>&1 &
 fpid=$!
 out=$(mktemp)
 trap 'kill "$rpid" "$fpid" 2>/dev/null; wait 2>/dev/null; rm -f "$out"' EXIT

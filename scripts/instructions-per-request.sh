@@ -38,9 +38,12 @@ mkdir -p "$OUT"
 rm -f "$OUT/callgrind.out"*
 
 PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-EXTRA=()
+# No save points and a directory of its own, for either server: a save at
+# SIGTERM would be counted, and a file left behind loaded by the next run.
+DIR=$(mktemp -d)
+EXTRA=(--save "" --dir "$DIR")
 case "$(basename "$BIN")" in
-    redis-server*) EXTRA=(--save "" --appendonly no) ;;
+    redis-server*) EXTRA+=(--appendonly no) ;;
 esac
 
 read -r -a VG_EXTRA <<<"${VG_FLAGS:-}"
@@ -67,6 +70,7 @@ TESTS=$(printf '%s\n' "$CSV" | tail -n +2 | grep -c .)
 kill -TERM "$VG"
 wait "$VG" || true
 trap - EXIT
+rm -rf "$DIR"
 
 IR=$(grep -h '^summary:' "$OUT"/callgrind.out* | awk '{ s += $2 } END { print s }')
 REQ=$((N * TESTS))

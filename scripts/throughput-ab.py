@@ -32,6 +32,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 
@@ -58,7 +59,9 @@ def start(command):
     if program == "redis":
         argv = ["redis-server", "--save", "", "--appendonly", "no"]
     else:
-        argv = [program]
+        # No save points and a directory of its own: a save at SIGTERM
+        # would be measured, and a file left behind loaded by the next run.
+        argv = [program, "--save", "", "--dir", tempfile.mkdtemp(prefix="throughput-ab-")]
     argv += options + ["--bind", "127.0.0.1", "--port", str(port)]
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 20
