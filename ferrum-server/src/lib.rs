@@ -35,6 +35,7 @@ mod evict_clients;
 mod latency;
 mod lazyfree;
 mod listen;
+pub mod logging;
 mod metrics;
 mod migrate;
 mod monitor;

@@ -64,13 +64,7 @@ fn main() -> anyhow::Result<()> {
             std::process::exit(1);
         }
     };
-    tracing_subscriber::fmt()
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stdout()))
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .init();
+    init_logging(config.loglevel);
     ferrum_server::alloc::set_global(ferrum_server::alloc::SELECTED);
     let runtime = ferrum_server::runtime::builder(worker_count(config.worker_threads))
         .build()
@@ -168,4 +162,28 @@ fn worker_count(configured: u32) -> Option<usize> {
     }
     let cpus = std::thread::available_parallelism().map_or(1, usize::from);
     Some((cpus * 3 / 4).max(1))
+}
+
+/// Logs to stdout at the configured `loglevel`, which `CONFIG SET
+/// loglevel` changes later; `RUST_LOG`, when set, fixes the filter.
+fn init_logging(loglevel: &str) {
+    use tracing_subscriber::prelude::*;
+    use tracing_subscriber::{reload, EnvFilter};
+    let from_env = EnvFilter::try_from_default_env().ok();
+    let pinned = from_env.is_some();
+    let filter =
+        from_env.unwrap_or_else(|| EnvFilter::new(ferrum_server::logging::filter_for(loglevel)));
+    let (filter, handle) = reload::Layer::new(filter);
+    tracing_subscriber::registry()
+        .with(filter)
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stdout())),
+        )
+        .init();
+    if !pinned {
+        ferrum_server::logging::install(move |f| {
+            let _ = handle.reload(EnvFilter::new(f));
+        });
+    }
 }

@@ -66,11 +66,13 @@ pub(crate) fn restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         .shared
         .skip_checksum
         .load(std::sync::atomic::Ordering::Relaxed);
-    let value = rdb::restore_payload(&args[3], check_crc).map_err(|e| {
-        CmdError::msg(match e {
-            PayloadError::Footer => DUMP_BAD_PAYLOAD,
-            PayloadError::Data => DUMP_BAD_DATA,
-        })
+    let value = rdb::restore_payload(&args[3], check_crc).map_err(|e| match e {
+        PayloadError::Footer => CmdError::msg(DUMP_BAD_PAYLOAD),
+        PayloadError::Data(why) => {
+            // Redis's words, at its level (verbose), so a user can find why.
+            tracing::debug!("Internal error in RDB reading offset 0 -> {why}");
+            CmdError::msg(DUMP_BAD_DATA)
+        }
     })?;
     let expires = match ttl {
         0 => None,

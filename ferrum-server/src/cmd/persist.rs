@@ -287,7 +287,13 @@ pub(crate) fn load_file(shared: &Shared, merge: bool) -> Result<Option<Loaded>, 
     let Some(mut loaded) =
         persist::load(&shared.store, &path, now, merge).map_err(|e| match e {
             LoadFailure::Io(e) => fail(&e),
-            LoadFailure::Format(e) => fail(&e),
+            LoadFailure::Format(e) => {
+                // What redis-check-rdb would say: the key and type it was in.
+                for line in e.report() {
+                    tracing::warn!("{line}");
+                }
+                fail(&e)
+            }
         })?
     else {
         return Ok(None);

@@ -253,6 +253,7 @@ fn config_set(ctx: &mut Ctx<'_>, pairs: &[Bytes]) -> CmdResult {
     shared.slowlog.trim();
     let (maxmemory, policy) = (config.maxmemory_bytes, policy_of(&config));
     config.encoding.install();
+    crate::logging::set_level(config.loglevel);
     if password_set {
         shared
             .acl

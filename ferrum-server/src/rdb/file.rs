@@ -196,6 +196,74 @@ pub(crate) struct LoadError {
     /// The byte offset of the record that failed.
     pub(crate) offset: usize,
     pub(crate) reason: String,
+    /// The key being read, when the failure is in a key's record.
+    pub(crate) key: Option<Vec<u8>>,
+    /// The RDB type of the value being read.
+    pub(crate) rdb_type: Option<u8>,
+    /// Keys read whole before the failure.
+    pub(crate) keys_read: usize,
+}
+
+impl LoadError {
+    fn at(offset: usize, reason: &str) -> LoadError {
+        LoadError {
+            offset,
+            reason: reason.to_owned(),
+            key: None,
+            rdb_type: None,
+            keys_read: 0,
+        }
+    }
+
+    /// The failure as `redis-check-rdb` reports one, line by line: the
+    /// offset and reason, the key and type being read, the keys read.
+    pub(crate) fn report(&self) -> Vec<String> {
+        let mut lines = vec![
+            "--- RDB ERROR DETECTED ---".to_owned(),
+            format!("[offset {}] {}", self.offset, self.reason),
+        ];
+        if let Some(key) = &self.key {
+            lines.push(format!(
+                "[additional info] Reading key '{}'",
+                String::from_utf8_lossy(key)
+            ));
+        }
+        if let Some(t) = self.rdb_type {
+            lines.push(format!(
+                "[additional info] Reading type {t} ({})",
+                type_name(t)
+            ));
+        }
+        lines.push(format!("[info] {} keys read", self.keys_read));
+        lines
+    }
+}
+
+/// An RDB type's name, as `redis-check-rdb` prints it.
+fn type_name(t: u8) -> &'static str {
+    const NAMES: [&str; 20] = [
+        "string",
+        "list-linked",
+        "set-hashtable",
+        "zset-v1",
+        "hash-hashtable",
+        "zset-v2",
+        "module-value",
+        "module-value",
+        "",
+        "hash-zipmap",
+        "list-ziplist",
+        "set-intset",
+        "zset-ziplist",
+        "hash-ziplist",
+        "quicklist",
+        "stream",
+        "hash-listpack",
+        "zset-listpack",
+        "quicklist-v2",
+        "stream-v2",
+    ];
+    NAMES.get(usize::from(t)).copied().unwrap_or("unknown")
 }
 
 impl std::fmt::Display for LoadError {
@@ -217,10 +285,7 @@ pub(crate) fn read(
     file: &[u8],
     mut on_key: impl FnMut(Key) -> Result<(), String>,
 ) -> Result<Header, LoadError> {
-    let fail = |offset: usize, reason: &str| LoadError {
-        offset,
-        reason: reason.to_owned(),
-    };
+    let fail = LoadError::at;
     let version = file
         .get(..9)
         .filter(|h| h.starts_with(b"REDIS"))
@@ -239,6 +304,7 @@ pub(crate) fn read(
     };
     let mut r = Reader::new(file, 9);
     let (mut db, mut expires_ms, mut recency) = (0usize, None, Recency::None);
+    let mut keys_read = 0;
     loop {
         let at = r.pos;
         let truncated = || fail(at, "unexpected end of file");
@@ -304,11 +370,17 @@ pub(crate) fn read(
                         },
                     )
                 })?;
-                let value = read_value(&mut r, t).ok_or_else(|| {
-                    if r.short {
-                        fail(at, "unexpected end of file (in a value)")
+                let value = read_value(&mut r, t).map_err(|why| {
+                    let reason = if r.short {
+                        "unexpected end of file (in a value)"
                     } else {
-                        fail(at, &format!("bad value of RDB type {t}"))
+                        why.0
+                    };
+                    LoadError {
+                        key: Some(key.clone()),
+                        rdb_type: Some(t),
+                        keys_read,
+                        ..fail(at, reason)
                     }
                 })?;
                 if is_empty_collection(&value) {
@@ -324,7 +396,12 @@ pub(crate) fn read(
                     expires_ms: expires_ms.take(),
                     recency: std::mem::replace(&mut recency, Recency::None),
                 })
-                .map_err(|reason| LoadError { offset: at, reason })?;
+                .map_err(|reason| LoadError {
+                    reason,
+                    keys_read,
+                    ..fail(at, "")
+                })?;
+                keys_read += 1;
             }
         }
     }
@@ -507,6 +584,32 @@ mod tests {
         })
         .expect_err("refused");
         assert_eq!(err.reason, "no");
+    }
+
+    #[test]
+    fn a_refused_value_is_reported_with_its_key_and_type() {
+        let mut bytes = b"REDIS0010".to_vec();
+        bytes.push(super::super::T_STRING);
+        put_str(&mut bytes, b"fine");
+        put_str(&mut bytes, b"v");
+        let at = bytes.len();
+        // An intset of width 3: no such width.
+        bytes.push(super::super::T_SET_INTSET);
+        put_str(&mut bytes, b"odd");
+        put_str(&mut bytes, &[3, 0, 0, 0, 1, 0, 0, 0, 1, 2, 3]);
+        bytes.push(OP_EOF);
+        bytes.extend_from_slice(&[0; 8]);
+        let err = read(&bytes, |_| Ok(())).expect_err("corrupt");
+        assert_eq!(
+            err.report(),
+            [
+                "--- RDB ERROR DETECTED ---".to_owned(),
+                format!("[offset {at}] Intset integrity check failed."),
+                "[additional info] Reading key 'odd'".to_owned(),
+                "[additional info] Reading type 11 (set-intset)".to_owned(),
+                "[info] 1 keys read".to_owned(),
+            ]
+        );
     }
 }
 

@@ -478,7 +478,8 @@ fn zipmap(zm: &[u8]) -> Option<Vec<Vec<u8>>> {
         out.push(zm.get(i..i.checked_add(value_len)?)?.to_vec());
         i += value_len + free;
     }
-    (i == zm.len()).then_some(out)
+    // An empty zipmap is corrupt, as Redis's check has it.
+    (i == zm.len() && !out.is_empty()).then_some(out)
 }
 
 fn pairs_hash(items: Vec<Vec<u8>>) -> Option<Hash> {
@@ -508,103 +509,194 @@ fn pairs_zset(items: Vec<Vec<u8>>) -> Option<ZSet> {
     Some(z)
 }
 
-/// Parses one serialized object (without the footer). `None` on anything
-/// malformed, an empty collection, or bytes left over.
-fn deserialize(body: &[u8]) -> Option<Value> {
-    let mut r = Reader::new(body, 1);
-    let value = read_object(&mut r, *body.first()?)?;
-    (r.pos == body.len()).then_some(value)
+/// Why an object did not read, in Redis's words where Redis has them
+/// (`rdb.c`), so that a log line reads the same as Redis's and searches
+/// find both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Corrupt(pub(crate) &'static str);
+
+impl Corrupt {
+    /// A length, string or number that does not read: past the end of
+    /// the input, or in an encoding that does not exist.
+    const READ: Corrupt = Corrupt("Short read or unknown encoding of a length or string");
 }
 
-/// Reads the value of an object of RDB type `t` at the reader's position.
-/// `None` on anything malformed or an empty collection.
-fn read_object(r: &mut Reader<'_>, t: u8) -> Option<Value> {
-    read_value(r, t).filter(|v| !is_empty_collection(v))
+impl std::fmt::Display for Corrupt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+/// `Option` to [`Corrupt`]: `.or_corrupt("Intset integrity check
+/// failed.")`, or `.read()` for a plain read.
+trait OrCorrupt<T> {
+    fn or_corrupt(self, why: &'static str) -> Result<T, Corrupt>;
+
+    fn read(self) -> Result<T, Corrupt>
+    where
+        Self: Sized,
+    {
+        self.or_corrupt(Corrupt::READ.0)
+    }
+}
+
+impl<T> OrCorrupt<T> for Option<T> {
+    fn or_corrupt(self, why: &'static str) -> Result<T, Corrupt> {
+        self.ok_or(Corrupt(why))
+    }
+}
+
+/// Parses one serialized object (without the footer): anything
+/// malformed, an empty collection, or bytes left over is refused.
+fn deserialize(body: &[u8]) -> Result<Value, Corrupt> {
+    let mut r = Reader::new(body, 1);
+    let value = read_object(&mut r, *body.first().read()?)?;
+    if r.pos != body.len() {
+        return Err(Corrupt("Bytes left over after the object"));
+    }
+    Ok(value)
+}
+
+/// Reads the value of an object of RDB type `t` at the reader's position,
+/// refusing an empty collection.
+fn read_object(r: &mut Reader<'_>, t: u8) -> Result<Value, Corrupt> {
+    let value = read_value(r, t)?;
+    if is_empty_collection(&value) {
+        return Err(Corrupt("Empty keys are not allowed"));
+    }
+    Ok(value)
 }
 
 /// [`read_object`], but an empty collection is read as such.
-fn read_value(r: &mut Reader<'_>, t: u8) -> Option<Value> {
+fn read_value(r: &mut Reader<'_>, t: u8) -> Result<Value, Corrupt> {
+    const DUP_SET: &str = "Duplicate set members detected";
+    const DUP_ZSET: &str = "Duplicate zset fields detected";
+    const DUP_HASH: &str = "Duplicate hash fields detected";
     let value: Value = match t {
-        T_STRING => Value::str(&r.string()?),
+        T_STRING => Value::str(&r.string().read()?),
         T_LIST => {
-            let n = r.len()?;
-            let items = (0..n).map(|_| r.string()).collect::<Option<Vec<_>>>()?;
+            let n = r.len().read()?;
+            let items = (0..n)
+                .map(|_| r.string().read())
+                .collect::<Result<Vec<_>, _>>()?;
             list_of(items).into()
         }
         T_SET => {
-            let n = r.len()?;
+            let n = r.len().read()?;
             let mut s = Set::new();
             for _ in 0..n {
                 // A member twice: the file is corrupt (Redis refuses it).
-                if !s.insert(&r.string()?) {
-                    return None;
+                if !s.insert(&r.string().read()?) {
+                    return Err(Corrupt(DUP_SET));
                 }
             }
             s.into()
         }
         T_ZSET | T_ZSET_2 => {
-            let n = r.len()?;
+            let n = r.len().read()?;
             let mut z = ZSet::new();
             for _ in 0..n {
-                let m = r.string()?;
+                let m = r.string().read()?;
                 let s = if t == T_ZSET {
-                    r.text_double()?
+                    r.text_double().or_corrupt("Zset with a bad score")?
                 } else {
-                    r.binary_double()?
+                    r.binary_double().read()?
                 };
-                if s.is_nan() || z.insert(&m, s).is_some() {
-                    return None;
+                if s.is_nan() {
+                    return Err(Corrupt("Zset with NAN score detected"));
+                }
+                if z.insert(&m, s).is_some() {
+                    return Err(Corrupt(DUP_ZSET));
                 }
             }
             z.into()
         }
         T_HASH => {
-            let n = r.len()?;
+            let n = r.len().read()?;
             let mut h = Hash::new();
             for _ in 0..n {
-                let (f, v) = (r.string()?, r.string()?);
+                let (f, v) = (r.string().read()?, r.string().read()?);
                 if !h.set(&f, &v) {
-                    return None;
+                    return Err(Corrupt(DUP_HASH));
                 }
             }
             h.into()
         }
         T_SET_INTSET => {
+            const BAD: &str = "Intset integrity check failed.";
             let mut s = Set::new();
-            for m in intset(&r.string()?)? {
+            for m in intset(&r.string().read()?).or_corrupt(BAD)? {
                 if !s.insert(&m) {
-                    return None;
+                    return Err(Corrupt(BAD));
                 }
             }
             s.into()
         }
-        T_LIST_ZIPLIST => list_of(ziplist(&r.string()?)?).into(),
-        T_ZSET_ZIPLIST => pairs_zset(ziplist(&r.string()?)?)?.into(),
-        T_HASH_ZIPLIST => pairs_hash(ziplist(&r.string()?)?)?.into(),
-        T_HASH_ZIPMAP => pairs_hash(zipmap(&r.string()?)?)?.into(),
-        T_ZSET_LISTPACK => pairs_zset(listpack(&r.string()?)?)?.into(),
-        T_HASH_LISTPACK => pairs_hash(listpack(&r.string()?)?)?.into(),
+        T_LIST_ZIPLIST => {
+            let items = ziplist(&r.string().read()?);
+            list_of(items.or_corrupt("List ziplist integrity check failed.")?).into()
+        }
+        T_ZSET_ZIPLIST => {
+            const BAD: &str = "Zset ziplist integrity check failed.";
+            pairs_zset(ziplist(&r.string().read()?).or_corrupt(BAD)?)
+                .or_corrupt(BAD)?
+                .into()
+        }
+        T_HASH_ZIPLIST => {
+            const BAD: &str = "Hash ziplist integrity check failed.";
+            pairs_hash(ziplist(&r.string().read()?).or_corrupt(BAD)?)
+                .or_corrupt(BAD)?
+                .into()
+        }
+        T_HASH_ZIPMAP => {
+            const BAD: &str = "Zipmap integrity check failed.";
+            pairs_hash(zipmap(&r.string().read()?).or_corrupt(BAD)?)
+                .or_corrupt(BAD)?
+                .into()
+        }
+        T_ZSET_LISTPACK => {
+            const BAD: &str = "Zset listpack integrity check failed.";
+            pairs_zset(listpack(&r.string().read()?).or_corrupt(BAD)?)
+                .or_corrupt(BAD)?
+                .into()
+        }
+        T_HASH_LISTPACK => {
+            const BAD: &str = "Hash listpack integrity check failed.";
+            pairs_hash(listpack(&r.string().read()?).or_corrupt(BAD)?)
+                .or_corrupt(BAD)?
+                .into()
+        }
         T_LIST_QUICKLIST | T_LIST_QUICKLIST_2 => {
-            let nodes = r.len()?;
+            let nodes = r.len().read()?;
             let mut items = Vec::new();
             for _ in 0..nodes {
-                if t == T_LIST_QUICKLIST {
-                    items.extend(ziplist(&r.string()?)?);
-                    continue;
+                // PLAIN (1, one large element as it is) or PACKED (2).
+                let container = if t == T_LIST_QUICKLIST {
+                    2
+                } else {
+                    r.len().read()?
+                };
+                if !matches!(container, 1 | 2) {
+                    return Err(Corrupt("Quicklist integrity check failed."));
                 }
-                match r.len()? {
-                    // PLAIN: one large element as it is.
-                    1 => items.push(r.string()?),
-                    2 => items.extend(listpack(&r.string()?)?),
-                    _ => return None,
+                let node = r.string().read()?;
+                if node.is_empty() {
+                    return Err(Corrupt("Quicklist node of length 0"));
+                }
+                if container == 1 {
+                    items.push(node);
+                } else if t == T_LIST_QUICKLIST {
+                    items.extend(ziplist(&node).or_corrupt("Ziplist integrity check failed.")?);
+                } else {
+                    items.extend(listpack(&node).or_corrupt("Listpack integrity check failed.")?);
                 }
             }
             list_of(items).into()
         }
         T_STREAM | T_STREAM_2 => stream::read(r, t == T_STREAM_2)?.into(),
-        _ => return None,
+        _ => return Err(Corrupt("Unknown RDB encoding type")),
     };
-    Some(value)
+    Ok(value)
 }
 
 /// Whether `value` is a list, hash, set or sorted set without elements,
@@ -652,7 +744,7 @@ fn verify_with(payload: &[u8], check_crc: bool) -> Option<&[u8]> {
 /// CRC-64 is not checked; everything else is.
 pub(crate) fn restore_payload(payload: &[u8], check_crc: bool) -> Result<Value, PayloadError> {
     let body = verify_with(payload, check_crc).ok_or(PayloadError::Footer)?;
-    deserialize(body).ok_or(PayloadError::Data)
+    deserialize(body).map_err(PayloadError::Data)
 }
 
 /// Why a `DUMP` payload did not load.
@@ -660,8 +752,8 @@ pub(crate) fn restore_payload(payload: &[u8], check_crc: bool) -> Result<Value, 
 pub(crate) enum PayloadError {
     /// The RDB version is newer than 10, or the checksum is wrong.
     Footer,
-    /// The object is malformed (or an empty collection).
-    Data,
+    /// The object is malformed (or an empty collection), and why.
+    Data(Corrupt),
 }
 
 #[cfg(test)]
@@ -708,9 +800,9 @@ mod tests {
         let mut bad = payload.clone();
         bad[1] ^= 1;
         assert!(verify(&bad).is_none());
-        assert!(deserialize(&[T_LIST, 0]).is_none(), "empty list");
+        assert!(deserialize(&[T_LIST, 0]).is_err(), "empty list");
         assert!(
-            deserialize(&[T_STRING, 0x05, b'a']).is_none(),
+            deserialize(&[T_STRING, 0x05, b'a']).is_err(),
             "short string"
         );
         for n in ["12", "-100", "70000", "12345678901", "007"] {
@@ -746,6 +838,34 @@ mod tests {
         let mut r = Reader::new(&payload, 1);
         let value = read_object(&mut r, T_HASH_ZIPMAP).expect("a hash");
         assert!(matches!(value.as_ref(), ValueRef::Coll(_)));
+    }
+
+    #[test]
+    fn refusals_say_why_in_redis_words() {
+        let why = |payload: &[u8]| match restore_payload(payload, false) {
+            Err(PayloadError::Data(Corrupt(why))) => why,
+            other => panic!("refused as data, not {other:?}"),
+        };
+        // From Redis's corrupt-dump tests: an empty zipmap; a zset ziplist
+        // whose entry header reaches past the end; a set member twice.
+        assert_eq!(
+            why(b"\x09\x02\x00\xFF\x09\x00\xC0\xF1\xB8\x67\x4C\x16\xAC\xE3"),
+            "Zipmap integrity check failed."
+        );
+        let mut zset = vec![T_ZSET_ZIPLIST];
+        let mut zl = Vec::new();
+        zl.extend_from_slice(&14u32.to_le_bytes());
+        zl.extend_from_slice(&10u32.to_le_bytes());
+        zl.extend_from_slice(&1u16.to_le_bytes());
+        zl.extend_from_slice(&[0, 0x05, b'a', 0xff]);
+        put_str(&mut zset, &zl);
+        zset.extend_from_slice(&[10, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(why(&zset), "Zset ziplist integrity check failed.");
+        let mut set = vec![T_SET, 2];
+        put_str(&mut set, b"m");
+        put_str(&mut set, b"m");
+        set.extend_from_slice(&[10, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(why(&set), "Duplicate set members detected");
     }
 
     #[test]

@@ -33,7 +33,7 @@ use bytes::Bytes;
 use ferrum_store::types::{Consumer, Group, Pending, Stream, StreamId};
 
 use super::listpack::{self, Elem};
-use super::{put_len, put_str, Reader};
+use super::{put_len, put_str, Corrupt, OrCorrupt, Reader};
 
 /// Entries per written node: Redis's default `stream-node-max-entries`.
 /// Any split is valid input for Redis, which keeps the nodes as loaded.
@@ -229,72 +229,84 @@ fn read_node(
 }
 
 /// Reads the body of a type 15 (`v2` false) or type 19 stream object.
-pub(super) fn read(r: &mut Reader<'_>, v2: bool) -> Option<Stream> {
+pub(super) fn read(r: &mut Reader<'_>, v2: bool) -> Result<Stream, Corrupt> {
     let mut s = Stream::new();
-    let nodes = r.len()?;
+    let nodes = r.len().read()?;
     let (mut last, mut prev_master, mut live) = (None, None, 0u64);
     for _ in 0..nodes {
-        // A node key that is not 16 bytes is refused by `raw_id`.
-        let master = raw_id(&r.string()?)?;
+        let master = raw_id(&r.string().read()?)
+            .or_corrupt("Stream node key entry is not the size of a stream ID")?;
         if prev_master.is_some_and(|p| master <= p) {
-            return None;
+            return Err(Corrupt("Listpack re-added with existing key"));
         }
         prev_master = Some(master);
-        live += read_node(&mut s, master, &r.string()?, &mut last)?;
+        let lp = r.string().read()?;
+        live += read_node(&mut s, master, &lp, &mut last)
+            .or_corrupt("Stream listpack integrity check failed.")?;
     }
-    let length = r.u64()?;
-    let last_id = r.id()?;
-    if length != live || s.last_entry_id().is_some_and(|l| l > last_id) {
-        return None;
+    let length = r.u64().read()?;
+    let last_id = r.id().read()?;
+    if length != live {
+        return Err(Corrupt("Stream length inconsistent with rax entries"));
+    }
+    if s.last_entry_id().is_some_and(|l| l > last_id) {
+        return Err(Corrupt("Stream last ID below an entry's"));
     }
     let (max_deleted, entries_added) = if v2 {
-        let _first = r.id()?;
-        (r.id()?, r.u64()?)
+        let _first = r.id().read()?;
+        (r.id().read()?, r.u64().read()?)
     } else {
         (StreamId::MIN, length)
     };
     if entries_added < length {
-        return None;
+        return Err(Corrupt("Stream entries-added below its length"));
     }
     s.set_ids(last_id, Some(entries_added), Some(max_deleted));
-    let ngroups = r.len()?;
+    let ngroups = r.len().read()?;
     for _ in 0..ngroups {
-        let name = Bytes::from(r.string()?);
+        let name = Bytes::from(r.string().read()?);
         let group = read_group(r, &s, v2)?;
         if s.groups_mut().insert(name, group).is_some() {
-            return None;
+            return Err(Corrupt("Duplicated consumer group name"));
         }
     }
-    Some(s)
+    Ok(s)
 }
 
 /// One consumer group, checked for a consistent PEL.
-fn read_group(r: &mut Reader<'_>, s: &Stream, v2: bool) -> Option<Group> {
-    let last_id = r.id()?;
+fn read_group(r: &mut Reader<'_>, s: &Stream, v2: bool) -> Result<Group, Corrupt> {
+    let last_id = r.id().read()?;
     let entries_read = if v2 {
-        Some(r.u64()?).filter(|&n| n != u64::MAX)
+        Some(r.u64().read()?).filter(|&n| n != u64::MAX)
     } else {
         s.entries_before(last_id)
     };
     // Each pending entry's owner is only known once the consumers are read.
     let mut pel: BTreeMap<StreamId, (u64, u64, Option<Bytes>)> = BTreeMap::new();
-    for _ in 0..r.len()? {
-        let id = r.raw_id()?;
-        let (time, count) = (r.millis()?, r.u64()?);
+    for _ in 0..r.len().read()? {
+        let id = r.raw_id().read()?;
+        let (time, count) = (r.millis().read()?, r.u64().read()?);
         if pel.insert(id, (time, count, None)).is_some() {
-            return None;
+            return Err(Corrupt(
+                "Duplicated global PEL entry loading stream consumer group",
+            ));
         }
     }
     let mut consumers = BTreeMap::new();
-    for _ in 0..r.len()? {
-        let name = Bytes::from(r.string()?);
-        let seen_time = r.millis()?;
+    for _ in 0..r.len().read()? {
+        let name = Bytes::from(r.string().read()?);
+        let seen_time = r.millis().read()?;
         let mut ids = BTreeSet::new();
-        for _ in 0..r.len()? {
-            let id = r.raw_id()?;
-            let owner = &mut pel.get_mut(&id)?.2;
+        for _ in 0..r.len().read()? {
+            let id = r.raw_id().read()?;
+            let owner = &mut pel
+                .get_mut(&id)
+                .or_corrupt("Consumer entry not found in group global PEL")?
+                .2;
             if owner.is_some() {
-                return None;
+                return Err(Corrupt(
+                    "Duplicated consumer PEL entry loading a stream consumer group",
+                ));
             }
             *owner = Some(name.clone());
             ids.insert(id);
@@ -304,7 +316,7 @@ fn read_group(r: &mut Reader<'_>, s: &Stream, v2: bool) -> Option<Group> {
             pel: ids,
         };
         if consumers.insert(name, c).is_some() {
-            return None;
+            return Err(Corrupt("Duplicate stream consumer detected."));
         }
     }
     let pel = pel
@@ -319,8 +331,9 @@ fn read_group(r: &mut Reader<'_>, s: &Stream, v2: bool) -> Option<Group> {
                 },
             ))
         })
-        .collect::<Option<_>>()?;
-    Some(Group {
+        .collect::<Option<_>>()
+        .or_corrupt("Stream CG PEL entry without consumer")?;
+    Ok(Group {
         last_id,
         entries_read,
         pel,
@@ -514,7 +527,7 @@ mod tests {
         assert_eq!(s.len(), 2);
         assert_eq!(s.groups()[&b"g"[..]].pel[&id(5, 1)].consumer, "c");
         for cut in 1..good.len() {
-            assert!(deserialize(&good[..cut]).is_none(), "cut at {cut}");
+            assert!(deserialize(&good[..cut]).is_err(), "cut at {cut}");
         }
         let bad = [
             ("length", body(&[0, 1], 2, 4, 3, &ok_group)),
@@ -566,12 +579,12 @@ mod tests {
             ),
         ];
         for (what, b) in bad {
-            assert!(deserialize(&b).is_none(), "{what}");
+            assert!(deserialize(&b).is_err(), "{what}");
         }
         // Redis 7.2's type 21 is not read, as Redis 7.0 does not read it.
         let mut t21 = good.clone();
         t21[0] = 21;
-        assert!(deserialize(&t21).is_none());
+        assert!(deserialize(&t21).is_err());
     }
 
     proptest! {
