@@ -381,6 +381,8 @@ pub(crate) const KILLED: &str = "Script killed by user with SCRIPT KILL...";
 pub(crate) const MISCONF: &str = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error.";
 /// A write while `min-replicas-to-write` asks for replicas (FerrumKV has
 /// none).
+/// A command without the `loading` flag while the snapshot loads.
+pub(crate) const LOADING: &str = "LOADING Redis is loading the dataset in memory";
 pub(crate) const NOREPLICAS: &str = "NOREPLICAS Not enough good replicas to write.";
 /// What a script stopped by the server's shutdown fails with. Redis exits
 /// without replying to it; FerrumKV sends this, then closes the connection.

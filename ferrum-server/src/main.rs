@@ -78,30 +78,20 @@ fn main() -> anyhow::Result<()> {
         let port = config.port;
         let server = match Server::bind(config).await {
             Ok(server) => server,
-            Err(e) if e.is::<ferrum_server::SnapshotError>() => {
-                tracing::error!("Fatal error loading the DB: {e:#}. Exiting.");
-                tracing::error!("Terminating server after rdb file reading failure.");
-                return Err(e);
-            }
             Err(e) => {
                 tracing::warn!("Failed listening on port {port} (TCP), aborting: {e:#}");
                 return Err(e);
             }
         };
-        tracing::info!(
-            "Ready to accept connections on {} (FerrumKV {})",
-            server.local_addr(),
-            env!("CARGO_PKG_VERSION")
-        );
-        if let Some(addr) = server.tls_addr() {
-            tracing::info!("TLS connections on {addr}");
-        }
-        if let Some(addr) = server.metrics_addr() {
-            tracing::info!("Prometheus metrics at http://{addr}/metrics");
-        }
         let shutdown = CancellationToken::new();
         tokio::spawn(signals.cancel_on_signal(server.shutdown_hook(), shutdown.clone()));
-        server.run(shutdown).await?;
+        if let Err(e) = server.run(shutdown).await {
+            if e.is::<ferrum_server::SnapshotError>() {
+                tracing::error!("Fatal error loading the DB: {e:#}. Exiting.");
+                tracing::error!("Terminating server after rdb file reading failure.");
+            }
+            return Err(e);
+        }
         tracing::info!("FerrumKV is now ready to exit, bye bye...");
         Ok(())
     })

@@ -59,6 +59,75 @@ pub(crate) struct Persistence {
     pub(crate) last_displaced_bytes: AtomicU64,
     /// Keys the last load stored and skipped as expired.
     pub(crate) last_load: (AtomicU64, AtomicU64),
+    /// The load at start-up, while it runs.
+    pub(crate) loading: Loading,
+}
+
+/// The snapshot loading at start-up: commands without the `loading` flag
+/// are refused meanwhile, and `INFO persistence` shows its progress.
+#[derive(Debug, Default)]
+pub(crate) struct Loading {
+    active: AtomicBool,
+    /// When it started, microseconds since the Unix epoch.
+    started_micros: AtomicU64,
+    total_bytes: AtomicU64,
+    pub(crate) loaded_bytes: AtomicU64,
+}
+
+/// A running load's progress, as `INFO persistence` reports it.
+pub(crate) struct LoadProgress {
+    pub(crate) started_unix: u64,
+    pub(crate) total_bytes: u64,
+    pub(crate) loaded_bytes: u64,
+    pub(crate) loaded_perc: f64,
+    /// Seconds left at the rate so far (1 before anything is read).
+    pub(crate) eta_secs: u64,
+}
+
+impl Loading {
+    /// Whether the load at start-up is still running.
+    pub(crate) fn active(&self) -> bool {
+        self.active.load(Ordering::Acquire)
+    }
+
+    /// Marks a load of `total_bytes` as started at `now_micros`.
+    pub(crate) fn start(&self, total_bytes: u64, now_micros: u64) {
+        self.total_bytes.store(total_bytes, Ordering::Relaxed);
+        self.loaded_bytes.store(0, Ordering::Relaxed);
+        self.started_micros.store(now_micros, Ordering::Relaxed);
+        self.active.store(true, Ordering::Release);
+    }
+
+    pub(crate) fn finish(&self) {
+        self.active.store(false, Ordering::Release);
+    }
+
+    /// The progress at `now_micros`, or `None` when no load runs.
+    pub(crate) fn progress(&self, now_micros: u64) -> Option<LoadProgress> {
+        if !self.active() {
+            return None;
+        }
+        let started = self.started_micros.load(Ordering::Relaxed);
+        let total = self.total_bytes.load(Ordering::Relaxed);
+        let loaded = self.loaded_bytes.load(Ordering::Relaxed).min(total);
+        let elapsed = now_micros.saturating_sub(started) as f64 / 1e6;
+        let eta_secs = if loaded == 0 || elapsed <= 0.0 {
+            1
+        } else {
+            ((total - loaded) as f64 / (loaded as f64 / elapsed)) as u64
+        };
+        Some(LoadProgress {
+            started_unix: started / 1_000_000,
+            total_bytes: total,
+            loaded_bytes: loaded,
+            loaded_perc: if total == 0 {
+                0.0
+            } else {
+                loaded as f64 * 100.0 / total as f64
+            },
+            eta_secs,
+        })
+    }
 }
 
 impl Persistence {
@@ -356,6 +425,7 @@ pub(crate) fn load(
     path: &Path,
     now: Millis,
     merge: bool,
+    mut after_key: impl FnMut(usize) -> Result<(), String>,
 ) -> Result<Option<Loaded>, LoadFailure> {
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
@@ -396,7 +466,7 @@ pub(crate) fn load(
             Recency::None => {}
         }
         loaded.keys += 1;
-        Ok(())
+        after_key(k.end)
     })
     .map_err(LoadFailure::Format)?;
     loaded.functions = header.functions;
@@ -495,7 +565,7 @@ mod tests {
 
         let later = Millis(now.0 + 1_000);
         let t = store(4);
-        let loaded = load(&t, &path, later, false)
+        let loaded = load(&t, &path, later, false, |_| Ok(()))
             .expect("loads")
             .expect("a file");
         assert_eq!((loaded.keys, loaded.expired), (501, 1));
@@ -519,18 +589,18 @@ mod tests {
         drop(ks);
 
         // Loading again into the loaded store: the first key is a duplicate.
-        let err = load(&t, &path, later, false).expect_err("duplicates");
+        let err = load(&t, &path, later, false, |_| Ok(())).expect_err("duplicates");
         assert!(err.to_string().contains("duplicate key"), "{err}");
         // Merging replaces.
-        let merged = load(&t, &path, later, true)
+        let merged = load(&t, &path, later, true, |_| Ok(()))
             .expect("merges")
             .expect("a file");
         assert_eq!(merged.keys, 501);
         // Fewer databases than the file uses.
-        let err = load(&store(2), &path, later, false).expect_err("db 3");
+        let err = load(&store(2), &path, later, false, |_| Ok(())).expect_err("db 3");
         assert!(err.to_string().contains("database"), "{err}");
         // No file: nothing to load.
-        assert!(load(&t, &dir.join("none.rdb"), later, false)
+        assert!(load(&t, &dir.join("none.rdb"), later, false, |_| Ok(()))
             .expect("ok")
             .is_none());
         let _ = std::fs::remove_dir_all(&dir);
@@ -637,7 +707,7 @@ mod tests {
         let path = dir.join("dump.rdb");
         save_now(&s, &snap(&s, now, &[]), &path).expect("saved");
         let t = lfu_store();
-        load(&t, &path, now, false).expect("loads");
+        load(&t, &path, now, false, |_| Ok(())).expect("loads");
         assert_eq!((counter(&t, b"hot"), counter(&t, b"cold")), (hot, cold));
         let _ = std::fs::remove_dir_all(&dir);
     }

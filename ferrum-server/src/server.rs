@@ -177,7 +177,7 @@ impl Server {
             skip_checksum: AtomicBool::new(false),
             clock,
         });
-        crate::cmd::persist::load_at_start(&shared).map_err(SnapshotError)?;
+        crate::cmd::persist::begin_load(&shared);
         Ok(Server { metrics, shared })
     }
 
@@ -209,40 +209,91 @@ impl Server {
     }
 
     /// Serves until `shutdown` is cancelled, then stops accepting, closes
-    /// every connection after its current batch, and returns.
+    /// every connection after its current batch, and returns. The
+    /// snapshot in `dir` loads first, while connections are served (and
+    /// refused with `-LOADING`); then "Ready to accept connections" is
+    /// logged.
     ///
     /// # Errors
     ///
-    /// Never today; the `Result` leaves room for fatal listener errors.
+    /// A [`SnapshotError`] when the snapshot does not load whole: the
+    /// server stops instead of serving half a dataset.
     pub async fn run(self, shutdown: CancellationToken) -> anyhow::Result<()> {
-        let listeners = &self.shared.listeners;
-        listeners.start(crate::accept::starter(Arc::downgrade(&self.shared)));
+        let shared = self.shared.clone();
+        let (addr, tls_addr, metrics_addr) =
+            (self.local_addr(), self.tls_addr(), self.metrics_addr());
+        let listeners = &shared.listeners;
+        listeners.start(crate::accept::starter(Arc::downgrade(&shared)));
         let stop = listeners.shutdown_token().clone();
         let tasks = listeners.tasks();
-        tasks.spawn(expire_loop(self.shared.clone(), stop.clone()));
-        tasks.spawn(persist_loop(self.shared.clone(), stop.clone()));
+        tasks.spawn(expire_loop(shared.clone(), stop.clone()));
+        tasks.spawn(persist_loop(shared.clone(), stop.clone()));
         if let Some(listener) = self.metrics {
-            tasks.spawn(crate::metrics::serve(listener, self.shared.clone(), stop));
+            tasks.spawn(crate::metrics::serve(listener, shared.clone(), stop));
         }
-        tokio::select! {
-            () = shutdown.cancelled() => {}
-            () = self.shared.shutdown_request.cancelled() => shutdown.cancel(),
+        let stop_requested = || async {
+            tokio::select! {
+                () = shutdown.cancelled() => {}
+                () = shared.shutdown_request.cancelled() => shutdown.cancel(),
+            }
+        };
+        let stop_loading = Arc::new(AtomicBool::new(false));
+        let loaded = tokio::select! {
+            loaded = load_snapshot(&shared, &stop_loading) => Some(loaded),
+            () = stop_requested() => None,
+        };
+        stop_loading.store(true, Ordering::Relaxed);
+        if let Some(Ok(())) = loaded {
+            tracing::info!(
+                "Ready to accept connections on {addr} (FerrumKV {})",
+                env!("CARGO_PKG_VERSION")
+            );
+            if let Some(addr) = tls_addr {
+                tracing::info!("TLS connections on {addr}");
+            }
+            if let Some(addr) = metrics_addr {
+                tracing::info!("Prometheus metrics at http://{addr}/metrics");
+            }
+            stop_requested().await;
         }
         listeners.shut_down();
         // A background save stops (its temporary file goes), as Redis
         // kills its child at shutdown.
-        crate::cmd::persist::abort_bgsave(&self.shared);
+        crate::cmd::persist::abort_bgsave(&shared);
         // A busy script would hold its connection (and so this join)
         // forever: it stops at its next instruction hook.
-        self.shared.scripting.running.abort_for_shutdown();
+        shared.scripting.running.abort_for_shutdown();
         // Connections wait on their own flag, not on the token: end each.
         // One registered after this sees the token at its start.
-        for c in self.shared.clients.all() {
+        for c in shared.clients.all() {
             c.kill.raise(End::Shutdown);
         }
         listeners.wait().await;
-        Ok(())
+        match loaded {
+            Some(Err(e)) => Err(SnapshotError(e).into()),
+            _ => Ok(()),
+        }
     }
+}
+
+/// Loads the snapshot at start-up (when [`crate::cmd::persist::begin_load`]
+/// found one) on a thread of its own, so connections are served meanwhile.
+/// `stop` raised makes the thread give up at its next key; dropping this
+/// future does not wait for it.
+async fn load_snapshot(shared: &Arc<Shared>, stop: &Arc<AtomicBool>) -> Result<(), String> {
+    if !shared.persistence.loading.active() {
+        return Ok(());
+    }
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let (shared, stop) = (shared.clone(), stop.clone());
+    std::thread::Builder::new()
+        .name("load".into())
+        .spawn(move || {
+            let _ = tx.send(crate::cmd::persist::load_at_start(&shared, &stop));
+        })
+        .map_err(|e| format!("could not start the loading thread: {e}"))?;
+    rx.await
+        .unwrap_or_else(|_| Err("the loading thread stopped without a result".into()))
 }
 
 /// Runs what Redis does on SIGTERM or SIGINT before the server stops.

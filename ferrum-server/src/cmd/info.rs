@@ -238,9 +238,22 @@ fn persistence(ctx: &Ctx<'_>, out: &mut String) {
     } else {
         -1
     };
+    out.push_str("# Persistence\r\n");
+    match p.loading.progress(ctx.shared.clock.now_micros()) {
+        // `loading_rdb_used_mem` (the saver's memory, from the file's aux
+        // fields) is not tracked: 0.
+        Some(l) => {
+            let _ = write!(
+                out,
+                "loading:1\r\nasync_loading:0\r\nloading_start_time:{}\r\nloading_total_bytes:{}\r\nloading_rdb_used_mem:0\r\nloading_loaded_bytes:{}\r\nloading_loaded_perc:{:.2}\r\nloading_eta_seconds:{}\r\n",
+                l.started_unix, l.total_bytes, l.loaded_bytes, l.loaded_perc, l.eta_secs
+            );
+        }
+        None => out.push_str("loading:0\r\nasync_loading:0\r\n"),
+    }
     let _ = write!(
         out,
-        "# Persistence\r\nloading:0\r\nasync_loading:0\r\ncurrent_cow_peak:{}\r\ncurrent_cow_size:{}\r\ncurrent_cow_size_age:0\r\ncurrent_fork_perc:{perc:.2}\r\ncurrent_save_keys_processed:{processed}\r\ncurrent_save_keys_total:{total}\r\nrdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\nrdb_last_bgsave_time_sec:{}\r\nrdb_current_bgsave_time_sec:{current_secs}\r\nrdb_saves:{}\r\nrdb_last_cow_size:{}\r\nrdb_last_load_keys_expired:{}\r\nrdb_last_load_keys_loaded:{}\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\naof_last_rewrite_time_sec:-1\r\naof_current_rewrite_time_sec:-1\r\naof_last_bgrewrite_status:ok\r\naof_rewrites:0\r\naof_rewrites_consecutive_failures:0\r\naof_last_write_status:ok\r\naof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n",
+        "current_cow_peak:{}\r\ncurrent_cow_size:{}\r\ncurrent_cow_size_age:0\r\ncurrent_fork_perc:{perc:.2}\r\ncurrent_save_keys_processed:{processed}\r\ncurrent_save_keys_total:{total}\r\nrdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\nrdb_last_bgsave_time_sec:{}\r\nrdb_current_bgsave_time_sec:{current_secs}\r\nrdb_saves:{}\r\nrdb_last_cow_size:{}\r\nrdb_last_load_keys_expired:{}\r\nrdb_last_load_keys_loaded:{}\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\naof_last_rewrite_time_sec:-1\r\naof_current_rewrite_time_sec:-1\r\naof_last_bgrewrite_status:ok\r\naof_rewrites:0\r\naof_rewrites_consecutive_failures:0\r\naof_last_write_status:ok\r\naof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n",
         // Never decreasing during a save: its peak is its current value.
         get(&p.displaced_bytes),
         get(&p.displaced_bytes),

@@ -270,7 +270,8 @@ fn prepare(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Result<Prepared, CmdError> {
     }
     // A subcommand's own arity, checked before it runs as Redis does (so
     // a call that misses arguments is rejected, not failed).
-    if let Some(sub) = category::subcommand_of_call(spec, args).map(|i| &SUBCOMMANDS[i]) {
+    let sub = category::subcommand_of_call(spec, args).map(|i| &SUBCOMMANDS[i]);
+    if let Some(sub) = sub {
         if !arity_fits(sub.arity, args.len()) {
             return Err(CmdError::Arity(sub.full_name.to_owned()));
         }
@@ -285,6 +286,12 @@ fn prepare(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Result<Prepared, CmdError> {
     }
     if ctx.conn.subs.restricts(ctx.conn.protocol) && !spec.has(flag::SUBSCRIBED_OK) {
         return Err(CmdError::msg(error::not_in_subscribed_context(spec.name)));
+    }
+    // A subcommand's own flag decides (`OBJECT HELP` runs, `OBJECT
+    // ENCODING` waits).
+    let loading_ok = sub.map_or(spec.flags, |s| s.flags) & flag::LOADING != 0;
+    if !loading_ok && ctx.shared.persistence.loading.active() {
+        return Err(CmdError::msg(error::LOADING));
     }
     if spec.has(flag::WRITE) {
         if let Some(refusal) = ctx.shared.refuses_writes() {

@@ -3,13 +3,13 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
 use ferrum_proto::Frame;
 
-use super::error::{BGSAVE_IN_PROGRESS, DEBUG_RELOAD_OPTIONS, RELOAD_FAILED, SAVE_FAILED};
+use super::error::{self, BGSAVE_IN_PROGRESS, DEBUG_RELOAD_OPTIONS, RELOAD_FAILED, SAVE_FAILED};
 use super::parse::is;
 use super::{CmdError, CmdResult, Ctx};
 use crate::persist::{self, LoadFailure, Loaded, Saved, SnapshotInfo};
@@ -218,7 +218,8 @@ const RETRY_DELAY_SECS: u64 = 5;
 /// then (after a failed attempt, not before [`RETRY_DELAY_SECS`]).
 pub(crate) fn cron(shared: &Shared) {
     let p = &shared.persistence;
-    if p.bgsave_running.load(Ordering::Acquire) {
+    // A save while the snapshot loads would replace it with part of it.
+    if p.bgsave_running.load(Ordering::Acquire) || p.loading.active() {
         return;
     }
     if p.bgsave_scheduled.load(Ordering::Relaxed) {
@@ -252,6 +253,12 @@ pub(crate) fn save_for_shutdown(shared: &Shared, save: bool, nosave: bool) -> bo
     if !wanted {
         return true;
     }
+    if shared.persistence.loading.active() {
+        // Part of the snapshot must never replace the whole (Redis
+        // does not save when it stops while loading either).
+        tracing::warn!("Stopping while the snapshot loads: not saving.");
+        return true;
+    }
     // Wait for the stopped background save's thread to let go.
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while shared.persistence.bgsave_running.load(Ordering::Acquire)
@@ -277,15 +284,16 @@ pub(crate) fn save_for_shutdown(shared: &Shared, save: bool, nosave: bool) -> bo
 /// # Errors
 /// What stopped the load, the byte offset named; keys read before it
 /// stay in the store.
-pub(crate) fn load_file(shared: &Shared, merge: bool) -> Result<Option<Loaded>, String> {
-    let path = {
-        let config = shared.config();
-        persist::file_path(&config.dir, &config.dbfilename)
-    };
+pub(crate) fn load_file(
+    shared: &Shared,
+    merge: bool,
+    after_key: impl FnMut(usize) -> Result<(), String>,
+) -> Result<Option<Loaded>, String> {
+    let path = snapshot_path(shared);
     let now = shared.clock.now();
     let fail = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
     let Some(mut loaded) =
-        persist::load(&shared.store, &path, now, merge).map_err(|e| match e {
+        persist::load(&shared.store, &path, now, merge, after_key).map_err(|e| match e {
             LoadFailure::Io(e) => fail(&e),
             LoadFailure::Format(e) => {
                 // What redis-check-rdb would say: the key and type it was in.
@@ -338,6 +346,10 @@ pub(crate) fn lastsave(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
 /// load the file back (`MERGE`: replacing keys and libraries that exist,
 /// which are otherwise an error).
 pub(crate) fn debug_reload(ctx: &mut Ctx<'_>, options: &[Bytes]) -> CmdResult {
+    // Saving now would put part of the loading snapshot in its place.
+    if ctx.shared.persistence.loading.active() {
+        return Err(CmdError::msg(error::LOADING));
+    }
     let (mut merge, mut flush, mut save) = (false, true, true);
     for o in options {
         if is(o, "merge") {
@@ -358,7 +370,7 @@ pub(crate) fn debug_reload(ctx: &mut Ctx<'_>, options: &[Bytes]) -> CmdResult {
         super::server::flush_all(ctx);
         super::function::restore_libraries(shared, Vec::new(), true, false)?;
     }
-    match load_file(shared, merge) {
+    match load_file(shared, merge, |_| Ok(())) {
         Ok(_) => {
             tracing::warn!("DB reloaded by DEBUG RELOAD");
             Ok(Frame::ok())
@@ -370,15 +382,54 @@ pub(crate) fn debug_reload(ctx: &mut Ctx<'_>, options: &[Bytes]) -> CmdResult {
     }
 }
 
-/// Loads `dir/dbfilename` at start-up, if it exists, and logs what it
-/// held.
+/// `dir/dbfilename`.
+fn snapshot_path(shared: &Shared) -> std::path::PathBuf {
+    let config = shared.config();
+    persist::file_path(&config.dir, &config.dbfilename)
+}
+
+/// Marks the load at start-up as begun when `dir/dbfilename` exists, so
+/// that from the first connection on, commands without the `loading`
+/// flag are refused with `-LOADING` until [`load_at_start`] ends.
+pub(crate) fn begin_load(shared: &Shared) {
+    if let Ok(meta) = std::fs::metadata(snapshot_path(shared)) {
+        let now = shared.clock.now_micros();
+        shared.persistence.loading.start(meta.len(), now);
+    }
+}
+
+/// Loads `dir/dbfilename` at start-up, if [`begin_load`] found it, while
+/// connections are served; logs what it held, and ends the loading state.
+/// Each key waits `key-load-delay` microseconds (a test hook, as in
+/// Redis); `stop` raised ends the load early (a shutdown).
 ///
 /// # Errors
 /// A file that does not load whole: the server does not start with half
 /// a dataset.
-pub(crate) fn load_at_start(shared: &Shared) -> Result<(), String> {
+pub(crate) fn load_at_start(shared: &Shared, stop: &AtomicBool) -> Result<(), String> {
+    let loading = &shared.persistence.loading;
+    if !loading.active() {
+        return Ok(());
+    }
     let started = std::time::Instant::now();
-    if let Some(loaded) = load_file(shared, false)? {
+    let delay = shared
+        .config()
+        .stored_value("key-load-delay")
+        .parse::<i64>()
+        .unwrap_or(0);
+    let after_key = |end: usize| {
+        loading.loaded_bytes.store(end as u64, Ordering::Relaxed);
+        if delay > 0 {
+            std::thread::sleep(Duration::from_micros(delay as u64));
+        }
+        if stop.load(Ordering::Relaxed) {
+            return Err("the server is stopping".to_owned());
+        }
+        Ok(())
+    };
+    let loaded = load_file(shared, false, after_key);
+    loading.finish();
+    if let Some(loaded) = loaded? {
         tracing::info!(
             "DB loaded from disk (RDB version {}, written by {}): {:.3} seconds, \
              keys loaded: {}, keys expired: {}, empty keys skipped: {}",

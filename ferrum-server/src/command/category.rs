@@ -115,7 +115,7 @@ pub(crate) struct SubcommandSpec {
     /// Redis arity, the container's name included.
     pub(crate) arity: i32,
     /// Bits from [`flag`], as `COMMAND INFO` reports them.
-    pub(crate) flags: u16,
+    pub(crate) flags: u32,
     /// Bits from this module.
     pub(crate) categories: u32,
     /// First key, last key and step, as the container's row has them.

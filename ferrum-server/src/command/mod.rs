@@ -22,43 +22,46 @@ pub(crate) use table::{COMMANDS, SUBCOMMANDS};
 /// Command flags, as `COMMAND INFO` reports them.
 pub(crate) mod flag {
     /// May modify the keyspace.
-    pub(crate) const WRITE: u16 = 1 << 0;
+    pub(crate) const WRITE: u32 = 1 << 0;
     /// Only reads.
-    pub(crate) const READONLY: u16 = 1 << 1;
+    pub(crate) const READONLY: u32 = 1 << 1;
     /// May grow memory: refused with OOM over `maxmemory`.
-    pub(crate) const DENYOOM: u16 = 1 << 2;
+    pub(crate) const DENYOOM: u32 = 1 << 2;
     /// O(1) or O(log n).
-    pub(crate) const FAST: u16 = 1 << 3;
+    pub(crate) const FAST: u32 = 1 << 3;
     /// Administrative.
-    pub(crate) const ADMIN: u16 = 1 << 4;
+    pub(crate) const ADMIN: u32 = 1 << 4;
     /// Allowed before `AUTH`.
-    pub(crate) const NO_AUTH: u16 = 1 << 5;
+    pub(crate) const NO_AUTH: u32 = 1 << 5;
     /// Runs at once inside `MULTI` instead of being queued.
-    pub(crate) const NO_QUEUE: u16 = 1 << 6;
+    pub(crate) const NO_QUEUE: u32 = 1 << 6;
     /// Not allowed inside `MULTI` at all.
-    pub(crate) const NO_MULTI: u16 = 1 << 7;
+    pub(crate) const NO_MULTI: u32 = 1 << 7;
     /// Refers to the connection, not the keyspace.
-    pub(crate) const STALE: u16 = 1 << 8;
+    pub(crate) const STALE: u32 = 1 << 8;
     /// Has subcommands (`CLIENT LIST`): reported as `client|list`.
-    pub(crate) const CONTAINER: u16 = 1 << 9;
+    pub(crate) const CONTAINER: u32 = 1 << 9;
     /// May block the client (BLPOP and friends).
-    pub(crate) const BLOCKING: u16 = 1 << 10;
+    pub(crate) const BLOCKING: u32 = 1 << 10;
     /// A Pub/Sub command.
-    pub(crate) const PUBSUB: u16 = 1 << 11;
+    pub(crate) const PUBSUB: u32 = 1 << 11;
     /// Allowed while a RESP2 client is subscribed (`SUBSCRIBE`, `PING`, ...).
-    pub(crate) const SUBSCRIBED_OK: u16 = 1 << 12;
+    pub(crate) const SUBSCRIBED_OK: u32 = 1 << 12;
     /// Refused from scripts (`redis.call('eval', ...)`, `MULTI`, `BLPOP`).
-    pub(crate) const NO_SCRIPT: u16 = 1 << 13;
+    pub(crate) const NO_SCRIPT: u32 = 1 << 13;
     /// Runs with the transaction gate's write side held: nothing else runs
     /// meanwhile (`EVAL`, `FCALL`).
-    pub(crate) const EXCLUSIVE: u16 = 1 << 14;
+    pub(crate) const EXCLUSIVE: u32 = 1 << 14;
     /// The handler raises its keys' notifications and tracking
     /// invalidations itself, for keys the table's first/last/step cannot
     /// name (`MIGRATE ... KEYS a b`).
-    pub(crate) const SIGNALS_KEYS: u16 = 1 << 15;
+    pub(crate) const SIGNALS_KEYS: u32 = 1 << 15;
+    /// Runs while the snapshot loads at start; the others are refused
+    /// with `-LOADING` (Redis's `ok-loading`).
+    pub(crate) const LOADING: u32 = 1 << 16;
 
     /// Flag names in `COMMAND INFO` order.
-    pub(crate) const NAMES: &[(u16, &str)] = &[
+    pub(crate) const NAMES: &[(u32, &str)] = &[
         (WRITE, "write"),
         (READONLY, "readonly"),
         (DENYOOM, "denyoom"),
@@ -68,6 +71,7 @@ pub(crate) mod flag {
         (NO_AUTH, "no_auth"),
         (NO_SCRIPT, "noscript"),
         (NO_MULTI, "no_multi"),
+        (LOADING, "loading"),
         (STALE, "stale"),
         (FAST, "fast"),
     ];
@@ -81,7 +85,7 @@ pub(crate) struct CommandSpec {
     /// Redis arity: `n` exactly n arguments (name included), `-n` at least n.
     pub(crate) arity: i32,
     /// Bits from [`flag`].
-    pub(crate) flags: u16,
+    pub(crate) flags: u32,
     /// ACL categories: bits from [`category`].
     pub(crate) categories: u32,
     /// Position of the first key argument, 0 if none.
@@ -119,7 +123,7 @@ impl CommandSpec {
         (self as *const CommandSpec as usize - base) / std::mem::size_of::<CommandSpec>()
     }
 
-    pub(crate) fn has(&self, f: u16) -> bool {
+    pub(crate) fn has(&self, f: u32) -> bool {
         self.flags & f != 0
     }
 

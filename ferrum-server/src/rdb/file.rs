@@ -174,6 +174,8 @@ pub(crate) struct Key {
     /// Unix time in milliseconds.
     pub(crate) expires_ms: Option<u64>,
     pub(crate) recency: Recency,
+    /// The offset just past this key's record: how far the read is.
+    pub(crate) end: usize,
 }
 
 /// What a file holds beside its keys.
@@ -395,6 +397,7 @@ pub(crate) fn read(
                     value,
                     expires_ms: expires_ms.take(),
                     recency: std::mem::replace(&mut recency, Recency::None),
+                    end: r.pos,
                 })
                 .map_err(|reason| LoadError {
                     reason,

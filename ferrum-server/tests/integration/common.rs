@@ -46,16 +46,27 @@ impl TestServer {
     /// A server started from the configuration file at `path` (which the
     /// test arguments then override), as `ferrum-server path --port 0 ...`.
     pub(crate) fn start_from_file(path: &std::path::Path) -> TestServer {
-        TestServer::start_args(2, Some(path), &[])
+        TestServer::start_args(2, Some(path), &[], true)
     }
 
     /// A server whose runtime has `workers` worker threads, with extra
     /// `--name value` arguments.
     pub(crate) fn start_on(workers: usize, extra: &[&str]) -> TestServer {
-        TestServer::start_args(workers, None, extra)
+        TestServer::start_args(workers, None, extra, true)
     }
 
-    fn start_args(workers: usize, file: Option<&std::path::Path>, extra: &[&str]) -> TestServer {
+    /// [`TestServer::start_with`], returning while a snapshot in its
+    /// directory may still be loading.
+    pub(crate) fn start_loading(extra: &[&str]) -> TestServer {
+        TestServer::start_args(2, None, extra, false)
+    }
+
+    fn start_args(
+        workers: usize,
+        file: Option<&std::path::Path>,
+        extra: &[&str],
+        wait_loaded: bool,
+    ) -> TestServer {
         let file = file.map(|p| p.to_string_lossy().into_owned());
         let mut args: Vec<String> = file.into_iter().collect();
         // Snapshots go to a directory of the server's own, never the
@@ -98,13 +109,43 @@ impl TestServer {
         let (addr, metrics_addr, tls_addr) = rx
             .recv_timeout(Duration::from_secs(30))
             .expect("server started");
-        TestServer {
+        let server = TestServer {
             addr,
             metrics_addr,
             tls_addr,
             dir,
             shutdown,
             thread: Some(thread),
+        };
+        // A snapshot in the server's directory loads while it serves:
+        // tests start once it has (`-LOADING` otherwise).
+        let data_dir = extra
+            .windows(2)
+            .rfind(|w| w[0] == "--dir")
+            .map(|w| std::path::PathBuf::from(w[1]))
+            .unwrap_or_else(|| server.dir.clone());
+        if wait_loaded && data_dir.join("dump.rdb").exists() {
+            server.wait_loaded();
+        }
+        server
+    }
+
+    /// Waits until the snapshot the server found at start has loaded:
+    /// until `PING` is no longer answered with `-LOADING`.
+    pub(crate) fn wait_loaded(&self) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        let mut raw = self.raw();
+        loop {
+            raw.send(b"*1\r\n$4\r\nPING\r\n");
+            let reply = raw.read_line();
+            if !reply.starts_with("-LOADING") {
+                return;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the snapshot did not load in 30 s"
+            );
+            std::thread::sleep(Duration::from_millis(10));
         }
     }
 
@@ -188,6 +229,20 @@ impl Raw {
             "reply to {:?}",
             String::from_utf8_lossy(request)
         );
+    }
+
+    /// Reads one line, without its CRLF.
+    pub(crate) fn read_line(&mut self) -> String {
+        let mut line = Vec::new();
+        let mut b = [0u8; 1];
+        while !line.ends_with(b"\r\n") {
+            match self.stream.read(&mut b) {
+                Ok(0) => break,
+                Ok(_) => line.push(b[0]),
+                Err(e) => panic!("read failed: {e}"),
+            }
+        }
+        String::from_utf8_lossy(&line).trim_end().to_owned()
     }
 
     /// Whether the server closed the connection (reads EOF).

@@ -190,6 +190,50 @@ fn a_saved_snapshot_loads_at_the_next_start() {
 }
 
 #[test]
+fn while_the_snapshot_loads_commands_get_loading_and_info_shows_it() {
+    let dir = temp_dir("persist-loading");
+    {
+        let s = start_in(&dir);
+        let mut c = s.client();
+        let _: () = run(&mut c, &["DEBUG", "POPULATE", "1000"]).unwrap();
+        let _: String = run(&mut c, &["SAVE"]).unwrap();
+    }
+    let saved = std::fs::read(dir.join("dump.rdb")).unwrap();
+    // 1,000 keys at 2 ms each: two seconds of loading, with save points
+    // that must not fire meanwhile.
+    let d = dir.to_string_lossy().into_owned();
+    let args = ["--dir", &d, "--key-load-delay", "2000", "--save", "1 1"];
+    let s = TestServer::start_loading(&args);
+    let mut c = s.client();
+    let info: String = run(&mut c, &["INFO", "persistence"]).unwrap();
+    assert!(info.contains("loading:1\r\n"), "{info}");
+    for field in [
+        "loading_start_time:",
+        "loading_total_bytes:",
+        "loading_eta_seconds:",
+    ] {
+        assert!(info.contains(field), "{field} in {info}");
+    }
+    let e = run::<String>(&mut c, &["GET", "key:1"]).unwrap_err();
+    assert_eq!(e.code(), Some("LOADING"), "{e}");
+    let e = run::<String>(&mut c, &["DEBUG", "RELOAD"]).unwrap_err();
+    assert_eq!(e.code(), Some("LOADING"), "{e}");
+    // A shutdown meanwhile stops the load and saves nothing over the file.
+    let _ = run::<String>(&mut c, &["SHUTDOWN"]);
+    drop(s);
+    assert_eq!(std::fs::read(dir.join("dump.rdb")).unwrap(), saved);
+    // Loaded whole, the keys are there and writes go on.
+    let s = start_in(&dir);
+    let mut c = s.client();
+    assert_eq!(run::<u64>(&mut c, &["DBSIZE"]).unwrap(), 1000);
+    let info: String = run(&mut c, &["INFO", "persistence"]).unwrap();
+    assert!(info.contains("loading:0\r\n"), "{info}");
+    let _: String = run(&mut c, &["SET", "k", "v"]).unwrap();
+    drop(s);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn save_is_not_allowed_in_multi_and_a_failed_save_says_err() {
     let s = TestServer::start();
     let mut c = s.client();
@@ -315,8 +359,15 @@ fn bind_error(dir: &Path) -> String {
         .enable_all()
         .build()
         .unwrap();
-    match rt.block_on(ferrum_server::Server::bind(config)) {
-        Ok(_) => String::new(),
+    let run = async {
+        let server = ferrum_server::Server::bind(config).await?;
+        let never = tokio_util::sync::CancellationToken::new();
+        tokio::time::timeout(std::time::Duration::from_secs(30), server.run(never))
+            .await
+            .map_err(|_| anyhow::anyhow!("the server started: no load failure"))?
+    };
+    match rt.block_on(run) {
+        Ok(()) => String::new(),
         Err(e) => format!("{e:#}"),
     }
 }

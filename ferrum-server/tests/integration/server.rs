@@ -312,7 +312,7 @@ fn command_info_and_docs_report_subcommands_as_rows() {
         panic!("{:?}", get[2])
     };
     let flags: Vec<String> = flags.iter().map(bulk).collect();
-    assert_eq!(flags, ["admin", "noscript", "stale"]);
+    assert_eq!(flags, ["admin", "noscript", "loading", "stale"]);
     let redis::Value::Array(cats) = &get[6] else {
         panic!("{:?}", get[6])
     };
