@@ -17,7 +17,9 @@
 //!    external mode, profile `core`) against the release server, its
 //!    per-file table printed, and the run failed below the must-reach line
 //!    of issue 13: 95% overall and 90% in every file, less the files in
-//!    [`KNOWN_SHORT`], each named with what it still lacks.
+//!    [`KNOWN_SHORT`], each named with what it still lacks. Then its
+//!    persistence tests in native mode (`crate::native_suite`), failed
+//!    below their floors.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -169,6 +171,8 @@ impl Ci {
                 Command::new(&cargo).args(["build", "--release", "-p", "ferrum-server"]),
             )?;
             redis_suite(&root, &suite)?;
+            let server = crate::target_dir(&root).join("release/ferrum-server");
+            crate::native_suite::run(&root, &suite.join("run.sh"), &server)?;
         }
         println!("== all checks passed in {:.0?}", started.elapsed());
         Ok(())
@@ -341,7 +345,7 @@ fn redis_suite(root: &Path, suite: &Path) -> Result<()> {
 /// Each failed test of the run with the line that says why, from the
 /// runner's per-file logs: a CI log then shows what failed, not only how
 /// many.
-fn failed_tests(logs: &Path) -> String {
+pub(crate) fn failed_tests(logs: &Path) -> String {
     let mut files: Vec<PathBuf> = std::fs::read_dir(logs)
         .map(|dir| dir.filter_map(|e| Some(e.ok()?.path())).collect())
         .unwrap_or_default();

@@ -18,6 +18,7 @@ mod ci;
 mod equal_memory;
 mod keys;
 mod machine;
+mod native_suite;
 mod procs;
 mod redis_benchmark;
 mod report;
