@@ -17,6 +17,10 @@ use tokio_util::sync::CancellationToken;
 pub(crate) struct TestServer {
     /// Where it listens.
     pub(crate) addr: SocketAddr,
+    /// Its `dir`, where a save (a `FLUSHALL` under the default save
+    /// points) writes: its own, removed on drop, so no test loads another's
+    /// snapshot.
+    dir: std::path::PathBuf,
     shutdown: CancellationToken,
     thread: Option<JoinHandle<()>>,
 }
@@ -31,17 +35,24 @@ impl TestServer {
     // Each test file compiles this module on its own; not all use this.
     #[allow(dead_code)]
     pub(crate) fn start_with(extra: &[&str]) -> TestServer {
-        let args = [
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir =
+            std::env::temp_dir().join(format!("ferrum-bench-server-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("a directory for the server");
+        let dir_arg = dir.to_string_lossy().into_owned();
+        let base = [
             "--port",
             "0",
             "--bind",
             "127.0.0.1",
             "--enable-debug-command",
             "yes",
-        ]
-        .iter()
-        .chain(extra)
-        .map(|a| a.to_string());
+            "--dir",
+            &dir_arg,
+        ];
+        let args: Vec<String> = base.iter().chain(extra).map(|a| a.to_string()).collect();
         let config = Config::from_args(args).expect("valid configuration");
         let shutdown = CancellationToken::new();
         let token = shutdown.clone();
@@ -61,6 +72,7 @@ impl TestServer {
             .expect("server started");
         TestServer {
             addr,
+            dir,
             shutdown,
             thread: Some(thread),
         }
@@ -73,6 +85,7 @@ impl Drop for TestServer {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
