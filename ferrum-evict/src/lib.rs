@@ -169,6 +169,21 @@ pub trait EvictionPolicy: Send {
         self.set_lfu_counter(id, hint, now);
     }
 
+    /// What the policy learnt beyond its entries' hints (an adaptive
+    /// policy's controller, ghost history and queue order), as bytes a
+    /// snapshot carries across a restart. `key_hash` answers for tracked
+    /// ids as in [`EvictionPolicy::evict`]. `None` for policies whose state
+    /// is all in their entries (the default).
+    fn export_state(&self, _key_hash: &dyn Fn(EntryId) -> u64) -> Option<Vec<u8>> {
+        None
+    }
+
+    /// Takes back [`EvictionPolicy::export_state`]'s bytes once a load has
+    /// inserted its entries (and restored their hints). Bytes from another
+    /// policy, version or key hash MUST be ignored or do no more than
+    /// mislead the policy's choices; never panic. By default ignored.
+    fn import_state(&mut self, _state: &[u8], _key_hash: &dyn Fn(EntryId) -> u64) {}
+
     /// An adaptive policy's controller state, for `INFO` and metrics;
     /// `None` for policies without a controller.
     fn controller_state(&self) -> Option<ControllerState> {

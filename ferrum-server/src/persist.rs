@@ -213,6 +213,49 @@ pub(crate) struct Snapshot {
     info: SnapshotInfo,
     /// The eviction policy at the start (which hint each key carries).
     policy: PolicyKind,
+    /// The [`POLICY_AUX`] field's value, when a shard's policy has a state.
+    policy_state: Option<Vec<u8>>,
+}
+
+/// The aux field carrying what the eviction policy learnt beyond each
+/// key's hint (AHE's controller, ghosts and queue order), which Redis
+/// skips as it skips any aux field it does not know: a format byte (1),
+/// the shard count (4 bytes), then per shard a length (4 bytes, 0 for
+/// none) and the shard's state, little-endian.
+const POLICY_AUX: &str = "ferrum-policy-state";
+
+/// The [`POLICY_AUX`] value for `states`, one per shard; `None` when no
+/// shard has one.
+fn encode_policy_states(states: &[Option<Vec<u8>>]) -> Option<Vec<u8>> {
+    if states.iter().all(Option::is_none) {
+        return None;
+    }
+    let mut out = vec![1];
+    out.extend_from_slice(&(states.len() as u32).to_le_bytes());
+    for state in states {
+        let state = state.as_deref().unwrap_or_default();
+        out.extend_from_slice(&(state.len() as u32).to_le_bytes());
+        out.extend_from_slice(state);
+    }
+    Some(out)
+}
+
+/// The per-shard states of a [`POLICY_AUX`] value written for `shards`
+/// shards; `None` for another format or shard count, or damage.
+fn decode_policy_states(bytes: &[u8], shards: usize) -> Option<Vec<&[u8]>> {
+    let (&format, rest) = bytes.split_first()?;
+    let count = u32::from_le_bytes(rest.get(..4)?.try_into().ok()?) as usize;
+    if format != 1 || count != shards {
+        return None;
+    }
+    let mut rest = &rest[4..];
+    let mut states = Vec::with_capacity(count);
+    for _ in 0..count {
+        let len = u32::from_le_bytes(rest.get(..4)?.try_into().ok()?) as usize;
+        states.push(rest.get(4..4usize.checked_add(len)?)?);
+        rest = &rest[4 + len..];
+    }
+    rest.is_empty().then_some(states)
 }
 
 impl Snapshot {
@@ -221,10 +264,14 @@ impl Snapshot {
     pub(crate) fn start(store: &Store, info: SnapshotInfo) -> Option<Snapshot> {
         let (policy, _) = store.policy();
         let generation = store.snapshot_start(info.now)?;
+        // Each shard locked in turn, just after the start: a hint, so a
+        // write between the two only makes it a little older.
+        let policy_state = encode_policy_states(&store.policy_states());
         Some(Snapshot {
             generation,
             info,
             policy,
+            policy_state,
         })
     }
 }
@@ -272,13 +319,16 @@ fn walk<W: Write>(
     let info = &snap.info;
     let ctime = info.unix_secs.to_string();
     let used_mem = info.used_memory.to_string();
-    let aux: [(&str, &[u8]); 5] = [
+    let mut aux: Vec<(&str, &[u8])> = vec![
         ("redis-ver", crate::REDIS_VERSION.as_bytes()),
         ("redis-bits", b"64"),
         ("ctime", ctime.as_bytes()),
         ("used-mem", used_mem.as_bytes()),
         ("aof-base", b"0"),
     ];
+    if let Some(state) = &snap.policy_state {
+        aux.push((POLICY_AUX, state));
+    }
     let mut w = Writer::new(out, &aux, info.checksum)?;
     for code in &info.functions {
         w.function(code)?;
@@ -469,6 +519,17 @@ pub(crate) fn load(
         after_key(k.end)
     })
     .map_err(LoadFailure::Format)?;
+    // After the keys: the states order the entries their hints placed.
+    let shards = store.shard_count();
+    let policy_aux = header
+        .aux
+        .iter()
+        .find(|(name, _)| name == POLICY_AUX.as_bytes());
+    if let Some(states) = policy_aux.and_then(|(_, v)| decode_policy_states(v, shards)) {
+        for (shard, state) in states.into_iter().enumerate() {
+            store.import_policy_state(shard, state);
+        }
+    }
     loaded.functions = header.functions;
     for key in &header.empty_keys {
         tracing::warn!("skipping empty key: {}", String::from_utf8_lossy(key));
@@ -676,6 +737,62 @@ mod tests {
                 (b"old".to_vec(), Recency::IdleSeconds(500)),
             ]
         );
+    }
+
+    #[test]
+    fn ahe_comes_back_as_it_was_saved() {
+        let now = Millis(1_700_000_000_000);
+        let ahe_store = |shards| {
+            Store::new(StoreConfig {
+                databases: 1,
+                shards,
+                maxmemory_bytes: 64 * 1024,
+                policy: PolicyKind::AllKeysAhe,
+                policy_config: PolicyConfig::default(),
+            })
+        };
+        let s = ahe_store(2);
+        // Ten times what fits, with a hot tenth read between inserts: the
+        // ghosts fill, entries are promoted, the controller moves.
+        for i in 0..3_000 {
+            put(&s, 0, &format!("key:{i}"), Value::str(b"value"), None, now);
+            let hot = format!("key:{}", i / 10 * 10);
+            let mut ks = s.lock_key(hot.as_bytes());
+            ks.shard(hot.as_bytes())
+                .lookup(0, hot.as_bytes(), now, Access::Read);
+            drop(ks);
+            s.enforce_maxmemory(now);
+        }
+        let before = s.policy_states();
+        assert!(before
+            .iter()
+            .all(|st| st.as_ref().is_some_and(|b| b.len() > 1_000)));
+        let dir = temp_dir("ahe");
+        let path = dir.join("dump.rdb");
+        save_now(&s, &snap(&s, now, &[]), &path).expect("saved");
+        let t = ahe_store(2);
+        load(&t, &path, now, false, |_| Ok(())).expect("loads");
+        // Queues in the same order, ghosts and controller the same.
+        assert_eq!(t.policy_states(), before);
+        // Another shard count hashes keys otherwise: the state is left out
+        // and the keys still load.
+        let u = ahe_store(3);
+        let loaded = load(&u, &path, now, false, |_| Ok(())).expect("loads");
+        assert_eq!(loaded.map(|l| l.keys), Some(s.lock_all().dbsize(0)));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn policy_states_decode_only_for_their_shard_count() {
+        let states = vec![Some(vec![1, 2, 3]), None, Some(vec![])];
+        let bytes = encode_policy_states(&states).expect("some state");
+        let want: Vec<&[u8]> = vec![&[1, 2, 3], &[], &[]];
+        assert_eq!(decode_policy_states(&bytes, 3), Some(want));
+        assert_eq!(decode_policy_states(&bytes, 2), None);
+        for cut in 0..bytes.len() {
+            assert_eq!(decode_policy_states(&bytes[..cut], 3), None, "cut at {cut}");
+        }
+        assert_eq!(encode_policy_states(&[None, None]), None);
     }
 
     #[test]

@@ -18,6 +18,10 @@ use crate::block::Block;
 use crate::entry::{Entry, EntryMut, Watches};
 use crate::memory;
 use crate::snapshot::{ShardSnapshot, SnapshotChunk};
+
+/// What a shard hashes to tell whether an exported policy state names
+/// keys by the same hashes (see [`Shard::export_policy_state`]).
+const HASH_PROBE: &[u8] = b"ferrum policy state";
 use crate::stats::KeyspaceStats;
 use crate::value::{Typed, Value};
 use crate::StoreError;
@@ -1047,6 +1051,45 @@ impl Shard {
     /// nothing of the key ignores it.
     pub fn restore_warm_hint(&mut self, db: usize, key: &[u8], hint: u8, now: Millis) {
         self.with_policy_of(db, key, now, |p, id| p.restore_warm_hint(id, hint, now));
+    }
+
+    /// What the eviction policy learnt beyond its entries' hints (see
+    /// [`EvictionPolicy::export_state`]), for a snapshot.
+    ///
+    /// The state names keys by their hashes, so it starts with this
+    /// shard's hash of a fixed probe: a shard that hashes keys otherwise
+    /// (another seed or shard count) ignores it.
+    pub fn export_policy_state(&self) -> Option<Vec<u8>> {
+        let (hasher, slots) = (&self.key_hasher, &self.slots);
+        let key_hash = |id: EntryId| {
+            slots
+                .get(id.index())
+                .and_then(Option::as_ref)
+                .map_or(0, |b| hasher.hash_one(b.key()))
+        };
+        let state = self.policy.as_ref()?.export_state(&key_hash)?;
+        let mut out = hasher.hash_one(HASH_PROBE).to_le_bytes().to_vec();
+        out.extend_from_slice(&state);
+        Some(out)
+    }
+
+    /// Hands the policy a state [`Shard::export_policy_state`] gave,
+    /// once a load has inserted the keys (see
+    /// [`EvictionPolicy::import_state`]).
+    pub fn import_policy_state(&mut self, state: &[u8]) {
+        let (hasher, slots) = (&self.key_hasher, &self.slots);
+        let Some(state) = state.strip_prefix(&hasher.hash_one(HASH_PROBE).to_le_bytes()[..]) else {
+            return;
+        };
+        let key_hash = |id: EntryId| {
+            slots
+                .get(id.index())
+                .and_then(Option::as_ref)
+                .map_or(0, |b| hasher.hash_one(b.key()))
+        };
+        if let Some(p) = &mut self.policy {
+            p.import_state(state, &key_hash);
+        }
     }
 
     /// The slot table's length: cursors for `SCAN` range over `0..slot_count()`.

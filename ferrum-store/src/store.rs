@@ -190,6 +190,26 @@ impl Store {
         chunk.unwrap_or_default()
     }
 
+    /// Each shard's eviction-policy state (see
+    /// [`Shard::export_policy_state`]), each shard locked in turn.
+    pub fn policy_states(&self) -> Vec<Option<Vec<u8>>> {
+        self.shards
+            .iter()
+            .map(|shard| lock(shard).export_policy_state())
+            .collect()
+    }
+
+    /// Hands shard `shard`'s policy a state [`Store::policy_states`] gave
+    /// (ignored when `shard` is out of range).
+    pub fn import_policy_state(&self, shard: usize, state: &[u8]) {
+        if shard < self.shards.len() {
+            let mut locked = self.lock_shard(shard);
+            for s in locked.shards() {
+                s.import_policy_state(state);
+            }
+        }
+    }
+
     /// Ends the snapshot in progress, if any, in every shard.
     pub fn snapshot_abort(&self) {
         for shard in self.shards.iter() {

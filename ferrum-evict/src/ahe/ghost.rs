@@ -102,6 +102,45 @@ impl Ghost {
     pub(super) fn heap_bytes(&self) -> usize {
         self.cells.capacity() * 2 + self.cursors.capacity()
     }
+
+    /// Appends the table to `out`: the bucket count (4 bytes) and ways (1),
+    /// then the cells and cursors, little-endian.
+    pub(super) fn export(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&(self.buckets as u32).to_le_bytes());
+        out.push(self.ways as u8);
+        for c in &self.cells {
+            out.extend_from_slice(&c.to_le_bytes());
+        }
+        out.extend_from_slice(&self.cursors);
+    }
+
+    /// Reads a table [`Ghost::export`] wrote at the start of `bytes`,
+    /// returning it and the bytes it took; `None` for anything that is
+    /// not one (wrong lengths, ways or cursors out of range).
+    pub(super) fn import(bytes: &[u8]) -> Option<(Ghost, usize)> {
+        let buckets = u32::from_le_bytes(bytes.get(..4)?.try_into().ok()?) as usize;
+        let ways = usize::from(*bytes.get(4)?);
+        if ways > WAYS || (ways == 0) != (buckets == 0) {
+            return None;
+        }
+        let cells_len = buckets.checked_mul(ways)?;
+        let end = 5 + cells_len.checked_mul(2)?.checked_add(buckets)?;
+        let body = bytes.get(5..end)?;
+        let (cells, cursors) = body.split_at(cells_len * 2);
+        if cursors.iter().any(|&c| usize::from(c) >= ways) {
+            return None;
+        }
+        let ghost = Ghost {
+            cells: cells
+                .chunks_exact(2)
+                .map(|c| u16::from_le_bytes([c[0], c[1]]))
+                .collect(),
+            cursors: cursors.to_vec(),
+            buckets,
+            ways,
+        };
+        Some((ghost, end))
+    }
 }
 
 #[cfg(test)]
@@ -137,6 +176,34 @@ mod tests {
         assert_eq!(ghost.take(42 << 40), None, "rebuilt");
         ghost.clear();
         assert_eq!(ghost.heap_bytes(), 0);
+    }
+
+    #[test]
+    fn an_exported_table_imports_as_it_was_and_damage_is_refused() {
+        let mut ghost = Ghost::default();
+        ghost.fit(100);
+        // Distinct fingerprints (bits 40..56), spread over the buckets.
+        let hash = |i: u64| (i + 1) << 40 | (i * 2_654_435_761) & 0xffff_ffff;
+        for i in 0..70 {
+            ghost.record(hash(i));
+        }
+        let mut bytes = Vec::new();
+        ghost.export(&mut bytes);
+        let (mut back, used) = Ghost::import(&bytes).expect("imports");
+        assert_eq!(used, bytes.len());
+        let mut found = 0;
+        for i in (0..70).rev() {
+            let rank = ghost.take(hash(i));
+            assert_eq!(back.take(hash(i)), rank, "{i}");
+            found += usize::from(rank.is_some());
+        }
+        assert!(found > 0);
+        for cut in 0..bytes.len() {
+            assert!(Ghost::import(&bytes[..cut]).is_none(), "cut at {cut}");
+        }
+        let mut bad = bytes.clone();
+        *bad.last_mut().unwrap() = 200;
+        assert!(Ghost::import(&bad).is_none(), "cursor beyond the ways");
     }
 
     #[test]

@@ -371,6 +371,36 @@ impl Ahe {
         false
     }
 
+    /// Orders `queue`'s live entries (head first) by their rank in
+    /// `order`, the key fingerprints of an exported queue; entries it does
+    /// not name go after those it does, in their current order. Stale
+    /// cells go.
+    fn reorder(&mut self, queue: u8, order: &[u32], key_hash: &dyn Fn(EntryId) -> u64) {
+        let rank: std::collections::HashMap<u32, usize> =
+            order.iter().enumerate().map(|(i, &f)| (f, i)).collect();
+        let ring = if queue == IN_MAIN {
+            &self.main
+        } else {
+            &self.small
+        };
+        let mut cells: Vec<(usize, u32)> = ring
+            .iter()
+            .filter_map(|cell| {
+                let id = self.live(cell, queue)?;
+                let fingerprint = order_fingerprint(key_hash(EntryId(id)));
+                Some((rank.get(&fingerprint).copied().unwrap_or(usize::MAX), cell))
+            })
+            .collect();
+        // Stable: the unnamed keep their order.
+        cells.sort_by_key(|&(rank, _)| rank);
+        let cells = cells.into_iter().map(|(_, cell)| cell).collect();
+        if queue == IN_MAIN {
+            self.main.replace(cells);
+        } else {
+            self.small.replace(cells);
+        }
+    }
+
     fn end_of_request(&mut self, hit: bool) {
         let period = self.tracked().max(1) as u64;
         let stats = &mut self.stats;
@@ -381,6 +411,97 @@ impl Ahe {
             stats.period_hits = 0;
             stats.period_requests = 0;
         }
+    }
+}
+
+/// The version byte that starts [`Ahe`]'s exported state.
+const STATE_VERSION: u8 = 1;
+
+/// A key's fingerprint in an exported queue order.
+fn order_fingerprint(key_hash: u64) -> u32 {
+    (key_hash >> 32) as u32
+}
+
+/// [`Ahe`]'s exported state, read back.
+struct State {
+    small_target: Option<f64>,
+    stats: Stats,
+    small_ghost: Ghost,
+    main_ghost: Ghost,
+    small_order: Vec<u32>,
+    main_order: Vec<u32>,
+}
+
+/// A cursor over exported bytes.
+struct Bytes<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Bytes<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let s = self.bytes.get(self.at..self.at.checked_add(n)?)?;
+        self.at += n;
+        Some(s)
+    }
+
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+
+    fn f64(&mut self) -> Option<f64> {
+        self.u64().map(f64::from_bits)
+    }
+
+    fn ghost(&mut self) -> Option<Ghost> {
+        let (ghost, used) = Ghost::import(self.bytes.get(self.at..)?)?;
+        self.at += used;
+        Some(ghost)
+    }
+
+    fn order(&mut self) -> Option<Vec<u32>> {
+        let n = self.u32()? as usize;
+        let body = self.take(n.checked_mul(4)?)?;
+        Some(
+            body.chunks_exact(4)
+                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect(),
+        )
+    }
+}
+
+impl State {
+    /// Parses what `export_state` wrote; `None` for anything else.
+    fn parse(bytes: &[u8]) -> Option<State> {
+        let mut r = Bytes { bytes, at: 0 };
+        if r.take(1)? != [STATE_VERSION] {
+            return None;
+        }
+        let target = r.f64()?;
+        let small_target = (target.is_finite() && target >= 0.0).then_some(target);
+        let stats = Stats {
+            small_ghost_hits: r.u64()?,
+            main_ghost_hits: r.u64()?,
+            small_evictions: r.u64()?,
+            main_evictions: r.u64()?,
+            last_hit_ratio: Some(r.f64()?)
+                .filter(|r| (0.0..=1.0).contains(r))
+                .unwrap_or(0.0),
+            ..Stats::default()
+        };
+        let state = State {
+            small_target,
+            stats,
+            small_ghost: r.ghost()?,
+            main_ghost: r.ghost()?,
+            small_order: r.order()?,
+            main_order: r.order()?,
+        };
+        (r.at == bytes.len()).then_some(state)
     }
 }
 
@@ -524,6 +645,51 @@ impl EvictionPolicy for Ahe {
             + self.small_ghost.heap_bytes()
             + self.main_ghost.heap_bytes()
             + self.deadlines.heap_bytes()
+    }
+
+    /// The controller (small's target and its counts), both ghosts, and
+    /// each queue's order as key fingerprints, head first: version byte,
+    /// then little-endian fields (see `State::parse`).
+    fn export_state(&self, key_hash: &dyn Fn(EntryId) -> u64) -> Option<Vec<u8>> {
+        let mut out = vec![STATE_VERSION];
+        out.extend_from_slice(&self.small_target.unwrap_or(f64::NAN).to_le_bytes());
+        let s = &self.stats;
+        for n in [
+            s.small_ghost_hits,
+            s.main_ghost_hits,
+            s.small_evictions,
+            s.main_evictions,
+        ] {
+            out.extend_from_slice(&n.to_le_bytes());
+        }
+        out.extend_from_slice(&s.last_hit_ratio.to_le_bytes());
+        self.small_ghost.export(&mut out);
+        self.main_ghost.export(&mut out);
+        for (ring, queue, len) in [
+            (&self.small, 0, self.small_len),
+            (&self.main, IN_MAIN, self.main_len),
+        ] {
+            out.extend_from_slice(&(len as u32).to_le_bytes());
+            for id in ring.iter().filter_map(|cell| self.live(cell, queue)) {
+                let fingerprint = order_fingerprint(key_hash(EntryId(id)));
+                out.extend_from_slice(&fingerprint.to_le_bytes());
+            }
+        }
+        Some(out)
+    }
+
+    /// Takes back the controller and ghosts, and puts each queue's
+    /// entries (placed by their warm hints) back in their exported order.
+    fn import_state(&mut self, state: &[u8], key_hash: &dyn Fn(EntryId) -> u64) {
+        let Some(state) = State::parse(state) else {
+            return;
+        };
+        self.small_target = state.small_target;
+        self.stats = state.stats;
+        self.small_ghost = state.small_ghost;
+        self.main_ghost = state.main_ghost;
+        self.reorder(0, &state.small_order, key_hash);
+        self.reorder(IN_MAIN, &state.main_order, key_hash);
     }
 
     fn controller_state(&self) -> Option<ControllerState> {

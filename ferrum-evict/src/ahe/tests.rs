@@ -286,3 +286,91 @@ fn warm_hints_put_entries_back_in_their_queue() {
     }
     assert_eq!(evicted.len(), hints.len());
 }
+
+#[test]
+fn an_exported_state_makes_a_reloaded_policy_evict_as_the_original() {
+    // Hashes spread over both ghosts' buckets and fingerprints.
+    let key_hash = |id: EntryId| hash(u64::from(id.0));
+    let mut ahe = Ahe::new(AheConfig::default());
+    let mut resident: Vec<u32> = Vec::new();
+    let mut next = 0u32;
+    // A working set with a hot part, churned well past the cache size,
+    // so the ghosts fill and the controller moves.
+    for step in 0..5_000u32 {
+        let id = if step % 3 == 0 && !resident.is_empty() {
+            resident[(step as usize * 7) % resident.len()]
+        } else {
+            next += 1;
+            next
+        };
+        if resident.contains(&id) {
+            ahe.on_hit(EntryId(id), key_hash(EntryId(id)), Millis(1));
+            continue;
+        }
+        ahe.on_miss(key_hash(EntryId(id)), Millis(1));
+        if resident.len() >= 200 {
+            let victim = ahe.evict(Millis(1), &key_hash).expect("a victim");
+            resident.retain(|&r| r != victim.0);
+        }
+        ahe.on_insert(EntryId(id), key_hash(EntryId(id)), 1, Millis(1));
+        resident.push(id);
+    }
+    assert!(ahe.small_target.is_some());
+    let hints: Vec<(u32, u8)> = resident
+        .iter()
+        .map(|&i| (i, ahe.warm_hint(EntryId(i), Millis(2)).expect("tracked")))
+        .collect();
+    let state = ahe.export_state(&key_hash).expect("AHE has state");
+
+    // A restart: the entries come back in another order (a file is in
+    // slot order), each with its hint, then the state.
+    let mut again = Ahe::new(AheConfig::default());
+    let mut shuffled = hints.clone();
+    shuffled.sort_by_key(|&(i, _)| hash(u64::from(i)));
+    for &(i, h) in &shuffled {
+        again.on_insert(EntryId(i), key_hash(EntryId(i)), 1, Millis(3));
+        again.restore_warm_hint(EntryId(i), h, Millis(3));
+    }
+    let without_state = again.clone();
+    again.import_state(&state, &key_hash);
+    assert_eq!(again.small_share(), ahe.small_share());
+
+    // From here both see the same requests: the same victims, the same
+    // admissions (ghosts), the same moves of the controller.
+    let drive = |p: &mut Ahe| -> Vec<u32> {
+        let mut resident: Vec<u32> = hints.iter().map(|&(i, _)| i).collect();
+        let mut victims = Vec::new();
+        for n in 0..600u32 {
+            let id = if n % 2 == 0 {
+                6_000 + n
+            } else {
+                n * 13 % 5_000 + 1
+            };
+            if resident.contains(&id) {
+                p.on_hit(EntryId(id), key_hash(EntryId(id)), Millis(4));
+                continue;
+            }
+            p.on_miss(key_hash(EntryId(id)), Millis(4));
+            let victim = p.evict(Millis(4), &key_hash).expect("a victim");
+            resident.retain(|&r| r != victim.0);
+            victims.push(victim.0);
+            p.on_insert(EntryId(id), key_hash(EntryId(id)), 1, Millis(4));
+            resident.push(id);
+        }
+        victims
+    };
+    let original = drive(&mut ahe.clone());
+    assert_eq!(drive(&mut again), original);
+    assert_ne!(
+        drive(&mut without_state.clone()),
+        original,
+        "the state made no difference: the test shows nothing"
+    );
+
+    // Bytes that are not a state, or cut short, change nothing.
+    for bad in [&state[..state.len() - 1], &state[1..], b"", &[9u8; 40][..]] {
+        let mut p = without_state.clone();
+        p.import_state(bad, &key_hash);
+        assert_eq!(drive(&mut p), drive(&mut without_state.clone()));
+    }
+}

@@ -441,8 +441,17 @@ fn files_move_between_redis_and_ferrumkv_both_ways() {
     let ours = temp_dir("persist-to-redis");
     let ours_s = ours.to_string_lossy().into_owned();
     let _: () = run(&mut c, &["CONFIG", "SET", "dir", &ours_s]).unwrap();
+    // Under AHE the file also carries its state in an aux field, which
+    // Redis must skip.
+    let _: () = run(
+        &mut c,
+        &["CONFIG", "SET", "maxmemory-policy", "allkeys-ahe"],
+    )
+    .unwrap();
     let _: String = run(&mut c, &["SAVE"]).unwrap();
     drop(s);
+    let file = std::fs::read(ours.join("dump.rdb")).unwrap();
+    assert!(file.windows(19).any(|w| w == b"ferrum-policy-state"));
     let check = std::process::Command::new("redis-check-rdb")
         .arg(ours.join("dump.rdb"))
         .output();
