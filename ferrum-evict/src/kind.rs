@@ -273,12 +273,12 @@ impl EvictionPolicy for AnyPolicy {
         dispatch!(self, p => p.restore_warm_hint(id, hint, now))
     }
 
-    fn export_state(&self, key_hash: &dyn Fn(EntryId) -> u64) -> Option<Vec<u8>> {
-        dispatch!(self, p => p.export_state(key_hash))
+    fn export_state(&self) -> Option<Vec<u8>> {
+        dispatch!(self, p => p.export_state())
     }
 
-    fn import_state(&mut self, state: &[u8], key_hash: &dyn Fn(EntryId) -> u64) {
-        dispatch!(self, p => p.import_state(state, key_hash))
+    fn import_state(&mut self, state: &[u8]) {
+        dispatch!(self, p => p.import_state(state))
     }
 
     fn controller_state(&self) -> Option<crate::ControllerState> {

@@ -170,19 +170,19 @@ pub trait EvictionPolicy: Send {
     }
 
     /// What the policy learnt beyond its entries' hints (an adaptive
-    /// policy's controller, ghost history and queue order), as bytes a
-    /// snapshot carries across a restart. `key_hash` answers for tracked
-    /// ids as in [`EvictionPolicy::evict`]. `None` for policies whose state
-    /// is all in their entries (the default).
-    fn export_state(&self, _key_hash: &dyn Fn(EntryId) -> u64) -> Option<Vec<u8>> {
+    /// policy's controller and ghost history), as bytes a snapshot carries
+    /// across a restart. Taken under the shard's lock while commands wait,
+    /// so it MUST cost about a copy of the policy's own tables, never a
+    /// visit to every entry's key. `None` for policies whose state is all
+    /// in their entries (the default).
+    fn export_state(&self) -> Option<Vec<u8>> {
         None
     }
 
     /// Takes back [`EvictionPolicy::export_state`]'s bytes once a load has
     /// inserted its entries (and restored their hints). Bytes from another
-    /// policy, version or key hash MUST be ignored or do no more than
-    /// mislead the policy's choices; never panic. By default ignored.
-    fn import_state(&mut self, _state: &[u8], _key_hash: &dyn Fn(EntryId) -> u64) {}
+    /// policy or version MUST be ignored; never panic. By default ignored.
+    fn import_state(&mut self, _state: &[u8]) {}
 
     /// An adaptive policy's controller state, for `INFO` and metrics;
     /// `None` for policies without a controller.

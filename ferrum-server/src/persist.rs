@@ -213,8 +213,6 @@ pub(crate) struct Snapshot {
     info: SnapshotInfo,
     /// The eviction policy at the start (which hint each key carries).
     policy: PolicyKind,
-    /// The [`POLICY_AUX`] field's value, when a shard's policy has a state.
-    policy_state: Option<Vec<u8>>,
 }
 
 /// The aux field carrying what the eviction policy learnt beyond each
@@ -264,14 +262,10 @@ impl Snapshot {
     pub(crate) fn start(store: &Store, info: SnapshotInfo) -> Option<Snapshot> {
         let (policy, _) = store.policy();
         let generation = store.snapshot_start(info.now)?;
-        // Each shard locked in turn, just after the start: a hint, so a
-        // write between the two only makes it a little older.
-        let policy_state = encode_policy_states(&store.policy_states());
         Some(Snapshot {
             generation,
             info,
             policy,
-            policy_state,
         })
     }
 }
@@ -326,7 +320,11 @@ fn walk<W: Write>(
         ("used-mem", used_mem.as_bytes()),
         ("aof-base", b"0"),
     ];
-    if let Some(state) = &snap.policy_state {
+    // Taken by the saving thread as the walk begins, each shard locked in
+    // turn (not on the thread that ran BGSAVE, which serves connections):
+    // a hint, so the writes since the start only make it a little older.
+    let policy_state = encode_policy_states(&store.policy_states());
+    if let Some(state) = &policy_state {
         aux.push((POLICY_AUX, state));
     }
     let mut w = Writer::new(out, &aux, info.checksum)?;

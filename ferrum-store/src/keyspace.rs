@@ -1060,15 +1060,8 @@ impl Shard {
     /// shard's hash of a fixed probe: a shard that hashes keys otherwise
     /// (another seed or shard count) ignores it.
     pub fn export_policy_state(&self) -> Option<Vec<u8>> {
-        let (hasher, slots) = (&self.key_hasher, &self.slots);
-        let key_hash = |id: EntryId| {
-            slots
-                .get(id.index())
-                .and_then(Option::as_ref)
-                .map_or(0, |b| hasher.hash_one(b.key()))
-        };
-        let state = self.policy.as_ref()?.export_state(&key_hash)?;
-        let mut out = hasher.hash_one(HASH_PROBE).to_le_bytes().to_vec();
+        let state = self.policy.as_ref()?.export_state()?;
+        let mut out = self.key_hasher.hash_one(HASH_PROBE).to_le_bytes().to_vec();
         out.extend_from_slice(&state);
         Some(out)
     }
@@ -1077,18 +1070,12 @@ impl Shard {
     /// once a load has inserted the keys (see
     /// [`EvictionPolicy::import_state`]).
     pub fn import_policy_state(&mut self, state: &[u8]) {
-        let (hasher, slots) = (&self.key_hasher, &self.slots);
-        let Some(state) = state.strip_prefix(&hasher.hash_one(HASH_PROBE).to_le_bytes()[..]) else {
+        let probe = self.key_hasher.hash_one(HASH_PROBE).to_le_bytes();
+        let Some(state) = state.strip_prefix(&probe[..]) else {
             return;
         };
-        let key_hash = |id: EntryId| {
-            slots
-                .get(id.index())
-                .and_then(Option::as_ref)
-                .map_or(0, |b| hasher.hash_one(b.key()))
-        };
         if let Some(p) = &mut self.policy {
-            p.import_state(state, &key_hash);
+            p.import_state(state);
         }
     }
 

@@ -46,16 +46,6 @@ impl Ring {
         }
     }
 
-    /// The cells, head first.
-    pub(super) fn iter(&self) -> impl Iterator<Item = u32> + '_ {
-        self.cells.iter().copied()
-    }
-
-    /// Replaces the cells with `cells`, head first.
-    pub(super) fn replace(&mut self, cells: Vec<u32>) {
-        self.cells = cells.into();
-    }
-
     /// Heap bytes of the ring.
     pub(super) fn heap_bytes(&self) -> usize {
         self.cells.capacity() * 4

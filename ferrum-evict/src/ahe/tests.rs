@@ -316,35 +316,46 @@ fn an_exported_state_makes_a_reloaded_policy_evict_as_the_original() {
         resident.push(id);
     }
     assert!(ahe.small_target.is_some());
-    let hints: Vec<(u32, u8)> = resident
-        .iter()
-        .map(|&i| (i, ahe.warm_hint(EntryId(i), Millis(2)).expect("tracked")))
-        .collect();
-    let state = ahe.export_state(&key_hash).expect("AHE has state");
-
-    // A restart: the entries come back in another order (a file is in
-    // slot order), each with its hint, then the state.
+    let state = ahe.export_state().expect("AHE has state");
+    // The entries in queue order, head first, with their hints: a load
+    // that presents them so (the state leaves the order to the load).
+    let mut queues = ahe.clone();
+    let mut order = Vec::new();
+    for queue in [0, IN_MAIN] {
+        let ring = if queue == 0 {
+            &mut queues.small
+        } else {
+            &mut queues.main
+        };
+        while let Some(cell) = ring.pop() {
+            if is_live(&ahe.state, cell, queue) {
+                let id = cell & ID_MASK;
+                order.push((id, ahe.warm_hint(EntryId(id), Millis(2)).expect("tracked")));
+            }
+        }
+    }
+    assert_eq!(order.len(), resident.len());
     let mut again = Ahe::new(AheConfig::default());
-    let mut shuffled = hints.clone();
-    shuffled.sort_by_key(|&(i, _)| hash(u64::from(i)));
-    for &(i, h) in &shuffled {
+    for &(i, h) in &order {
         again.on_insert(EntryId(i), key_hash(EntryId(i)), 1, Millis(3));
         again.restore_warm_hint(EntryId(i), h, Millis(3));
     }
     let without_state = again.clone();
-    again.import_state(&state, &key_hash);
+    again.import_state(&state);
     assert_eq!(again.small_share(), ahe.small_share());
 
     // From here both see the same requests: the same victims, the same
     // admissions (ghosts), the same moves of the controller.
     let drive = |p: &mut Ahe| -> Vec<u32> {
-        let mut resident: Vec<u32> = hints.iter().map(|&(i, _)| i).collect();
+        let mut resident: Vec<u32> = order.iter().map(|&(i, _)| i).collect();
         let mut victims = Vec::new();
         for n in 0..600u32 {
+            // New keys, and keys evicted shortly before the save (which
+            // the ghosts remember and the controller learns from).
             let id = if n % 2 == 0 {
-                6_000 + n
+                next + 1 + n
             } else {
-                n * 13 % 5_000 + 1
+                next - n % 400
             };
             if resident.contains(&id) {
                 p.on_hit(EntryId(id), key_hash(EntryId(id)), Millis(4));
@@ -370,7 +381,7 @@ fn an_exported_state_makes_a_reloaded_policy_evict_as_the_original() {
     // Bytes that are not a state, or cut short, change nothing.
     for bad in [&state[..state.len() - 1], &state[1..], b"", &[9u8; 40][..]] {
         let mut p = without_state.clone();
-        p.import_state(bad, &key_hash);
+        p.import_state(bad);
         assert_eq!(drive(&mut p), drive(&mut without_state.clone()));
     }
 }
