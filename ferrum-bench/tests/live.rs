@@ -142,3 +142,38 @@ fn refused_sets_are_counted_whatever_reply_comes_next() {
     assert_eq!(report.dbsize + report.rejected, report.misses, "{report:?}");
     assert_eq!(report.hits, report.driver_hits, "{report:?}");
 }
+
+/// A restart from a snapshot (`DEBUG RELOAD` at the split) keeps the
+/// second half's hit ratio within 0.5 points of an uninterrupted run, for
+/// Redis's LRU and LFU and for AHE (issue 38's bound).
+#[test]
+fn a_restart_from_a_snapshot_keeps_the_hit_ratio() {
+    for policy in [
+        PolicyKind::AllKeysLru,
+        PolicyKind::AllKeysLfu,
+        PolicyKind::AllKeysAhe,
+    ] {
+        let second_half = |reload_at_split: bool| {
+            let server = TestServer::start();
+            let mut driver = LiveDriver::connect(server.addr).expect("connect");
+            let config = LiveConfig {
+                capacity: 1_000,
+                calibration_requests: 10_000,
+                hold_capacity: false,
+                split_at: Some(10_000),
+                reload_at_split,
+                ..LiveConfig::default()
+            };
+            let requests = || Workload::new(Pattern::Zipf, 7, 20_000);
+            let report = driver
+                .run(policy, "zipf", requests, &config, &mut |_| {})
+                .expect("live run");
+            report.after_split_hit_ratio.expect("a split")
+        };
+        let (uninterrupted, restarted) = (second_half(false), second_half(true));
+        assert!(
+            (uninterrupted - restarted).abs() <= 0.005,
+            "{policy}: {uninterrupted:.4} uninterrupted, {restarted:.4} restarted"
+        );
+    }
+}

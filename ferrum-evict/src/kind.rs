@@ -281,6 +281,14 @@ impl EvictionPolicy for AnyPolicy {
         dispatch!(self, p => p.import_state(state))
     }
 
+    fn export_order(&self) -> Option<Vec<EntryId>> {
+        dispatch!(self, p => p.export_order())
+    }
+
+    fn import_order(&mut self, order: &[EntryId]) {
+        dispatch!(self, p => p.import_order(order))
+    }
+
     fn controller_state(&self) -> Option<crate::ControllerState> {
         dispatch!(self, p => p.controller_state())
     }

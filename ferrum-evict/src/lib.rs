@@ -184,6 +184,21 @@ pub trait EvictionPolicy: Send {
     /// policy or version MUST be ignored; never panic. By default ignored.
     fn import_state(&mut self, _state: &[u8]) {}
 
+    /// The tracked entries in the order the policy would have them back
+    /// after a restart, for a policy whose order is more than its entries'
+    /// hints say (AHE: each queue, head first); `None` by default. A pass
+    /// over the policy's own tables, never over the entries' keys: it is
+    /// taken under the shard's lock as a snapshot starts.
+    fn export_order(&self) -> Option<Vec<EntryId>> {
+        None
+    }
+
+    /// Puts tracked entries back in `order` (as a load inserted them, in
+    /// [`EvictionPolicy::export_order`]'s order), after their hints were
+    /// restored. Entries `order` does not name keep their place after
+    /// those it does; ids not tracked, or named twice, MUST be ignored.
+    fn import_order(&mut self, _order: &[EntryId]) {}
+
     /// An adaptive policy's controller state, for `INFO` and metrics;
     /// `None` for policies without a controller.
     fn controller_state(&self) -> Option<ControllerState> {

@@ -222,6 +222,40 @@ pub(crate) struct Snapshot {
 /// none) and the shard's state, little-endian.
 const POLICY_AUX: &str = "ferrum-policy-state";
 
+/// The aux field, after the keys, that gives each key record's place in
+/// its shard's policy order at the snapshot's start (AHE's queues): a
+/// format byte (1), the shard count and the record count (4 bytes each),
+/// then a rank per record in file order (4 bytes, `u32::MAX` for none),
+/// little-endian. A load re-sorts each queue by it.
+const ORDER_AUX: &str = "ferrum-policy-order";
+
+/// The [`ORDER_AUX`] value for `ranks` (one per key record) written by a
+/// store of `shards` shards.
+fn encode_order(shards: usize, ranks: &[u32]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(9 + 4 * ranks.len());
+    out.push(1);
+    out.extend_from_slice(&(shards as u32).to_le_bytes());
+    out.extend_from_slice(&(ranks.len() as u32).to_le_bytes());
+    for r in ranks {
+        out.extend_from_slice(&r.to_le_bytes());
+    }
+    out
+}
+
+/// The ranks of an [`ORDER_AUX`] value written for `shards` shards;
+/// `None` for another format or shard count, or damage.
+fn decode_order(bytes: &[u8], shards: usize) -> Option<Vec<u32>> {
+    let (&format, rest) = bytes.split_first()?;
+    let word = |at: usize| -> Option<u32> {
+        Some(u32::from_le_bytes(rest.get(at..at + 4)?.try_into().ok()?))
+    };
+    let (count, n) = (word(0)? as usize, word(4)? as usize);
+    if format != 1 || count != shards || rest.len() != 8 + n.checked_mul(4)? {
+        return None;
+    }
+    Some((0..n).filter_map(|i| word(8 + 4 * i)).collect())
+}
+
 /// The [`POLICY_AUX`] value for `states`, one per shard; `None` when no
 /// shard has one.
 fn encode_policy_states(states: &[Option<Vec<u8>>]) -> Option<Vec<u8>> {
@@ -324,6 +358,7 @@ fn walk<W: Write>(
     // turn (not on the thread that ran BGSAVE, which serves connections):
     // a hint, so the writes since the start only make it a little older.
     let policy_state = encode_policy_states(&store.policy_states());
+    store.snapshot_take_order(snap.generation);
     if let Some(state) = &policy_state {
         aux.push((POLICY_AUX, state));
     }
@@ -333,6 +368,8 @@ fn walk<W: Write>(
     }
     let mut keys = 0;
     let mut records = Vec::new();
+    // Each record's place in its policy's order (see ORDER_AUX).
+    let mut ranks: Vec<u32> = Vec::new();
     let mut finished = vec![false; store.shard_count()];
     while finished.contains(&false) {
         for (shard, done) in finished.iter_mut().enumerate().filter(|(_, d)| !**d) {
@@ -352,12 +389,16 @@ fn walk<W: Write>(
                 let expires = e.expires_at.map(|m| m.0);
                 let value = e.value.as_ref();
                 file::encode_key(&mut records, &e.key, value, expires, recency, info.compress);
+                ranks.push(e.rank.unwrap_or(u32::MAX));
             }
             w.records(&records)?;
             keys += chunk.entries.len();
             *done = chunk.finished;
             pace(&chunk)?;
         }
+    }
+    if ranks.iter().any(|&r| r != u32::MAX) {
+        w.aux(ORDER_AUX, &encode_order(store.shard_count(), &ranks))?;
     }
     Ok((w.finish()?, keys))
 }
@@ -482,6 +523,13 @@ pub(crate) fn load(
     };
     let mut loaded = Loaded::default();
     let databases = store.databases();
+    // Under AHE, where each key went (its record's index, shard,
+    // database, key), to put the queues back in order at the end.
+    let ordered = matches!(
+        store.policy().0,
+        PolicyKind::AllKeysAhe | PolicyKind::VolatileAhe
+    );
+    let mut placed: Vec<(usize, usize, usize, Bytes)> = Vec::new();
     let header = file::read(&bytes, |k| {
         if k.db >= databases {
             return Err(format!(
@@ -514,6 +562,9 @@ pub(crate) fn load(
             Recency::None => {}
         }
         loaded.keys += 1;
+        if ordered {
+            placed.push((k.index, store.shard_of(&key), k.db, key));
+        }
         after_key(k.end)
     })
     .map_err(LoadFailure::Format)?;
@@ -526,6 +577,22 @@ pub(crate) fn load(
     if let Some(states) = policy_aux.and_then(|(_, v)| decode_policy_states(v, shards)) {
         for (shard, state) in states.into_iter().enumerate() {
             store.import_policy_state(shard, state);
+        }
+    }
+    let order_aux = header
+        .aux
+        .iter()
+        .find(|(name, _)| name == ORDER_AUX.as_bytes());
+    if let Some(ranks) = order_aux.and_then(|(_, v)| decode_order(v, shards)) {
+        let rank = |index: usize| ranks.get(index).copied().unwrap_or(u32::MAX);
+        placed.sort_by_key(|&(index, shard, _, _)| (shard, rank(index)));
+        for shard in 0..shards {
+            let keys: Vec<(usize, &[u8])> = placed
+                .iter()
+                .filter(|p| p.1 == shard)
+                .map(|p| (p.2, &p.3[..]))
+                .collect();
+            store.import_policy_order(shard, &keys, now);
         }
     }
     loaded.functions = header.functions;
@@ -791,6 +858,13 @@ mod tests {
             assert_eq!(decode_policy_states(&bytes[..cut], 3), None, "cut at {cut}");
         }
         assert_eq!(encode_policy_states(&[None, None]), None);
+        let ranks = [3, u32::MAX, 0, 7];
+        let order = encode_order(2, &ranks);
+        assert_eq!(decode_order(&order, 2), Some(ranks.to_vec()));
+        assert_eq!(decode_order(&order, 3), None);
+        for cut in 0..order.len() {
+            assert_eq!(decode_order(&order[..cut], 2), None, "cut at {cut}");
+        }
     }
 
     #[test]

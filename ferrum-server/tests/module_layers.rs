@@ -20,7 +20,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "vocabulary",
         &[
-            "alloc", "clock", "command", "config", "error", "notify", "parse", "rdb", "runtime",
+            "alloc", "clock", "command", "config", "error", "logging", "notify", "parse", "rdb",
+            "runtime",
         ],
     ),
     (

@@ -974,11 +974,13 @@ impl Shard {
     fn preserve(&mut self, id: u32) {
         if let Some(s) = &mut self.snapshot {
             if let Some(block) = self.slots[id as usize].as_ref() {
-                let lfu = self
+                // The same hint the walk would have taken (AHE's queue
+                // and counter as well as LFU's counter).
+                let hint = self
                     .policy
                     .as_ref()
-                    .and_then(|p| p.lfu_counter(EntryId(id), s.at));
-                s.preserve(id, block, lfu);
+                    .and_then(|p| p.warm_hint(EntryId(id), s.at));
+                s.preserve(id, block, hint);
             }
         }
     }
@@ -995,6 +997,23 @@ impl Shard {
             table_db,
             at,
         )));
+    }
+
+    /// Gives snapshot `generation` the policy's order for the entries it
+    /// copies from now on (a pass over the policy's own queues, no keys;
+    /// called by the saving thread, one shard locked at a time, rather
+    /// than at the start, when every shard is).
+    pub(crate) fn snapshot_take_order(&mut self, generation: u64) {
+        let Some(s) = self
+            .snapshot
+            .as_mut()
+            .filter(|s| s.generation == generation)
+        else {
+            return;
+        };
+        if let Some(order) = self.policy.as_ref().and_then(|p| p.export_order()) {
+            s.set_order(&order);
+        }
     }
 
     /// One step of this shard's part of snapshot `generation`: copies of
@@ -1076,6 +1095,25 @@ impl Shard {
         };
         if let Some(p) = &mut self.policy {
             p.import_state(state);
+        }
+    }
+
+    /// Puts the policy's entries for `keys` (database and key, as a load
+    /// inserted them) in that order (see
+    /// [`EvictionPolicy::import_order`]); keys not here are skipped.
+    pub fn import_policy_order(&mut self, keys: &[(usize, &[u8])], now: Millis) {
+        if self.policy.is_none() {
+            return;
+        }
+        let ids: Vec<EntryId> = keys
+            .iter()
+            .filter_map(|&(db, key)| {
+                let t = usize::from(*self.db_table.get(db)?);
+                self.find_live(t, key, now).map(|f| EntryId(f.id))
+            })
+            .collect();
+        if let Some(p) = &mut self.policy {
+            p.import_order(&ids);
         }
     }
 

@@ -45,6 +45,11 @@ pub struct SnapshotEntry {
     /// (`EvictionPolicy::warm_hint`: the LFU counter under LFU, AHE's
     /// queue and counter), for the policy to take back after a restart.
     pub hint: Option<u8>,
+    /// Its place in its shard's policy order as the walk began
+    /// (`EvictionPolicy::export_order`: AHE's queues), for a load to put
+    /// the entries back in; `None` when the policy keeps no such order
+    /// (or a write copied the entry before the order was taken).
+    pub rank: Option<u32>,
 }
 
 /// What one step of a shard's walk produced.
@@ -84,7 +89,13 @@ pub(crate) struct ShardSnapshot {
     /// Bytes of the copies writes displaced (made ahead of the walk), in
     /// all: what the snapshot cost in memory beyond the walk's own steps.
     displaced: usize,
+    /// Each slot's place in the policy's order as the walk began
+    /// ([`NO_RANK`] for none); empty when the policy has no order.
+    rank_of: Vec<u32>,
 }
+
+/// A slot with no place in the policy's order.
+const NO_RANK: u32 = u32::MAX;
 
 impl ShardSnapshot {
     pub(crate) fn new(
@@ -104,6 +115,18 @@ impl ShardSnapshot {
             out: Vec::new(),
             out_bytes: 0,
             displaced: 0,
+            rank_of: Vec::new(),
+        }
+    }
+
+    /// Records the policy's order (see `SnapshotEntry::rank`) for the
+    /// entries copied from now on.
+    pub(crate) fn set_order(&mut self, order: &[ferrum_evict::EntryId]) {
+        self.rank_of = vec![NO_RANK; self.limit as usize];
+        for (rank, id) in order.iter().enumerate() {
+            if let Some(r) = self.rank_of.get_mut(id.index()) {
+                *r = rank as u32;
+            }
         }
     }
 
@@ -126,16 +149,17 @@ impl ShardSnapshot {
         if self.untaken(id) {
             self.take(id);
             self.displaced += block.heap_bytes();
-            self.copy(block, hint);
+            self.copy(id, block, hint);
         }
     }
 
     /// Copies an entry, expired or not: a key past its deadline but not
     /// yet removed is in the snapshot, as Redis writes such keys (a load
     /// skips and counts them).
-    fn copy(&mut self, block: &Block, hint: Option<u8>) {
+    fn copy(&mut self, id: u32, block: &Block, hint: Option<u8>) {
         let entry = Entry { block };
         self.out_bytes += block.heap_bytes();
+        let rank = self.rank_of.get(id as usize).copied();
         self.out.push(SnapshotEntry {
             db: self.table_db[usize::from(block.table())],
             key: Bytes::copy_from_slice(block.key()),
@@ -143,6 +167,7 @@ impl ShardSnapshot {
             expires_at: entry.expires_at(),
             last_access: entry.last_access(),
             hint,
+            rank: rank.filter(|&r| r != NO_RANK),
         });
     }
 
@@ -163,7 +188,7 @@ impl ShardSnapshot {
             }
             self.take(id);
             if let Some(Some(block)) = slots.get(id as usize) {
-                self.copy(block, hint_of(id));
+                self.copy(id, block, hint_of(id));
             }
         }
         self.out_bytes = 0;

@@ -170,6 +170,15 @@ impl Store {
         Some(generation)
     }
 
+    /// Gives snapshot `generation` each shard's eviction order (AHE's
+    /// queues) for the entries it copies from then on, shard by shard
+    /// (see `SnapshotEntry::rank`): for the saving thread, before its walk.
+    pub fn snapshot_take_order(&self, generation: u64) {
+        for shard in self.shards.iter() {
+            lock(shard).snapshot_take_order(generation);
+        }
+    }
+
     /// One step of the snapshot in shard `shard`: the copies made so far
     /// plus the walk's next `budget` bytes or so, under the shard's lock
     /// only.
@@ -206,6 +215,18 @@ impl Store {
             let mut locked = self.lock_shard(shard);
             for s in locked.shards() {
                 s.import_policy_state(state);
+            }
+        }
+    }
+
+    /// Hands shard `shard`'s policy the order of a load's keys (see
+    /// [`Shard::import_policy_order`]; ignored when `shard` is out of
+    /// range).
+    pub fn import_policy_order(&self, shard: usize, keys: &[(usize, &[u8])], now: Millis) {
+        if shard < self.shards.len() {
+            let mut locked = self.lock_shard(shard);
+            for s in locked.shards() {
+                s.import_policy_order(keys, now);
             }
         }
     }

@@ -509,14 +509,19 @@ impl EvictionPolicy for Ahe {
         let i = id.index();
         self.state[i] = (self.state[i] & !COUNTER) | (hint & COUNTER);
         let in_main = self.state[i] & IN_MAIN != 0;
-        // The old cell stays behind, dead: `live` checks the queue bit.
+        // A load moves each entry just after its insert, so its cell is
+        // its old queue's tail: taken back, it costs no memory. Otherwise
+        // it stays behind, dead (`live` checks the queue bit).
+        let cell = self.cell(id.0);
         match (in_main, hint & IN_MAIN != 0) {
             (false, true) => {
                 self.small_len -= 1;
+                self.small.unpush(cell);
                 self.push_main(id.0);
             }
             (true, false) => {
                 self.main_len -= 1;
+                self.main.unpush(cell);
                 self.push_small(id.0);
             }
             _ => {}
@@ -597,9 +602,7 @@ impl EvictionPolicy for Ahe {
     /// The controller (small's target and its counts) and both ghosts:
     /// version byte, then little-endian fields (see `State::parse`). A
     /// copy of the ghosts' tables, about 2 bytes per entry. The queues'
-    /// order within is not kept: a load's order stands (measured: no loss
-    /// on the restart bench, where carrying it cost a visit to every key
-    /// under the lock).
+    /// order is [`EvictionPolicy::export_order`]'s.
     fn export_state(&self) -> Option<Vec<u8>> {
         let mut out = vec![STATE_VERSION];
         out.extend_from_slice(&self.small_target.unwrap_or(f64::NAN).to_le_bytes());
@@ -627,6 +630,35 @@ impl EvictionPolicy for Ahe {
         self.stats = state.stats;
         self.small_ghost = state.small_ghost;
         self.main_ghost = state.main_ghost;
+    }
+
+    /// Small's live entries, head first, then main's.
+    fn export_order(&self) -> Option<Vec<EntryId>> {
+        let small = self.small.iter().filter_map(|c| self.live(c, 0));
+        let main = self.main.iter().filter_map(|c| self.live(c, IN_MAIN));
+        Some(small.chain(main).map(EntryId).collect())
+    }
+
+    /// Rebuilds each queue with the entries `order` names first, in that
+    /// order, then the others as they were; stale cells go.
+    fn import_order(&mut self, order: &[EntryId]) {
+        let mut placed = vec![false; self.state.len()];
+        let (mut small, mut main) = (Vec::new(), Vec::new());
+        let named = order.iter().map(|id| id.0);
+        let rest = (self.small.iter().filter_map(|c| self.live(c, 0)))
+            .chain(self.main.iter().filter_map(|c| self.live(c, IN_MAIN)));
+        for id in named.chain(rest) {
+            if !self.is_tracked(EntryId(id)) || std::mem::replace(&mut placed[id as usize], true) {
+                continue;
+            }
+            if self.state[id as usize] & IN_MAIN != 0 {
+                main.push(self.cell(id));
+            } else {
+                small.push(self.cell(id));
+            }
+        }
+        self.small.replace(small);
+        self.main.replace(main);
     }
 
     fn controller_state(&self) -> Option<ControllerState> {

@@ -26,6 +26,17 @@ impl Ring {
         self.cells.push_back(cell);
     }
 
+    /// Takes `cell` back off the tail if it is the last one pushed, so an
+    /// entry moved to the other queue at once leaves no stale cell behind;
+    /// whether it was there.
+    pub(super) fn unpush(&mut self, cell: u32) -> bool {
+        if self.cells.back() == Some(&cell) {
+            self.cells.pop_back();
+            return true;
+        }
+        false
+    }
+
     /// Takes the head (the oldest cell).
     pub(super) fn pop(&mut self) -> Option<u32> {
         let cell = self.cells.pop_front();
@@ -44,6 +55,16 @@ impl Ring {
             let len = self.cells.len();
             self.cells.shrink_to(len + len / 8);
         }
+    }
+
+    /// The cells, head first.
+    pub(super) fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.cells.iter().copied()
+    }
+
+    /// Replaces the cells with `cells`, head first.
+    pub(super) fn replace(&mut self, cells: Vec<u32>) {
+        self.cells = cells.into();
     }
 
     /// Heap bytes of the ring.

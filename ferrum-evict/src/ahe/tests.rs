@@ -317,8 +317,7 @@ fn an_exported_state_makes_a_reloaded_policy_evict_as_the_original() {
     }
     assert!(ahe.small_target.is_some());
     let state = ahe.export_state().expect("AHE has state");
-    // The entries in queue order, head first, with their hints: a load
-    // that presents them so (the state leaves the order to the load).
+    // The entries in queue order, head first, with their hints.
     let mut queues = ahe.clone();
     let mut order = Vec::new();
     for queue in [0, IN_MAIN] {
@@ -335,13 +334,29 @@ fn an_exported_state_makes_a_reloaded_policy_evict_as_the_original() {
         }
     }
     assert_eq!(order.len(), resident.len());
+    let exported: Vec<u32> = ahe
+        .export_order()
+        .expect("AHE has an order")
+        .iter()
+        .map(|id| id.0)
+        .collect();
+    assert_eq!(exported, order.iter().map(|&(i, _)| i).collect::<Vec<_>>());
+    // A restart: the entries come back in another order (a file is in
+    // slot order), each with its hint; then the state and the order.
+    let mut shuffled = order.clone();
+    shuffled.sort_by_key(|&(i, _)| hash(u64::from(i)));
     let mut again = Ahe::new(AheConfig::default());
-    for &(i, h) in &order {
+    for &(i, h) in &shuffled {
         again.on_insert(EntryId(i), key_hash(EntryId(i)), 1, Millis(3));
         again.restore_warm_hint(EntryId(i), h, Millis(3));
     }
     let without_state = again.clone();
     again.import_state(&state);
+    // Named twice or not at all: ignored.
+    let mut named: Vec<EntryId> = exported.iter().map(|&i| EntryId(i)).collect();
+    named.push(named[0]);
+    named.push(EntryId(1 << 20));
+    again.import_order(&named);
     assert_eq!(again.small_share(), ahe.small_share());
 
     // From here both see the same requests: the same victims, the same
@@ -384,4 +399,25 @@ fn an_exported_state_makes_a_reloaded_policy_evict_as_the_original() {
         p.import_state(bad);
         assert_eq!(drive(&mut p), drive(&mut without_state.clone()));
     }
+}
+
+#[test]
+fn a_load_that_restores_each_hint_after_its_insert_leaves_no_stale_cells() {
+    let mut ahe = Ahe::new(AheConfig::default());
+    for i in 0..1_000u32 {
+        ahe.on_insert(EntryId(i), hash(u64::from(i)), 1, Millis(0));
+        // Every third in main, the others in small.
+        let hint = if i % 3 == 0 { IN_MAIN | 1 } else { 0 };
+        ahe.restore_warm_hint(EntryId(i), hint, Millis(0));
+    }
+    assert_eq!((ahe.small_len, ahe.main_len), (666, 334));
+    let mut cells = 0;
+    let (mut small, mut main) = (ahe.small.clone(), ahe.main.clone());
+    while small.pop().is_some() || main.pop().is_some() {
+        cells += 1;
+    }
+    // Without taking moved cells back, 1,000 entries left up to 1,000
+    // stale cells: 4 bytes each counted against `maxmemory`, so fewer
+    // keys fit after a restart (measured: 983 instead of 1,006).
+    assert_eq!(cells, 1_000);
 }

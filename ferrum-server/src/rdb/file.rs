@@ -114,6 +114,18 @@ impl<W: Write> Writer<W> {
         self.out.write_all(bytes)
     }
 
+    /// An aux field after the keys (Redis reads them anywhere before
+    /// `EOF`): for what is only known once the keys are written.
+    ///
+    /// # Errors
+    /// When `out` fails.
+    pub(crate) fn aux(&mut self, name: &str, value: &[u8]) -> io::Result<()> {
+        self.record.push(OP_AUX);
+        put_str(&mut self.record, name.as_bytes());
+        put_str(&mut self.record, value);
+        self.flush_record()
+    }
+
     /// Ends the file: `EOF`, then the checksum (0 without one). Returns
     /// the output, flushed.
     ///
@@ -176,6 +188,9 @@ pub(crate) struct Key {
     pub(crate) recency: Recency,
     /// The offset just past this key's record: how far the read is.
     pub(crate) end: usize,
+    /// Its place among the file's key records, from 0 (the empty
+    /// collections skipped count too).
+    pub(crate) index: usize,
 }
 
 /// What a file holds beside its keys.
@@ -307,6 +322,7 @@ pub(crate) fn read(
     let mut r = Reader::new(file, 9);
     let (mut db, mut expires_ms, mut recency) = (0usize, None, Recency::None);
     let mut keys_read = 0;
+    let mut records = 0;
     loop {
         let at = r.pos;
         let truncated = || fail(at, "unexpected end of file");
@@ -385,6 +401,8 @@ pub(crate) fn read(
                         ..fail(at, reason)
                     }
                 })?;
+                let index = records;
+                records += 1;
                 if is_empty_collection(&value) {
                     header.empty_keys.push(key);
                     expires_ms = None;
@@ -398,6 +416,7 @@ pub(crate) fn read(
                     expires_ms: expires_ms.take(),
                     recency: std::mem::replace(&mut recency, Recency::None),
                     end: r.pos,
+                    index,
                 })
                 .map_err(|reason| LoadError {
                     reason,

@@ -398,3 +398,66 @@ fn sigterm_saves_and_the_next_start_loads_it() {
     assert_eq!(kept, "1");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A server killed (SIGKILL) in the middle of a background save leaves
+/// the last good file as it was, and the next start loads it.
+#[test]
+fn a_crash_in_the_middle_of_a_save_leaves_the_last_good_file() {
+    let dir = crate::common::temp_dir("crash-save");
+    let dir_s = dir.to_string_lossy().into_owned();
+    let debug = ["--enable-debug-command", "yes"];
+    let (child, port) = start_on_port_with(&["--dir", &dir_s, "--save", "", debug[0], debug[1]]);
+    let mut child = Child(child);
+    let client = redis::Client::open(format!("redis://127.0.0.1:{port}/")).expect("url");
+    let mut con = client.get_connection().expect("connect");
+    con.set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("timeout");
+    let _: () = redis::cmd("SET")
+        .arg("kept")
+        .arg("1")
+        .query(&mut con)
+        .unwrap();
+    let _: () = redis::cmd("SAVE").query(&mut con).unwrap();
+    let good = std::fs::read(dir.join("dump.rdb")).expect("saved");
+    // A slow save of more keys (10 ms per key), killed on its way.
+    let _: () = redis::cmd("DEBUG")
+        .arg("POPULATE")
+        .arg(100)
+        .query(&mut con)
+        .unwrap();
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("rdb-key-save-delay")
+        .arg(10_000)
+        .query(&mut con)
+        .unwrap();
+    let _: String = redis::cmd("BGSAVE").query(&mut con).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let temp = loop {
+        let temp = std::fs::read_dir(&dir)
+            .expect("dir")
+            .filter_map(|e| e.ok())
+            .find(|e| e.file_name().to_string_lossy().starts_with("temp-"));
+        if let Some(t) = temp {
+            break t.path();
+        }
+        assert!(Instant::now() < deadline, "the save never wrote its file");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    // A tenth of a second into the one-second walk (100 keys).
+    std::thread::sleep(Duration::from_millis(100));
+    child.0.kill().expect("SIGKILL");
+    let _ = child.0.wait();
+    assert_eq!(
+        std::fs::read(dir.join("dump.rdb")).expect("still there"),
+        good
+    );
+    let _ = std::fs::remove_file(temp);
+    let (again, port) = start_on_port_with(&["--dir", &dir_s, "--save", ""]);
+    let _again = Child(again);
+    let client = redis::Client::open(format!("redis://127.0.0.1:{port}/")).expect("url");
+    let mut con = client.get_connection().expect("connect");
+    let size: i64 = redis::cmd("DBSIZE").query(&mut con).unwrap();
+    assert_eq!(size, 1, "the last good file: one key");
+    let _ = std::fs::remove_dir_all(&dir);
+}
