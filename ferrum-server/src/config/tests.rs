@@ -1133,3 +1133,21 @@ fn encoding_thresholds_and_their_ziplist_aliases() {
     let dup = c.set_many(&[(b"slave-priority", b"1"), (b"SLAVE-priority", b"2")]);
     assert!(matches!(dup, Err(ConfigError::SetDuplicate { .. })));
 }
+
+/// Every parameter, and every other name one goes by, is named (in
+/// backticks) in the configuration reference, docs/configuration.md.
+#[test]
+fn every_parameter_is_in_the_configuration_reference() {
+    let doc = include_str!("../../../docs/configuration.md");
+    let names = super::table::PARAMS
+        .iter()
+        .map(|s| s.name)
+        .chain(super::table::ALIASES.iter().map(|(alias, _)| *alias));
+    let missing: Vec<&str> = names
+        .filter(|name| !doc.contains(&format!("`{name}`")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "not in docs/configuration.md: {missing:?}"
+    );
+}
