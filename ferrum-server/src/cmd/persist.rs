@@ -405,7 +405,7 @@ pub(crate) fn begin_load(shared: &Shared) {
 ///
 /// # Errors
 /// A file that does not load whole: the server does not start with half
-/// a dataset.
+/// a dataset, unless `rdb-load-partial yes` asks it to.
 pub(crate) fn load_at_start(shared: &Shared, stop: &AtomicBool) -> Result<(), String> {
     let loading = &shared.persistence.loading;
     if !loading.active() {
@@ -429,7 +429,22 @@ pub(crate) fn load_at_start(shared: &Shared, stop: &AtomicBool) -> Result<(), St
     };
     let loaded = load_file(shared, false, after_key);
     loading.finish();
-    if let Some(loaded) = loaded? {
+    if stop.load(Ordering::Relaxed) {
+        // A shutdown, not a bad file.
+        return Ok(());
+    }
+    let loaded = match loaded {
+        Err(e) if shared.config().stored_value("rdb-load-partial") == "yes" => {
+            tracing::warn!("{e}");
+            tracing::warn!(
+                "Serving the keys read before the damage (rdb-load-partial yes); \
+                 the next save replaces the file."
+            );
+            return Ok(());
+        }
+        loaded => loaded?,
+    };
+    if let Some(loaded) = loaded {
         tracing::info!(
             "DB loaded from disk (RDB version {}, written by {}): {:.3} seconds, \
              keys loaded: {}, keys expired: {}, empty keys skipped: {}",

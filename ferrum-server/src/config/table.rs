@@ -306,6 +306,9 @@ pub(super) static PARAMS: &[Spec] = &[
     // FerrumKV panic already ends the process (or is caught per command).
     stored_bool!("use-exit-on-panic", "no", true),
     stored_bool!("rdbchecksum", "yes", false),
+    // FerrumKV's: a snapshot that fails to load part way leaves the keys
+    // read before the damage and the server starts (read at start-up).
+    stored_bool!("rdb-load-partial", "no", true),
     stored_bool!("replica-serve-stale-data", "yes", true),
     stored_bool!("slave-serve-stale-data" => "replica-serve-stale-data", "yes", true),
     stored_bool!("replica-read-only", "yes", true),

@@ -372,15 +372,31 @@ fn bind_error(dir: &Path) -> String {
     }
 }
 
+/// Keys in all 16 databases.
+fn all_keys(c: &mut redis::Connection) -> u64 {
+    let info: String = run(c, &["INFO", "keyspace"]).unwrap();
+    info.lines()
+        .filter_map(|l| {
+            l.split_once(":keys=")?
+                .1
+                .split(',')
+                .next()?
+                .parse::<u64>()
+                .ok()
+        })
+        .sum()
+}
+
 #[test]
 fn a_corrupt_or_truncated_file_stops_the_start_with_its_offset() {
     let dir = temp_dir("persist-corrupt");
-    {
+    let saved_keys = {
         let s = start_in(&dir);
         let mut c = s.client();
         fill(&mut c);
         let _: String = run(&mut c, &["SAVE"]).unwrap();
-    }
+        all_keys(&mut c)
+    };
     let good = std::fs::read(dir.join("dump.rdb")).unwrap();
     std::fs::write(dir.join("dump.rdb"), &good[..good.len() / 2]).unwrap();
     let e = bind_error(&dir);
@@ -390,6 +406,14 @@ fn a_corrupt_or_truncated_file_stops_the_start_with_its_offset() {
             && e.contains("at byte offset"),
         "{e}"
     );
+    // Asked to, the server starts with the keys before the damage.
+    let d = dir.to_string_lossy().into_owned();
+    let s = TestServer::start_with(&["--dir", &d, "--rdb-load-partial", "yes"]);
+    let mut c = s.client();
+    let keys = all_keys(&mut c);
+    assert!(0 < keys && keys < saved_keys, "{keys} of {saved_keys} keys");
+    drop(s);
+    std::fs::write(dir.join("dump.rdb"), &good[..good.len() / 2]).unwrap();
     let mut flipped = good.clone();
     let at = good.len() - 20;
     flipped[at] ^= 0xff;
