@@ -456,10 +456,10 @@ pub(super) fn registered_name(name: &[u8], spec: &'static Spec) -> &'static str 
 
 /// Whether `CONFIG GET pattern` lists the parameter called `name`.
 /// Parameters `CONFIG GET` shows only when asked for by name, never for a
-/// pattern: those Redis marks hidden, and FerrumKV's own that cannot change
-/// at runtime, so that setting every parameter `CONFIG GET *` lists to its
-/// own value succeeds, as it does in Redis (its test suite does exactly
-/// that).
+/// pattern: those Redis marks hidden, and FerrumKV's own, so that `CONFIG
+/// GET *` lists what Redis 7.0.15 lists and setting every parameter it
+/// lists to its own value succeeds, as it does in Redis (its test suite
+/// does exactly that).
 pub(super) const HIDDEN: &[&str] = &[
     "rdb-key-save-delay",
     "key-load-delay",
@@ -467,6 +467,7 @@ pub(super) const HIDDEN: &[&str] = &[
     "use-exit-on-panic",
     "worker-threads",
     "metrics-addr",
+    "rdb-load-partial",
 ];
 
 pub(super) fn selects(pattern: &[u8], name: &str) -> bool {
