@@ -632,40 +632,42 @@ fn read_value(r: &mut Reader<'_>, t: u8) -> Result<Value, Corrupt> {
             }
             s.into()
         }
-        T_LIST_ZIPLIST => {
-            let items = ziplist(&r.string().read()?);
-            list_of(items.or_corrupt("List ziplist integrity check failed.")?).into()
-        }
-        T_ZSET_ZIPLIST => {
-            const BAD: &str = "Zset ziplist integrity check failed.";
-            pairs_zset(ziplist(&r.string().read()?).or_corrupt(BAD)?)
-                .or_corrupt(BAD)?
-                .into()
-        }
-        T_HASH_ZIPLIST => {
-            const BAD: &str = "Hash ziplist integrity check failed.";
-            pairs_hash(ziplist(&r.string().read()?).or_corrupt(BAD)?)
-                .or_corrupt(BAD)?
-                .into()
-        }
-        T_HASH_ZIPMAP => {
-            const BAD: &str = "Zipmap integrity check failed.";
-            pairs_hash(zipmap(&r.string().read()?).or_corrupt(BAD)?)
-                .or_corrupt(BAD)?
-                .into()
-        }
-        T_ZSET_LISTPACK => {
-            const BAD: &str = "Zset listpack integrity check failed.";
-            pairs_zset(listpack(&r.string().read()?).or_corrupt(BAD)?)
-                .or_corrupt(BAD)?
-                .into()
-        }
-        T_HASH_LISTPACK => {
-            const BAD: &str = "Hash listpack integrity check failed.";
-            pairs_hash(listpack(&r.string().read()?).or_corrupt(BAD)?)
-                .or_corrupt(BAD)?
-                .into()
-        }
+        T_LIST_ZIPLIST => packed(
+            r,
+            ziplist,
+            |items| Some(list_of(items)),
+            "List ziplist integrity check failed.",
+        )?
+        .into(),
+        T_ZSET_ZIPLIST => packed(
+            r,
+            ziplist,
+            pairs_zset,
+            "Zset ziplist integrity check failed.",
+        )?
+        .into(),
+        T_HASH_ZIPLIST => packed(
+            r,
+            ziplist,
+            pairs_hash,
+            "Hash ziplist integrity check failed.",
+        )?
+        .into(),
+        T_HASH_ZIPMAP => packed(r, zipmap, pairs_hash, "Zipmap integrity check failed.")?.into(),
+        T_ZSET_LISTPACK => packed(
+            r,
+            listpack,
+            pairs_zset,
+            "Zset listpack integrity check failed.",
+        )?
+        .into(),
+        T_HASH_LISTPACK => packed(
+            r,
+            listpack,
+            pairs_hash,
+            "Hash listpack integrity check failed.",
+        )?
+        .into(),
         T_LIST_QUICKLIST | T_LIST_QUICKLIST_2 => {
             let nodes = r.len().read()?;
             let mut items = Vec::new();
@@ -697,6 +699,19 @@ fn read_value(r: &mut Reader<'_>, t: u8) -> Result<Value, Corrupt> {
         _ => return Err(Corrupt("Unknown RDB encoding type")),
     };
     Ok(value)
+}
+
+/// A value in one of the packed encodings (a string holding a ziplist,
+/// listpack or zipmap): `decode` reads its entries and `build` makes the
+/// value of them; when either refuses, `why`, in Redis's words.
+fn packed<T>(
+    r: &mut Reader<'_>,
+    decode: fn(&[u8]) -> Option<Vec<Vec<u8>>>,
+    build: fn(Vec<Vec<u8>>) -> Option<T>,
+    why: &'static str,
+) -> Result<T, Corrupt> {
+    let items = decode(&r.string().read()?).or_corrupt(why)?;
+    build(items).or_corrupt(why)
 }
 
 /// Whether `value` is a list, hash, set or sorted set without elements,
