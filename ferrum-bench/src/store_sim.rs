@@ -130,7 +130,7 @@ impl StoreSimulator {
     /// A store evicting with `kind`, its `maxmemory` calibrated for
     /// `config.capacity` entries of `pattern` and held there for the whole
     /// run as the live driver holds a server's: every 2,000 requests a
-    /// count off by more than 0.2% corrects the limit (see [`Hold`]), so
+    /// count off by more than 0.2% corrects the limit (see `Hold`), so
     /// a policy whose own tables shrink does not get the bytes they free
     /// as extra entries.
     pub fn new(

@@ -33,7 +33,7 @@
 //! # Ok::<(), ferrum_evict::ParsePolicyError>(())
 //! ```
 //!
-//! With the `testing` feature, [`testing`] exports the conformance suite
+//! With the `testing` feature, `testing` exports the conformance suite
 //! every policy passes, for policies written outside this crate.
 
 pub mod ahe;

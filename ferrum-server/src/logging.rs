@@ -1,6 +1,6 @@
 //! `loglevel`, as Redis reads it, on top of `tracing`: the binary installs
 //! a way to change its subscriber's filter ([`install`]), and `CONFIG SET
-//! loglevel` goes through [`set_level`]. `RUST_LOG`, when set, wins over
+//! loglevel` goes through `set_level`. `RUST_LOG`, when set, wins over
 //! both, for debugging the server itself.
 
 use std::sync::OnceLock;
@@ -21,7 +21,7 @@ pub fn filter_for(loglevel: &str) -> &'static str {
     }
 }
 
-/// Installs how [`set_level`] changes the subscriber's filter (once; a
+/// Installs how `set_level` (`CONFIG SET loglevel`) changes the subscriber's filter (once; a
 /// library user that installs nothing keeps its own subscriber as is).
 pub fn install(set_filter: impl Fn(&str) + Send + Sync + 'static) {
     let _ = SETTER.set(Box::new(set_filter));

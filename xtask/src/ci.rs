@@ -7,7 +7,8 @@
 //!    Optional tools (`nutcracker`, for the twemproxy tests) are installed
 //!    the same way, but a missing one is only named: its tests skip
 //!    themselves with a message.
-//! 2. `cargo fmt --check`, `cargo clippy -D warnings`, `cargo test
+//! 2. `cargo fmt --check`, `cargo clippy -D warnings`, `cargo doc
+//!    --workspace --no-deps` with warnings as errors, `cargo test
 //!    --workspace`.
 //! 3. redis-py 8 against the debug server (`scripts/compat.sh`), and
 //!    three debug servers in cluster mode under redis-py's `RedisCluster`
@@ -147,6 +148,12 @@ impl Ci {
                 "-D",
                 "warnings",
             ]),
+        )?;
+        run_step(
+            "cargo doc (warnings are errors)",
+            Command::new(&cargo)
+                .args(["doc", "--workspace", "--no-deps"])
+                .env("RUSTDOCFLAGS", "-D warnings"),
         )?;
         run_step(
             "cargo test --workspace",

@@ -1,8 +1,9 @@
 //! FerrumKV's configuration: the redis-server command line, redis.conf files,
 //! and `CONFIG GET` / `CONFIG SET` at runtime, all driven by one table.
 //!
-//! Every parameter is one row of [`PARAMS`]: its name, whether `CONFIG SET`
-//! may change it, its default written as redis.conf text, and its [`Kind`],
+//! Every parameter is one row of the table (`table::PARAMS`): its name,
+//! whether `CONFIG SET` may change it, its default written as redis.conf
+//! text, and its kind (`kind::Kind`),
 //! which carries the value syntax and a getter/setter pair for the typed field
 //! of [`Config`]. Startup, `CONFIG GET` and `CONFIG SET` all go through the
 //! row, so adding a parameter is a field, a [`Param`] variant and one row.
@@ -101,7 +102,7 @@ impl PartialEq for LoadState {
 
 impl Eq for LoadState {}
 
-/// The server's configuration, with Redis's defaults (see [`PARAMS`]).
+/// The server's configuration, with Redis's defaults (see the module docs).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
     /// The configuration file it was loaded from, made absolute, as INFO's
@@ -159,7 +160,7 @@ pub struct Config {
     /// `protected-mode`: while no password is set, accept only loopback
     /// clients (others get Redis's `-DENIED` explanation and are closed).
     pub protected_mode: bool,
-    /// `save`: the save points (see [`Config::save_points`]); Redis's
+    /// `save`: the save points (`Config::save_points` parses them); Redis's
     /// default `3600 1 300 100 60 10000`, which the first `save` read at
     /// startup replaces and later ones extend, as in Redis.
     pub save: String,

@@ -6,7 +6,7 @@
 //! in place to their large forms when a threshold of [`EncodingLimits`] is
 //! crossed, never back. A packed form is one exact-size allocation, counted
 //! as such. The large forms keep a running count of the heap bytes their
-//! elements own, so that [`Value::heap_bytes`](crate::Value::heap_bytes) is
+//! elements own, so that `Value::heap_bytes` is
 //! O(1) however big the collection is: element bytes are copied into their
 //! own allocations on the way in (never kept as slices of a network buffer)
 //! and counted with [`alloc_size`](crate::memory::alloc_size); the tables
