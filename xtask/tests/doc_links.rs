@@ -1,6 +1,7 @@
 //! Every relative link in README.md, ARCHITECTURE.md and docs/ leads
 //! somewhere: the file exists, and a `#section` names one of its headings
-//! (as GitHub makes anchors of them). Web links are not fetched.
+//! (as GitHub makes anchors of them). Web links are not fetched. And the
+//! README stays short.
 
 use std::path::{Path, PathBuf};
 
@@ -141,5 +142,22 @@ fn the_checker_reads_links_and_anchors_as_github_does() {
     assert_eq!(
         anchors("# Title\n```\n# no\n```\n### `CONFIG REWRITE`"),
         ["title", "config-rewrite"]
+    );
+}
+
+/// The README is read by a newcomer in five minutes: at most 300 lines,
+/// the reference being in docs/ (issue 39).
+#[test]
+fn the_readme_stays_short() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the workspace root");
+    let lines = std::fs::read_to_string(root.join("README.md"))
+        .expect("README.md")
+        .lines()
+        .count();
+    assert!(
+        lines <= 300,
+        "README.md has {lines} lines; move detail to docs/"
     );
 }
