@@ -7,7 +7,7 @@
 //! Run with `cargo bench -p ferrum-store --bench collections`; criterion
 //! prints the time per operation (throughput in elements). The server-side
 //! CPU per request of the same rows, both servers, is
-//! `scripts/cpu-per-request.sh` (see ARCHITECTURE.md, "Profiling recipe").
+//! `scripts/cpu-per-request.sh` (see docs/benchmarks.md, "Profiling recipe").
 
 // criterion_group! generates an undocumented `pub fn benches`.
 #![allow(missing_docs)]
