@@ -15,6 +15,53 @@
 //! passes a wake-up on to the next waiter of each of its keys. That covers
 //! a push of several elements (each served client passes the rest on) and a
 //! client that was woken but disconnected before it could retry.
+//!
+//! # Blocking pops (design notes)
+//!
+//! **Blocking pops** (`cmd/blocking.rs`, `blocking.rs`, `connection.rs`).
+//! The handler of BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BZPOPMIN, BZPOPMAX, BLMPOP
+//! or BZMPOP validates its arguments and tries the pop at once, like the non-blocking
+//! command (first non-empty key in argument order). Inside `MULTI` an empty
+//! result is the timeout reply at once. Otherwise it sets `Ctx::block` and
+//! `execute` returns `Reply::Block(BlockSpec)`. The connection then:
+//!
+//! 1. flushes the replies encoded before it (commands pipelined after it stay
+//!    in the read buffer until it is served, as in Redis);
+//! 2. registers a `Waiter` at the back of the queue of each key,
+//!    `(db, key) -> VecDeque<Arc<Waiter>>` in `Shared::blocking`, and bumps the
+//!    one blocked-clients counter that INFO and the exporter read;
+//! 3. retries the pop (data may have arrived before it registered), under the
+//!    transaction gate and the shard locks, like any command;
+//! 4. if still empty, awaits with no lock held: the waiter's `Notify`, the
+//!    deadline, `CLIENT KILL`, shutdown, and its socket. Reading the socket
+//!    detects a client that goes away (EOF), which leaves at once; bytes it
+//!    sends are kept for later. `CLIENT UNBLOCK` sets a flag and notifies.
+//!    Then it loops to 3.
+//!
+//! Every write command, after it ran and released its locks, wakes the first
+//! waiter on each of its keys (`cmd::run`, skipped with one atomic load when no
+//! client is blocked). List commands wake list waiters, sorted-set commands
+//! sorted-set waiters, stream commands stream readers; other commands (RENAME,
+//! COPY, SWAPDB, DEL, SET, FLUSHDB) look the key's type up first. XREAD BLOCK and
+//! XREADGROUP BLOCK are waiters of kind stream: since reading consumes nothing,
+//! every stream waiter on the key is woken, and a write that leaves the key
+//! absent or of another type wakes them too, so a blocked XREADGROUP answers
+//! `UNBLOCKED`/`NOGROUP` as in Redis (a plain XREAD just waits on). A wake-up is only a hint: **only the waiter itself pops**, so an
+//! element is never popped for a client that has gone. Dropping a waiter's
+//! `Registration` (served, timed out, unblocked, killed or disconnected) wakes
+//! the next waiter of each of its keys, and BLMOVE's destination: a push of two
+//! elements serves two waiters in order, and a wake-up consumed by a client
+//! that then disconnects is never lost. Writes inside `EXEC` wake waiters as
+//! they run, but the waiters cannot retry before `EXEC` releases the gate, so
+//! they see the transaction's result, as in Redis.
+//!
+//! Differences from Redis, by design: Redis serves blocked clients inside the
+//! pushing command, so nothing can run in between; here the woken client
+//! retries a moment later, and a plain LPOP from a third client that lands in
+//! that moment can take the element first (the waiter then keeps its place and
+//! waits on). A retry re-runs the whole pop, passing over a waited-on key that now holds
+//! another type (the client stays blocked, as in Redis 7.0); a BLMOVE
+//! destination of the wrong type still yields WRONGTYPE.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

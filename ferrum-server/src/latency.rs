@@ -2,6 +2,14 @@
 //! `expire-cycle`) with their last samples, and per-command and
 //! per-subcommand histograms over power-of-two microsecond buckets. The
 //! `LATENCY` command that reads them is `cmd/latency.rs`.
+//!
+//! # Latency monitor (design notes)
+//!
+//! **Latency monitor** (`latency.rs`, `cmd/latency.rs`). `cmd::run` adds each call to a
+//! per-command power-of-two microsecond histogram (one relaxed atomic next to
+//! the call counters; subcommands of container commands in a small bounded
+//! map) and, when `latency-monitor-threshold` is set, logs slow commands as
+//! `command`/`fast-command` events; the expiry timer logs `expire-cycle`.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -9,6 +9,20 @@
 //! for. `INFO stats` shows `lazyfree_pending_objects` (handed over, not yet
 //! freed) and `lazyfreed_objects` (freed there since start or `CONFIG
 //! RESETSTAT`), as Redis does.
+//!
+//! # Lazy freeing (design notes)
+//!
+//! **Lazy freeing** (`lazyfree.rs`). `UNLINK` (and `DEL` with
+//! `lazyfree-lazy-user-del yes`) takes its keys out of the store under the
+//! shard locks, so they are gone and uncounted in `used_memory` before the
+//! reply, then, with the locks released, hands each value whose free effort
+//! (`Value::free_effort`, Redis's `lazyfreeGetFreeEffort`: a large
+//! collection's elements, a list's nodes, a stream's nodes and groups) is
+//! above 64 to one `lazyfree` thread, started with the first such value.
+//! `lazyfree_pending_objects`/`lazyfreed_objects` in `INFO stats` count them
+//! as Redis does. `FLUSHALL`/`FLUSHDB ASYNC` still free in place, and the
+//! `lazyfree-lazy-eviction/expire/server-del/user-flush` parameters are
+//! accepted and change nothing.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Sender};

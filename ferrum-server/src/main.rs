@@ -1,4 +1,19 @@
 //! `ferrum-server`: run FerrumKV with redis-server's command line.
+//!
+//! # Start-up lines (design notes)
+//!
+//! **Start-up lines.** `main` prints `... starting, PID: N` before it reads
+//! its configuration, as Redis logs its start-up line first, and `Ready to
+//! accept connections on ADDR` once bound: Redis's test suite in native mode
+//! waits for these two, so a refused configuration (`appendonly yes`) shows up
+//! as an exit at once instead of a two-minute wait.
+//! A refused configuration is reported in Redis's words on standard error
+//! (`ConfigError::fatal_report`): `*** FATAL CONFIG FILE ERROR (Redis
+//! 7.0.15) ***`, the line number, the line as `>>> '...'` and Redis's reason,
+//! then exit 1. Command-line directives count as lines after the file's, as
+//! redis-server appends them to the file's text, and show their values in
+//! `sdscatrepr` quotes (`port "6379" "6380"`), which is what the suite's
+//! command-line tests match.
 
 use anyhow::Context as _;
 use ferrum_server::config::{ConfigError, USAGE};

@@ -8,6 +8,42 @@
 //! thread. A link is taken out of the cache while a command uses it and
 //! put back only after a clean exchange, so two `MIGRATE`s never share one
 //! and a link that failed is closed, never reused.
+//!
+//! # MIGRATE (design notes)
+//!
+//! **MIGRATE** (`cmd/migrate.rs`, `migrate.rs`). Redis blocks its one thread
+//! for a whole `MIGRATE`: connect, write every `RESTORE`, read every reply,
+//! each step within the timeout. Here a handler runs on a tokio worker,
+//! possibly the only one (`worker-threads 1`), so the exchange runs inside
+//! `block_in_place` (`script::off_worker`, as a busy script does): the
+//! worker's other connections move to another thread, and even a `MIGRATE`
+//! to this same server completes, where Redis would time out. No shard lock
+//! is held while it waits on the network: the keys are serialized under
+//! their locks (payload and deadline, TTL computed then), the locks are
+//! released, and after the replies each acknowledged key is locked again and
+//! deleted only if its payload's length and CRC-64 and its deadline are
+//! unchanged. Other clients' keys, even the migrated ones, thus never wait
+//! for the target; what Redis's atomicity gave and this does not is that a
+//! key written between the two steps is kept (the target holds the older
+//! value) instead of being impossible. The command still holds the
+//! transaction gate's read side throughout, so `EXEC` and scripts wait for
+//! it. In cluster mode it holds the write side, so every command waits for
+//! it, as everything waits in Redis (see the routing paragraph above): a
+//! node cannot then migrate to itself: the `MIGRATE` times out and the key
+//! stays, as in Redis. The sockets are blocking `std::net`
+//! ones with per-operation timeouts (a tokio socket would need the handler
+//! to be async, which the command path is not); they are cached per
+//! `host:port` as Redis caches them, in `Shared::migrate` (64 at most, a link checked out while
+//! in use so two `MIGRATE`s never interleave on one, closed on any error and
+//! after 10 s idle by a sweeper task that ends when the cache empties). A
+//! request that failed before any `RESTORE` reply (a cached link the target
+//! had closed) is retried once on a fresh connection unless it timed out.
+//! The deletes are signalled by the handler itself (`del` events, tracking
+//! invalidation; the store's delete changes `WATCH` versions), since its
+//! keys may follow `KEYS`, where the table's first/last/step triple cannot
+//! name them; its row carries `flag::SIGNALS_KEYS` so the dispatcher does
+//! not signal them again. `DEBUG SLEEP` holds the gate's write side, so a
+//! sleeping target does not answer, as in Redis.
 
 use std::collections::HashMap;
 use std::io::{self, Read, Write};

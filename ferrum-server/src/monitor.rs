@@ -6,6 +6,13 @@
 //! refused before running.
 //!
 //! Cost with no monitor: one relaxed atomic load per command.
+//!
+//! # MONITOR (design notes)
+//!
+//! **MONITOR** (`monitor.rs`). After each command `cmd::run` checks one
+//! relaxed atomic (the number of monitors); with monitors, it formats the
+//! command's line once and queues it on each monitor's Pub/Sub queue, so a
+//! slow monitor hits its output limit instead of slowing the server.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};

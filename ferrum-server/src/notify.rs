@@ -24,6 +24,19 @@
 //! `cmd::notify::enforce_maxmemory` while class `e` (or tracking) is on. Known gaps:
 //! keys expired by commands without key arguments (`KEYS`, `SCAN`, `RANDOMKEY`), nor the
 //! writes of a blocked command served later (`BLPOP` woken by a push).
+//!
+//! # Keyspace notifications (design notes)
+//!
+//! **Keyspace notifications** (`notify.rs`, `cmd/notify.rs`). With `notify-keyspace-events`
+//! empty (the default) the command path reads one relaxed atomic and nothing
+//! more. Otherwise `cmd::run` peeks at the key arguments before the handler
+//! (existence; a key past its TTL is reported `expired`, as the handler's
+//! lookup removes it) and, after a successful write, names the command's
+//! events from its name, arguments and reply, adds `new` and the `del` of a
+//! drained collection, and publishes through `Shared::pubsub`. While class `x`
+//! is on, the expiry timer walks the slot tables itself (1,024 slots a shard a
+//! tick) instead of the store's sampling cycle, which removes keys without
+//! naming them. Evictions are not reported: the store does not name its victims.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 

@@ -14,6 +14,20 @@
 //! pause (a failover waits on exactly that). The keys go once it ends.
 //!
 //! Cost when no pause is on: one relaxed atomic load per command.
+//!
+//! # Client pause (design notes)
+//!
+//! **Client pause** (`pause.rs`). `cmd::prepare` asks `Shared::pause` (one
+//! relaxed atomic when no pause is on) whether a command must wait, after the
+//! arity and `MULTI`-queueing checks; `cmd::execute` then returns
+//! `Reply::Paused(args)` and the connection holds the command (counted in
+//! `blocked_clients`) and runs it again once the pause ends, before anything
+//! pipelined behind it. While any pause is on, keys do not expire (Redis's
+//! `PAUSE_ACTION_EXPIRE`): the expiry loop skips its ticks, and
+//! `Store::hold_expired` makes reads see an expired key as missing without
+//! removing or counting it; writes still remove it first, so a key is never
+//! stored twice. `Pause::hold_expiry` sets it on `CLIENT PAUSE`/`UNPAUSE` and
+//! re-syncs it on every expiry tick, which notices a pause's deadline.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;

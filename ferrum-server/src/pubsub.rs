@@ -13,6 +13,32 @@
 //! message or a million tiny ones), and they are what the Redis setting
 //! means. What a limit does not see is the kernel's socket buffer and the
 //! one write batch the connection has taken off the queue, both bounded.
+//!
+//! # Pub/Sub (design notes)
+//!
+//! **Pub/Sub** (`pubsub.rs`, `cmd/pubsub.rs`). `Shared::pubsub` maps channels,
+//! patterns and shard channels (`pubsub::Kind`; without cluster mode shard
+//! channels are one more namespace, `SPUBLISH` delivering `smessage`) to
+//! subscribers (an `RwLock`: PUBLISH only reads). Each
+//! subscribed connection owns the receiving end of a tokio `mpsc` channel and
+//! `select!`s on it beside its socket; messages are encoded as `Frame::Push`
+//! (`>` in RESP3, an array in RESP2) and written in batches. PUBLISH never
+//! waits: sending is non-blocking. The channel is unbounded in count but
+//! **bounded in bytes**: each subscriber counts the bytes queued and not yet
+//! taken by its connection, and a message that would exceed the `pubsub` class
+//! of `client-output-buffer-limit` (hard bytes, or soft bytes for longer than
+//! soft seconds) is not queued: the subscriber is marked overflowed and its
+//! connection killed. Bytes, not a message count, because bytes are what
+//! bound memory and what the Redis setting means. On top of the limit sit the
+//! kernel's socket buffer and one 64 KiB write batch. A connection's writes
+//! give way to `CLIENT KILL` (and to shutdown after a one-second grace), so a
+//! subscriber that never reads is closed even while its write is stuck. In
+//! RESP2 a subscribed client may only run the commands flagged
+//! `SUBSCRIBED_OK` in the table (the Pub/Sub ones, PING, QUIT, RESET); RESP3
+//! clients may run anything. Subscribers are exempt from `timeout`, as in
+//! Redis. While a subscriber's write waits, its connection also checks the
+//! queue against the soft limit (at its deadline, or every 100 ms, as Redis's
+//! cron), so a queue left over it by traffic that then stops still closes it. A closing connection leaves every channel and pattern.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};

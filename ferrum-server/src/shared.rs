@@ -1,6 +1,18 @@
 //! State shared by every connection: the store, the configuration, the
 //! client registry, blocked clients, Pub/Sub subscriptions, the clock and
 //! the server's own counters.
+//!
+//! # Command stats (design notes)
+//!
+//! **Command stats** (`shared.rs::ServerStats`). Calls, microseconds,
+//! rejected and failed calls are relaxed atomics per row of `COMMANDS` and
+//! then per row of `SUBCOMMANDS` (`category::subcommand_of_call` finds the
+//! row, the same lookup ACL uses); a subcommand's call counts for its
+//! container too. `INFO commandstats` and the exporter's `cmd` labels read
+//! one list, `ServerStats::commands`, in which a container appears only
+//! through its subcommands (`config|get`), as in Redis 7. A subcommand's
+//! arity is checked in `cmd::prepare`, so a call short of arguments is
+//! rejected, not failed.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};

@@ -31,6 +31,20 @@
 //!
 //! Not done: invalidation of evicted keys (the store does not name its
 //! victims).
+//!
+//! # Client-side caching (design notes)
+//!
+//! **Client-side caching** (`tracking.rs`). `Shared::tracking` holds the
+//! key table (`key -> client ids`), BCAST prefixes and each tracking client's
+//! mode behind one mutex, and a count of tracking clients that `cmd::run`
+//! reads (one relaxed atomic) before doing anything. Reads of a tracking
+//! client are remembered, writes of any client invalidate (by the command's
+//! key arguments, on success: a write that changed nothing still
+//! invalidates, which costs a client a re-fetch, never a stale read), BCAST
+//! keys are batched until the end of the top-level command. Messages travel
+//! through the target's Pub/Sub queue: every connection now creates its queue
+//! when it opens (`ClientHandle::inbox`), so a `REDIRECT` can reach any
+//! client, and the receiving connection encodes them for its own protocol.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};

@@ -9,6 +9,24 @@
 //! their order, `DESC` reverses it), except that an unsorted set being
 //! stored is sorted `ALPHA` so the stored list is deterministic; equal
 //! numeric scores fall back to comparing the elements byte-wise.
+//!
+//! # SORT (design notes)
+//!
+//! **SORT** (`cmd/sort.rs`) locks every shard (`Store::lock_all`), since its
+//! BY and GET patterns reach keys known only while it runs; SORT STORE wakes
+//! waiters on the destination itself. **DUMP/RESTORE** (`cmd/dump.rs`) write
+//! and read Redis 7.0's RDB-10 object format with its CRC-64 footer through
+//! `rdb/`, the one RDB codec (MIGRATE and FUNCTION DUMP/RESTORE use it too,
+//! and RDB files will), which names no socket and no command, streams
+//! included: `rdb/listpack.rs` is Redis's listpack byte format (the
+//! store's own listpacks are a different, leaner format), and
+//! `rdb/stream.rs` reads RDB types 15 (Redis 5-6.2, its counters
+//! estimated as Redis estimates them) and 19, writes 19 in nodes of 100
+//! entries, and rebuilds the stream through ferrum-store's public `Stream`
+//! API, refusing payloads whose counts, IDs or pending entries do not add
+//! up; **MEMORY
+//! USAGE** (`cmd/memory.rs`) reports `Entry::memory_usage`, the key's cost in
+//! the store's accounting (`ferrum-store/src/memory.rs::entry_cost`).
 
 use std::cmp::Ordering;
 

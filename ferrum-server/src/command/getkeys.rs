@@ -7,6 +7,17 @@
 //! `LMPOP`, `EVAL`...), after `STREAMS` (`XREAD`), behind `STORE`
 //! (`SORT`, `GEORADIUS`), or after a subcommand (`MEMORY USAGE`, `XGROUP`).
 //! Only `COMMAND GETKEYS*` asks: the command path keeps using the triple.
+//!
+//! # COMMAND GETKEYS / GETKEYSANDFLAGS (design notes)
+//!
+//! **COMMAND GETKEYS / GETKEYSANDFLAGS** (`command/getkeys.rs`). The command path
+//! finds keys by the table's first/last/step; these two answer for the
+//! "movablekeys" commands too, as Redis 7.0's key specs do (after `numkeys`,
+//! after `STREAMS`, behind the last `STORE`, after a container's subcommand),
+//! and give each key a role (`RO access`, `RW access update`, `OW update`,
+//! `RM delete`, and a move's `RW access delete` / `RW insert`) derived from
+//! the command's flags and name, which matches Redis for the common commands
+//! but not for every key spec.
 
 use bytes::Bytes;
 

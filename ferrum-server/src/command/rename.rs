@@ -4,6 +4,16 @@
 //! `redis.call` look commands up here; ACL rules, `INFO commandstats` and
 //! `CLIENT LIST`'s `cmd` keep the original names, as Redis's
 //! `orig_commands` and `cmd->fullname` do.
+//!
+//! # rename-command (design notes)
+//!
+//! **rename-command** (`command/rename.rs`). The configuration builds a
+//! `CommandNames`, the few names `rename-command` changed, and `Shared`
+//! keeps it (startup only, as in Redis). Every lookup of a name a client
+//! sent (`prepare`, `EXEC`'s queue, `redis.call`) goes through
+//! `Shared::command`, which scans that short list before the static table;
+//! ACL rules, stats and `CLIENT LIST` keep the command's own name, as
+//! Redis's `orig_commands` and `cmd->fullname` do.
 
 use super::{lookup, CommandSpec, COMMANDS};
 

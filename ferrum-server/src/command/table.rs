@@ -4,6 +4,20 @@
 //!
 //! Arity, key positions and ACL categories follow Redis 7's `COMMAND INFO`, so client
 //! libraries that route or validate by them see what they expect.
+//!
+//! # Subcommand rows (design notes)
+//!
+//! **Subcommand rows** (`command/table.rs`, `SUBCOMMANDS`, after `COMMANDS`).
+//! Each subcommand of a container is a row of its own: name (`config|get`),
+//! arity, flags, ACL categories, key positions, and its docs (since,
+//! summary), as Redis 7.0.15's `COMMAND INFO`/`COMMAND DOCS` give them (less
+//! the `loading`, `no_async_loading` and `allow_busy` flags, which no row
+//! has). The same row serves the arity check, ACL, command stats, `COMMAND
+//! LIST`, and `COMMAND INFO`/`DOCS` (a container's tenth element and its
+//! `subcommands` map; `COMMAND INFO config|get` answers with the row). The
+//! container's handler still dispatches on `args[1]` itself, and a
+//! container keeps its own flags, which dispatch reads (Redis reports a
+//! container with none).
 
 use super::flag::{
     ADMIN, BLOCKING, CONTAINER, DENYOOM, EXCLUSIVE, FAST, LOADING, NO_AUTH, NO_MULTI, NO_QUEUE,

@@ -22,6 +22,24 @@
 //! The new text replaces the file atomically: it is written to a temporary
 //! file in the same directory, synced, and renamed over the old one, whose
 //! directory is synced in turn; on any error the old file is untouched.
+//!
+//! # CONFIG REWRITE (design notes)
+//!
+//! **CONFIG REWRITE** (`config/rewrite.rs`). A pure function of the old
+//! file's bytes, the `Config` and the ACL's `user` lines returns the new
+//! bytes, following Redis's `rewriteConfig` step by step (the old lines
+//! indexed by the canonical parameter they set, each parameter's lines
+//! reused in order, leftovers blanked, unknown lines commented `# ??? `,
+//! appends after one signature, runs of blank lines folded); "at its
+//! default" means its `CONFIG GET` text equals that of `Config::default()`,
+//! so no row needs a second notion of its default. Multi-line and special
+//! parameters (`save`, `bind`, `client-output-buffer-limit`, `dir`,
+//! `replicaof`, `maxmemory-clients`) have their own line builders; the rest
+//! are written by their `Kind`. Only `rewrite_file` touches the disk: a
+//! temporary file in the same directory (`create_new`, so it never reuses
+//! another's), `fsync`, `rename`, `fsync` of the directory. `CONFIG
+//! REWRITE` clones the configuration rather than hold its lock across the
+//! file system.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fs::{File, OpenOptions};
