@@ -9,6 +9,50 @@
 //! is [`Acl::check`]; `cmd::prepare` calls it only for a user whose rules
 //! do not allow everything, so the default user costs one relaxed load a
 //! command.
+//!
+//! # Access control (design notes)
+//!
+//! `ferrum-server/src/acl/` holds Redis 7.0's ACL model; `cmd/acl.rs` the
+//! `ACL` command and the glue to the command path.
+//!
+//! - **Commands are bits.** A selector (`acl/selector.rs`) keeps one bit per
+//!   row of `COMMANDS`, one per row of `SUBCOMMANDS` (`command/table.rs`:
+//!   Redis's subcommands of the containers served, with their categories), and a last "future commands" bit that only `+@all` sets, so
+//!   that `ACL GETUSER` can tell `+@all -get` from `-@all +...`. `+@cat`
+//!   flips the bits of every command whose categories include it; `+cmd`
+//!   flips a container together with its subcommands, as Redis does.
+//!   `ACL GETUSER`/`ACL LIST` describe the bits back with Redis's greedy
+//!   best fit (categories that agree with more commands than they contradict,
+//!   then single commands), so the text round-trips through `ACL SETUSER`.
+//! - **Categories live in the command table.** Each `row!` carries its ACL
+//!   categories, written once from Redis 7.0.15's `COMMAND INFO`; `COMMAND
+//!   INFO`, `COMMAND LIST FILTERBY ACLCAT` and `ACL CAT` all read them there.
+//! - **Keys by role.** `command/getkeys.rs` gives each key of a call a `KeyRole`
+//!   whose flags are Redis's key-spec flags (`RO access`, `RW insert`, `OW
+//!   update`...); a `%R~` pattern allows roles with `access`, `%W~` roles
+//!   with `insert`/`update`/`delete`, `~` both. The same function answers
+//!   `COMMAND GETKEYSANDFLAGS`, so the check and the introspection agree.
+//! - **Users** (`acl/user.rs`) are `Arc<User>`: a name and its `Rules`
+//!   (on/off, SHA-256 password digests, the root selector and `(...)`
+//!   selectors) behind an `RwLock`. `ACL SETUSER` applies every rule to a
+//!   copy and swaps it in, so a bad rule changes nothing and connections
+//!   holding the `Arc` see the change at their next command.
+//! - **One check.** `cmd::prepare` calls `cmd::acl::permit` after the `AUTH`
+//!   check and before `MULTI` queueing; `EXEC` calls it again for each queued
+//!   command (permissions may have changed), and `cmd::script_call` for each
+//!   `redis.call`, with the `multi`/`lua` log context. A refusal is logged in
+//!   `ACL LOG` (`acl/log.rs`, grouped as Redis groups) and worded in
+//!   `error.rs`.
+//!
+//! **Architecture invariant:** a user whose root selector allows every
+//! command, key and channel (the shipped `default` user) is checked with one
+//! relaxed atomic load (`User::unrestricted`), nothing else: no lock, no key
+//! extraction, no allocation. Anything slower on that path shows in
+//! `scripts/instructions-per-request.sh`.
+//!
+//! Connections closed by ACL changes (`DELUSER`, `LOAD`, channels revoked
+//! from a subscriber) leave the client registry before the command replies,
+//! so the next `CLIENT LIST` no longer shows them, as in Redis.
 
 mod file;
 mod log;

@@ -8,6 +8,103 @@
 //! other clients must see while it runs (is a script running, since when,
 //! has it written, was it killed) is in [`Running`], plain atomics outside
 //! the mutex: `SCRIPT KILL` and the `-BUSY` replies never wait for the VM.
+//!
+//! # Lua scripting (design notes)
+//!
+//! `script/` holds one Lua 5.1 VM per server (`mlua`, vendored Lua, feature
+//! `send`), `script/engine.rs`, behind a `std::sync::Mutex` in
+//! `Shared::scripting`; `cmd/script.rs` (EVAL*, SCRIPT) and
+//! `cmd/function.rs` (FUNCTION, FCALL*) are its commands.
+//!
+//! - **Who owns the VM, and why.** A script runs on the calling connection's
+//!   task, inside `tokio::task::block_in_place` (so the worker's other tasks
+//!   move to another thread while it runs), holding the VM mutex and the
+//!   transaction gate's *write* side. `redis.call` then needs the caller's
+//!   `Ctx` (its `&mut ConnState`: db, protocol), which a closure created in
+//!   `Lua::scope` can borrow for exactly one run; a dedicated Lua thread
+//!   would have had to ship every call and its reply across a channel and
+//!   hold the caller's state by `Arc`. `send` is what lets the `Lua` value
+//!   sit in a `Mutex` shared by all workers; with the gate's write side held
+//!   only one script runs at a time anyway.
+//! - **Atomicity.** `EVAL`/`FCALL` rows carry `flag::EXCLUSIVE`; the
+//!   dispatcher (`cmd/gate.rs`, `enter_gate`) takes the write side for them, the
+//!   read side for everything else. Inside `EXEC` (which holds the write
+//!   side) they just run. Expiry ticks skip while the gate is held.
+//! - **Hot path.** Every other command enters the gate with `try_read`, the
+//!   cost of the `read` it replaced, and checks one more flag bit. Only
+//!   when `try_read` fails does it look at `script::Running` (atomics): no
+//!   script: poll every 20 µs (a transaction holds the gate for
+//!   microseconds); a script: poll each millisecond, off the worker, and
+//!   past `busy-reply-threshold` answer `-BUSY`, except `SCRIPT KILL`,
+//!   `FUNCTION KILL`, `FUNCTION STATS` and `SHUTDOWN`, which run beside the
+//!   script without the gate. It never blocks on the lock: a script takes
+//!   the gate a moment before `Running` marks it, and a command blocked in
+//!   that moment would have waited for the whole script.
+//! - **KILL and shutdown.** An instruction-count hook (every 10,000) raises
+//!   once `Running` says killed or shutting down (or a library load passed
+//!   500 ms); the sandbox's `pcall`/`xpcall` re-raise after either, so a
+//!   loop of pcalls ends too. A script that called a write command is
+//!   `UNKILLABLE` by `SCRIPT KILL`; `Server::run` marks scripting as
+//!   shutting down once `SHUTDOWN` or a signal fired, which stops any
+//!   script at its next hook (as `SHUTDOWN NOSAVE` does in Redis), so a
+//!   busy script never holds up the exit. A plain `SHUTDOWN` while a script
+//!   is busy gets `-BUSY`.
+//! - **mlua's reference stack.** Every Lua value held from Rust (a
+//!   `Function`, a `Table`, a `String`) takes a slot of mlua's auxiliary
+//!   stack, which is bounded like Lua's own (about 8,000 slots) and panics
+//!   when full. So nothing unbounded is held from Rust: the script cache
+//!   keeps compiled scripts in one Lua table keyed by SHA-1, `redis.call`
+//!   takes its arguments as one table and reads them one at a time, and
+//!   `cmsgpack` walks tables pair by pair and decodes with an explicit
+//!   stack bounded at 1,000 levels and 4,000 results; a library keeps its
+//!   registration list (callbacks included) as one Lua table, so what grows
+//!   with use is one slot per library, not per function.
+//! - **redis.call** (`script/call.rs`, `cmd/script_call.rs`) runs `cmd::run` with `Ctx::in_script`
+//!   set, after Redis's script checks (`flag::NO_SCRIPT` and blocking
+//!   commands refused, `XREAD BLOCK` refused, writes from read-only
+//!   scripts, `-OOM` before the first write). Replies convert per
+//!   `redis.setresp` (`script/convert.rs`); the caller's db and protocol are
+//!   restored after the run. The engine reaches the command layer only
+//!   through `script::Caller`, which `cmd::Ctx` implements: the checks and
+//!   the run are `cmd/script_call.rs`'s, the Lua side (arguments, replies,
+//!   the run's `CallState`) is `script/`'s. Errors a command already counted are not
+//!   counted again in `errorstats` (`Ctx::error_counted`).
+//! - **Sandbox** (`script/prelude.lua`). Stock Lua 5.1 has no read-only
+//!   tables, so scripts see proxies: empty tables whose metatable reads
+//!   through and refuses writes; `rawset`, `setmetatable`, `getfenv` and
+//!   `loadstring` are wrapped so they cannot get past one. One environment
+//!   serves scripts and functions: while `FUNCTION LOAD` runs a library, it
+//!   shows only the load API (`redis.register_function`, `redis.log`, ...).
+//! - **Memory.** `INFO` reads `script::EngineStats`, published at start and
+//!   after each change (the VM's heap from Lua's allocator count, the script
+//!   bodies and SHA-1s, the libraries' code), never the VM itself, so `INFO`
+//!   works from inside a script. One VM serves scripts and functions, so
+//!   its heap is reported as Redis's eval VM (`used_memory_vm_eval`, alias
+//!   `used_memory_lua`) and `used_memory_vm_functions` is 0. As in Redis,
+//!   every 50 scripts run a 50 KB collector step, so garbage does not grow
+//!   to twice the live heap; `SCRIPT FLUSH` (a fresh VM in Redis) collects
+//!   until the heap stops shrinking. Scripts' `-OOM` checks add the cached
+//!   scripts and library code to `used_memory`, as Redis's `used_memory`
+//!   includes them.
+//! - **Error positions** (`script/untail.rs`). `redis.call` is a Lua
+//!   function (it packs its arguments into one table), so `return
+//!   redis.call(...)` would be a Lua tail call, which drops the script's
+//!   frame and the line Redis names (`on @user_script:1.`; Redis's C
+//!   `redis.call` keeps it). Compiling a script or library dumps its
+//!   bytecode and turns each `TAILCALL` whose callee was loaded by a
+//!   `GETTABLE` of `call`/`pcall` into a `CALL` (same operands, followed by
+//!   the same `RETURN`), then loads that; other tail calls stay, so deep tail
+//!   recursion runs. Scripts are compiled as text only (`ChunkMode::Text`):
+//!   a binary chunk from a client is refused.
+//! - **MONITOR and CLIENT PAUSE.** A script's `MONITOR` line is fed before
+//!   it runs, and its commands show `lua` for the address. `CLIENT PAUSE
+//!   WRITE` holds `EVAL`/`EVALSHA`/`FCALL` unless the script or function
+//!   declares `no-writes` (`Scripting::may_write`, which uses `try_lock` and
+//!   assumes a write behind a running script); read-only scripts refuse
+//!   `MAY_REPLICATE` commands (`PUBLISH`, `SPUBLISH`, `PFCOUNT`) as writes.
+//!
+//! **Architecture invariant:** nothing but `script/` touches the Lua VM, and
+//! no code takes the VM mutex while holding a shard lock.
 
 mod call;
 mod cjson;
