@@ -15,6 +15,40 @@
 //! client leaves the registry (and the sum) at once, so `CLIENT LIST` and
 //! the next check no longer see it, and its task closes its socket at its
 //! next wait, without writing what is pending.
+//!
+//! # Connections' memory (design notes)
+//!
+//! **Connections' memory** counts in `used_memory`, as Redis counts its
+//! normal clients, but not against `maxmemory`: the store keeps a second
+//! counter, `outside_bytes`, that each connection adds its figure to
+//! (`ClientHandle::publish_memory`: fixed state, buffer capacities, the
+//! decoder's partial request, unwritten output) at each read and waiting
+//! write, and takes it back when it closes (`Drop` of the connection).
+//! `used_memory_dataset` is the store's own accounting alone, and the one
+//! `maxmemory` bounds: eviction stays exact and deterministic, at the same
+//! points as in the simulator, whatever the clients' buffers do (with
+//! connections counted, a live run's calibrated `maxmemory` held 4,935
+//! entries instead of 5,000, and its peaks moved with buffer growth). Redis
+//! evicts keys for its clients too; here `client-output-buffer-limit` and
+//! `maxmemory-clients` bound them (see "Client buffers" in docs/security.md).
+//!
+//! # Client eviction (design notes)
+//!
+//! **Client eviction** (`evict_clients.rs`, `maxmemory-clients`). The
+//! same publish also adds each client's figure (now with its state:
+//! queued `MULTI` bytes, kept as commands queue in `ConnState::queue`;
+//! watched keys; subscriptions; BCAST tracking prefixes, set when `CLIENT
+//! TRACKING on` adds some; each entry at a fixed overhead) to a sum in the
+//! registry; after each publish one relaxed load compares the sum with
+//! the limit. Only over it does `enforce` sort the registry's clients
+//! without `no-evict` by published memory and close the largest until the
+//! sum is below (Redis uses power-of-two buckets to avoid that sort on
+//! its hot path; here the sort only happens when evicting). An evicted
+//! client leaves the registry and the sum at once, so `CLIENT LIST` and
+//! the next check do not see it, and its task ends at its next wait.
+//! `CONFIG SET maxmemory`/`maxmemory-clients` and `CLIENT NO-EVICT off`
+//! enforce at once, as in Redis; a subscriber whose write waits
+//! republishes on its 100 ms queue check, so a growing queue counts.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

@@ -47,6 +47,28 @@
 //! old one was allocated with; a COLL block owns the `Box<Collection>`, a
 //! SPILL block the `Box<[u8]>` of the string's length, whose pointer it
 //! stores, and drops it exactly once.
+//!
+//! # Entries (design notes)
+//!
+//! **Entries.** Each key is one heap block (`ferrum-store/src/block.rs`): a
+//! 16-byte header (key and string lengths, last access in seconds, database
+//! table, flags), a 12-byte deadline field only for keys with a TTL, a
+//! capacity field only for strings grown in place by `APPEND`/`SETRANGE`,
+//! then the key's bytes and the value: a string's bytes, a small packed
+//! collection's one buffer (up to 512 bytes), or a pointer (to a larger
+//! collection's box, or to a string's own buffer when the size classes make
+//! that cheaper: a 16-byte key and a 1,000-byte value take a 48-byte block
+//! and a 1,024-byte buffer instead of one 1,280-byte block). A 16-byte key
+//! with a 32-byte value is one 64-byte jemalloc allocation. The
+//! shard's slot table is a `Vec` of thin block pointers (8 bytes a key),
+//! indexed by `EntryId` (what the policy sees); each database's index is a
+//! `hashbrown::HashTable<u32>` of slot ids (5 bytes a key at full load).
+//! Lookups hash the key, and compare bytes only on the block whose 7-bit tag
+//! matched. The slot table doubles as the `SCAN` cursor space: a cursor is
+//! `slot * shards + shard`, and slots never move while a key is resident, so
+//! a key present for a whole scan is always returned. Reads borrow an
+//! `Entry` (a view of the block, `ValueRef` for the value); writes go through
+//! `EntryMut`, which re-accounts the block when dropped.
 
 // The workspace denies `unsafe`; this module is the one exception, reviewed
 // as such (see ARCHITECTURE.md).
