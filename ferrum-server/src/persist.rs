@@ -586,13 +586,10 @@ pub(crate) fn load(
     if let Some(ranks) = order_aux.and_then(|(_, v)| decode_order(v, shards)) {
         let rank = |index: usize| ranks.get(index).copied().unwrap_or(u32::MAX);
         placed.sort_by_key(|&(index, shard, _, _)| (shard, rank(index)));
-        for shard in 0..shards {
-            let keys: Vec<(usize, &[u8])> = placed
-                .iter()
-                .filter(|p| p.1 == shard)
-                .map(|p| (p.2, &p.3[..]))
-                .collect();
-            store.import_policy_order(shard, &keys, now);
+        // Sorted by shard: one run per shard.
+        for run in placed.chunk_by(|a, b| a.1 == b.1) {
+            let keys: Vec<(usize, &[u8])> = run.iter().map(|p| (p.2, &p.3[..])).collect();
+            store.import_policy_order(run[0].1, &keys, now);
         }
     }
     loaded.functions = header.functions;
