@@ -235,6 +235,8 @@ pub(crate) fn config_set_failed(name: &str, reason: &str) -> String {
 }
 /// Why `CONFIG SET` of a parameter read only at startup fails.
 pub(crate) const CONFIG_IMMUTABLE: &str = "can't set immutable config";
+/// `CONFIG SET` of `dir` or `dbfilename` refused by `enable-protected-configs`.
+pub(crate) const CONFIG_PROTECTED: &str = "can't set protected config";
 /// Why `CONFIG SET` naming one parameter twice fails.
 pub(crate) const CONFIG_DUPLICATE: &str = "duplicate parameter";
 /// `CONFIG SET` of a `tls-*` parameter whose new TLS configuration does

@@ -10,6 +10,10 @@
 //!   the tests need (apt-get, where it can), then fmt, clippy, the
 //!   workspace's tests, redis-py, and Redis's own test suite with its bar.
 //!
+//! - `cargo xtask suite`: Redis's own test suite against FerrumKV and
+//!   Redis in one run, external and native mode, written to
+//!   `benches/redis-suite.md`.
+//!
 //! xtask holds no server code: it drives the release binaries through
 //! `std::process` and reads their JSON.
 
@@ -23,6 +27,7 @@ mod procs;
 mod redis_benchmark;
 mod report;
 mod sharded;
+mod suite;
 mod throughput;
 
 use std::path::{Path, PathBuf};
@@ -47,6 +52,9 @@ enum Task {
     /// then fmt, clippy, `cargo test --workspace`, redis-py and Redis's own
     /// test suite, failing below its bar.
     Ci(ci::Ci),
+    /// Redis's own test suite against FerrumKV and Redis in one run,
+    /// external and native mode, written to `benches/redis-suite.md`.
+    Suite(suite::Suite),
 }
 
 /// The workspace's root directory (xtask's parent).
@@ -67,5 +75,6 @@ fn main() -> Result<()> {
     match Cli::parse().task {
         Task::Bench(flags) => flags.run(),
         Task::Ci(flags) => flags.run(),
+        Task::Suite(flags) => flags.run(),
     }
 }

@@ -22,8 +22,8 @@ use anyhow::{bail, Context, Result};
 const TARGET: f64 = 0.95;
 
 /// One file of the set.
-struct File {
-    name: &'static str,
+pub(crate) struct File {
+    pub(crate) name: &'static str,
     /// Tests Redis 7.0.15 passes natively under `PROFILE=custom
     /// TAGS=-slow`.
     redis: u32,
@@ -33,7 +33,7 @@ struct File {
     lacks: &'static str,
 }
 
-const FILES: &[File] = &[
+pub(crate) const FILES: &[File] = &[
     File {
         name: "integration/rdb",
         redis: 14,
@@ -100,7 +100,7 @@ pub(crate) fn run(root: &Path, runner: &Path, server: &Path) -> Result<()> {
     print!("{text}");
     println!("   (persistence tests: {:.0?})", started.elapsed());
     print!("{}", crate::ci::failed_tests(&logs));
-    let passed = passed_per_file(&text);
+    let passed = crate::suite::passed_per_file(&text);
     if passed.is_empty() {
         bail!(
             "the suite's runner printed no per-file table (exit {})",
@@ -116,17 +116,6 @@ pub(crate) fn run(root: &Path, runner: &Path, server: &Path) -> Result<()> {
         );
     }
     Ok(())
-}
-
-/// The runner's table as (file, passed).
-fn passed_per_file(text: &str) -> Vec<(String, u32)> {
-    text.lines()
-        .filter(|l| l.starts_with("unit/") || l.starts_with("integration/"))
-        .filter_map(|line| {
-            let mut cols = line.split_whitespace();
-            Some((cols.next()?.to_owned(), cols.next()?.parse().ok()?))
-        })
-        .collect()
 }
 
 /// A report of the share against [`TARGET`], and the files below their
@@ -178,7 +167,7 @@ integration/corrupt-dump     60     21       0       0      n/a  failures (10s)
 unit/other                   19      4       1       0      n/a  failures (3s)
 TOTALS                       92     26       1       0
 ";
-        let passed = passed_per_file(text);
+        let passed = crate::suite::passed_per_file(text);
         assert_eq!(passed[0], ("integration/rdb".to_owned(), 13));
         let (report, failures) = judge(&passed);
         // corrupt-dump under its floor; the missing files count 0, which

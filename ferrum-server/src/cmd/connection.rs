@@ -75,6 +75,25 @@ pub(crate) fn auth(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     Ok(Frame::ok())
 }
 
+/// The positions of `HELLO`'s credentials, read as [`hello`] reads its
+/// options (up to the first it cannot read).
+pub(crate) fn hello_secrets(args: &[Bytes]) -> Vec<usize> {
+    let mut secrets = Vec::new();
+    let mut j = 2;
+    while let Some(opt) = args.get(j) {
+        let more = args.len() - 1 - j;
+        if is(opt, "auth") && more >= 2 {
+            secrets.extend([j + 1, j + 2]);
+            j += 3;
+        } else if is(opt, "setname") && more >= 1 {
+            j += 2;
+        } else {
+            break;
+        }
+    }
+    secrets
+}
+
 /// `HELLO [protover [AUTH username password] [SETNAME clientname]]`
 pub(crate) fn hello(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let mut protocol = ctx.conn.protocol;

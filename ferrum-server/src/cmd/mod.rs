@@ -360,14 +360,23 @@ fn pausable_write(ctx: &Ctx<'_>, spec: &CommandSpec, args: &[Bytes]) -> bool {
     })
 }
 
-/// The command line as `MONITOR` and `SLOWLOG` show it: without
-/// `MIGRATE`'s credentials.
+/// The command line as `MONITOR` and `SLOWLOG` show it: the credentials
+/// of `MIGRATE`, `AUTH` and `HELLO` replaced by `(redacted)`, as Redis's
+/// `redactClientCommandArgument` does.
 fn shown<'a>(spec: &CommandSpec, args: &'a [Bytes]) -> std::borrow::Cow<'a, [Bytes]> {
-    if spec.name == "migrate" {
-        std::borrow::Cow::Owned(migrate::redacted(args))
-    } else {
-        std::borrow::Cow::Borrowed(args)
+    let secrets = match spec.name {
+        "migrate" => migrate::secrets(args),
+        // `AUTH [username] password`; a longer line, a syntax error, is
+        // shown as it came, as Redis does.
+        "auth" if args.len() <= 3 => (1..args.len()).collect(),
+        "hello" => connection::hello_secrets(args),
+        _ => return std::borrow::Cow::Borrowed(args),
+    };
+    let mut shown = args.to_vec();
+    for i in secrets {
+        shown[i] = Bytes::from_static(b"(redacted)");
     }
+    std::borrow::Cow::Owned(shown)
 }
 
 /// Sends the command's line to the monitors; a script's commands show
@@ -418,9 +427,7 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
     // MONITOR shows what ran, but neither administrative commands nor
     // credentials (as Redis). A script's line comes before the lines of
     // the commands it calls.
-    let monitored = ctx.shared.monitors.active()
-        && !spec.has(flag::ADMIN)
-        && !matches!(spec.name, "auth" | "hello");
+    let monitored = ctx.shared.monitors.active() && !spec.has(flag::ADMIN);
     let is_script = spec.has(flag::EXCLUSIVE);
     if monitored && is_script {
         feed_monitors(ctx, &shown(spec, args));

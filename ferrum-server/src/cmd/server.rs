@@ -229,9 +229,20 @@ fn config_set(ctx: &mut Ctx<'_>, pairs: &[Bytes]) -> CmdResult {
     let password_set = pairs
         .iter()
         .any(|(k, _)| k.eq_ignore_ascii_case(b"requirepass"));
+    // Before any other error, as Redis: clients may retry on `-LOADING`.
+    if shared.persistence.loading.active()
+        && pairs
+            .iter()
+            .any(|(k, _)| crate::Config::denied_while_loading(k))
+    {
+        return Err(CmdError::msg(super::error::LOADING));
+    }
     // All or nothing, as Redis 7: the error text is the whole reply.
+    let protected_allowed = config
+        .protected_configs()
+        .permits(ctx.conn.handle.addr.ip());
     staged
-        .set_many(&pairs)
+        .set_many_as(&pairs, protected_allowed)
         .map_err(|e| CmdError::msg(e.to_string()))?;
     if staged.tls != config.tls {
         reload_tls(shared, &staged, &pairs)?;
@@ -718,16 +729,77 @@ pub(crate) fn debug(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         let skip = int_arg(&args[2])? != 0;
         ctx.shared.skip_checksum.store(skip, Ordering::Relaxed);
         Ok(Frame::ok())
+    } else if is(sub, "quicklist-packed-threshold") && args.len() == 3 {
+        // From this size on, a list element gets a node of its own.
+        let size = std::str::from_utf8(&args[2])
+            .ok()
+            .and_then(crate::config::parse_memory);
+        if !size.is_some_and(ferrum_store::types::set_list_packed_threshold) {
+            return Err(CmdError::msg(
+                "argument must be a memory value bigger than 1 and smaller than 4gb",
+            ));
+        }
+        Ok(Frame::ok())
     } else if is(sub, "reload") {
         super::persist::debug_reload(ctx, &args[2..])
     } else if is(sub, "object") && args.len() == 3 {
         debug_object(ctx, &args[2])
     } else if is(sub, "config-rewrite-force-all") && args.len() == 2 {
         config_rewrite(ctx, true, super::error::debug_rewrite_failed)
+    } else if is(sub, "help") && args.len() == 2 {
+        super::help_reply(DEBUG_HELP)
     } else {
         Err(CmdError::unknown_subcommand("DEBUG", sub))
     }
 }
+
+/// `DEBUG HELP`: the subcommands above, in Redis's words where Redis has
+/// them.
+const DEBUG_HELP: &[&str] = &[
+    "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "ADVANCE-CLOCK <milliseconds>",
+    "    Move the server's clock forward (FerrumKV's; TTLs expire as if that time passed).",
+    "CONFIG-REWRITE-FORCE-ALL",
+    "    Like CONFIG REWRITE but writes all configuration options, including",
+    "    keywords not listed in original configuration file or default values.",
+    "DIGEST",
+    "    Output a hex signature representing the current DB content.",
+    "DIGEST-VALUE <key> [<key> ...]",
+    "    Output a hex signature of the values of all the specified keys.",
+    "EXPIRE-CYCLE",
+    "    Run one active expiry cycle over every key now (FerrumKV's).",
+    "LOG <message>",
+    "    Write <message> to the server log.",
+    "OBJECT <key>",
+    "    Show low level info about the <key> and associated value.",
+    "POPULATE <count> [<prefix>] [<size>]",
+    "    Create <count> string keys named key:<num>. If <prefix> is specified then",
+    "    it is used instead of the 'key' prefix.",
+    "QUICKLIST-PACKED-THRESHOLD <size>",
+    "    Sets the threshold for elements to be inserted as plain vs packed nodes",
+    "    Default value is 1GB, allows values up to 4GB. Setting to 0 restores to default.",
+    "RELOAD [option value] ...",
+    "    Save the RDB on disk and reload it back to memory. Valid <option> values:",
+    "    * MERGE: conflicting keys will be loaded from RDB.",
+    "    * NOFLUSH: the existing database will not be removed before load, but",
+    "      conflicting keys make the reload fail.",
+    "    * NOSAVE: the database will be loaded from an existing RDB file.",
+    "    Examples:",
+    "    * DEBUG RELOAD: verify that the server is able to persist, flush and reload",
+    "      the database.",
+    "    * DEBUG RELOAD NOSAVE: replace the current database with the contents of an",
+    "      existing RDB file.",
+    "    * DEBUG RELOAD NOSAVE NOFLUSH MERGE: add the contents of an existing RDB",
+    "      file to the database.",
+    "SET-ACTIVE-EXPIRE <0|1>",
+    "    Setting it to 0 disables expiring keys in background when they are not",
+    "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
+    "    default.",
+    "SET-SKIP-CHECKSUM-VALIDATION <0|1>",
+    "    Enables or disables checksum checks for RDB files and RESTORE's payload.",
+    "SLEEP <seconds>",
+    "    Stop the server for <seconds>. Decimals allowed.",
+];
 
 /// `DEBUG POPULATE count [prefix] [size]`: creates `prefix:0` ..
 /// `prefix:<count-1>` (prefix `key`) in the current database, skipping

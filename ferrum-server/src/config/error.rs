@@ -4,7 +4,9 @@
 
 use std::path::PathBuf;
 
-use crate::error::{config_set_failed, config_set_unknown, CONFIG_DUPLICATE, CONFIG_IMMUTABLE};
+use crate::error::{
+    config_set_failed, config_set_unknown, CONFIG_DUPLICATE, CONFIG_IMMUTABLE, CONFIG_PROTECTED,
+};
 
 /// Why the configuration was refused.
 ///
@@ -101,6 +103,13 @@ pub enum ConfigError {
     /// `CONFIG SET` of a parameter that only takes effect at startup.
     #[error("{}", config_set_failed(name, CONFIG_IMMUTABLE))]
     SetImmutable {
+        /// The name as the client sent it.
+        name: String,
+    },
+    /// `CONFIG SET` of a parameter `enable-protected-configs` guards, by a
+    /// client it does not allow.
+    #[error("{}", config_set_failed(name, CONFIG_PROTECTED))]
+    SetProtected {
         /// The name as the client sent it.
         name: String,
     },

@@ -54,8 +54,16 @@ pub use obuf::{OutputBufferLimit, OutputBufferLimits};
 pub(crate) use rewrite::{rewrite_file, strerror};
 pub use special::Allowed;
 use syntax::lossy;
-pub(crate) use syntax::push_repr;
+pub(crate) use syntax::{parse_memory, push_repr};
 use table::{canonical, lookup, registered_name, selects, settable, ALIASES, PARAMS};
+
+/// What `enable-protected-configs` guards, Redis 7.0's `PROTECTED_CONFIG`
+/// parameters: where the server writes its files.
+const PROTECTED: &[&str] = &["dir", "dbfilename"];
+
+/// What `CONFIG SET` refuses with `-LOADING` while a snapshot loads,
+/// Redis 7.0's `DENY_LOADING_CONFIG` parameters.
+const DENY_LOADING: &[&str] = &["dir", "appendonly", "repl-diskless-load"];
 pub use tls::{TlsConfig, TlsProtocol, TLS_AUTH_CLIENTS};
 
 /// The `maxmemory-policy` names FerrumKV accepts: those of
@@ -340,9 +348,27 @@ impl Config {
     /// names, as in Redis 7.0, and the later value wins); on error nothing
     /// changes.
     pub fn set_many(&mut self, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Param>, ConfigError> {
+        self.set_many_as(pairs, true)
+    }
+
+    /// [`Config::set_many`] by a client that `enable-protected-configs`
+    /// allows to set the protected parameters (`dir`, `dbfilename`) or
+    /// not. Refused, they fail as an immutable parameter does.
+    ///
+    /// # Errors
+    ///
+    /// As [`Config::set_many`], and `ConfigError::SetProtected`.
+    pub fn set_many_as(
+        &mut self,
+        pairs: &[(&[u8], &[u8])],
+        protected_allowed: bool,
+    ) -> Result<Vec<Param>, ConfigError> {
         let mut specs: Vec<(&Spec, &'static str)> = Vec::with_capacity(pairs.len());
         for &(name, _) in pairs {
             let spec = settable(name)?;
+            if !protected_allowed && PROTECTED.contains(&spec.name) {
+                return Err(ConfigError::SetProtected { name: lossy(name) });
+            }
             let registered = registered_name(name, spec);
             if specs.iter().any(|&(_, seen)| seen == registered) {
                 return Err(ConfigError::SetDuplicate { name: lossy(name) });
@@ -355,6 +381,17 @@ impl Config {
         }
         *self = next;
         Ok(specs.iter().map(|(s, _)| s.param).collect())
+    }
+
+    /// Whether `CONFIG SET name` must wait until a load ends (`dir`: the
+    /// load reads from it), as Redis's `DENY_LOADING_CONFIG`.
+    pub fn denied_while_loading(name: &[u8]) -> bool {
+        lookup(name).is_some_and(|spec| DENY_LOADING.contains(&spec.name))
+    }
+
+    /// `enable-protected-configs`: who may set the protected parameters.
+    pub fn protected_configs(&self) -> Allowed {
+        Allowed::from_name(self.stored_value("enable-protected-configs")).unwrap_or(Allowed::No)
     }
 
     /// Sets `spec` from `value`; errors name the parameter by `registered`,

@@ -40,7 +40,7 @@ pub(crate) fn push_repr(out: &mut String, word: &[u8]) {
 /// Redis's `memtoull`: digits, then an optional unit `b`, `k` (1000), `kb`
 /// (1024), `m`, `mb`, `g`, `gb`, any case. Unlike Redis, at least one digit
 /// is required (Redis reads `""` and `"kb"` as 0).
-pub(super) fn parse_memory(s: &str) -> Option<u64> {
+pub(crate) fn parse_memory(s: &str) -> Option<u64> {
     let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
     let (digits, unit) = s.split_at(split);
     let multiplier: u64 = match unit.to_ascii_lowercase().as_str() {

@@ -374,6 +374,49 @@ fn monitor_shows_commands_as_they_run() {
 }
 
 #[test]
+fn monitor_shows_auth_and_hello_with_their_credentials_redacted() {
+    let s = TestServer::start();
+    let mut m = s.raw();
+    m.roundtrip(b"MONITOR\r\n", b"+OK\r\n");
+    let mut c = s.client();
+    for line in [
+        &["AUTH", "not-real"][..],
+        &["AUTH", "user", "secret"],
+        &["HELLO", "2", "AUTH", "user", "secret", "SETNAME", "n"],
+    ] {
+        let _ = run::<redis::Value>(&mut c, line);
+    }
+    let mut lines = Vec::new();
+    while lines.len() < 3 {
+        let mut line = Vec::new();
+        while !line.ends_with(b"\r\n") {
+            let byte = m.read_exact_len(1);
+            assert!(!byte.is_empty(), "MONITOR ended after {lines:?}");
+            line.extend(byte);
+        }
+        lines.push(String::from_utf8(line).expect("utf8"));
+    }
+    assert!(
+        lines[0].ends_with("] \"AUTH\" \"(redacted)\"\r\n"),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[1].ends_with("] \"AUTH\" \"(redacted)\" \"(redacted)\"\r\n"),
+        "{}",
+        lines[1]
+    );
+    assert!(
+        lines[2].ends_with(
+            "] \"HELLO\" \"2\" \"AUTH\" \"(redacted)\" \"(redacted)\" \"SETNAME\" \"n\"\r\n"
+        ),
+        "{}",
+        lines[2]
+    );
+    assert!(lines.iter().all(|l| !l.contains("secret")));
+}
+
+#[test]
 fn command_getkeys_finds_movable_keys_and_their_flags() {
     let s = TestServer::start();
     let mut c = s.client();

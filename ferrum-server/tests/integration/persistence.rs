@@ -218,6 +218,12 @@ fn while_the_snapshot_loads_commands_get_loading_and_info_shows_it() {
     assert_eq!(e.code(), Some("LOADING"), "{e}");
     let e = run::<String>(&mut c, &["DEBUG", "RELOAD"]).unwrap_err();
     assert_eq!(e.code(), Some("LOADING"), "{e}");
+    // The load reads from `dir`: it stays put until the load ends, which
+    // Redis says with -LOADING before any other error; other parameters
+    // change.
+    let e = run::<()>(&mut c, &["CONFIG", "SET", "loglevel", "debug", "dir", "/x"]).unwrap_err();
+    assert_eq!(e.code(), Some("LOADING"), "{e}");
+    let _: () = run(&mut c, &["CONFIG", "SET", "loglevel", "debug"]).unwrap();
     // A shutdown meanwhile stops the load and saves nothing over the file.
     let _ = run::<String>(&mut c, &["SHUTDOWN"]);
     drop(s);
@@ -231,6 +237,38 @@ fn while_the_snapshot_loads_commands_get_loading_and_info_shows_it() {
     let _: String = run(&mut c, &["SET", "k", "v"]).unwrap();
     drop(s);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn where_files_go_is_protected_unless_enable_protected_configs_allows_it() {
+    let refused = |name: &str| {
+        format!("ERR CONFIG SET failed (possibly related to argument '{name}') - can't set protected config")
+    };
+    let s = TestServer::start();
+    let mut c = s.client();
+    let d = s.dir.to_string_lossy().into_owned();
+    assert_eq!(err(&mut c, &["CONFIG", "SET", "dir", &d]), refused("dir"));
+    assert_eq!(
+        err(
+            &mut c,
+            &["CONFIG", "SET", "maxmemory", "1mb", "DBFILENAME", "x.rdb"]
+        ),
+        refused("DBFILENAME")
+    );
+    // All or nothing: maxmemory did not change either.
+    let got: Vec<String> = run(&mut c, &["CONFIG", "GET", "maxmemory"]).unwrap();
+    assert_eq!(got[1], "0");
+    // An unknown name is reported first, as Redis does.
+    assert!(
+        err(&mut c, &["CONFIG", "SET", "nope", "1", "dir", &d]).starts_with("ERR Unknown option")
+    );
+    for allowed in ["yes", "local"] {
+        let s = TestServer::start_with(&["--enable-protected-configs", allowed]);
+        let mut c = s.client();
+        let _: () = run(&mut c, &["CONFIG", "SET", "dbfilename", "x.rdb"]).unwrap();
+        let _: String = run(&mut c, &["SAVE"]).unwrap();
+        assert!(s.dir.join("x.rdb").exists());
+    }
 }
 
 #[test]
@@ -447,8 +485,14 @@ fn files_move_between_redis_and_ferrumkv_both_ways() {
     let value_digests: Vec<String> = run(&mut r, &digest_values).unwrap();
     let _: String = run(&mut r, &["SAVE"]).unwrap();
     drop(redis);
-    // Redis's file, loaded here.
-    let s = start_in(&theirs);
+    // Redis's file, loaded here (by a server that lets a local client
+    // move its `dir`).
+    let s = TestServer::start_with(&[
+        "--dir",
+        &theirs.to_string_lossy(),
+        "--enable-protected-configs",
+        "local",
+    ]);
     let mut c = s.client();
     assert_eq!(contents(&mut c), expected);
     assert_eq!(

@@ -95,20 +95,64 @@ impl EncodingLimits {
         s(&CURRENT.stream_node_entries, self.stream_node_max_entries);
     }
 
-    /// A list node's limit as `(max entries, max bytes)`, Redis's
-    /// `quicklistNodeExceedsLimit`: a positive size counts entries (with
-    /// Redis's 8 KiB safety cap on bytes), a negative one is a byte size.
-    pub fn list_node_limits(&self) -> (usize, usize) {
+    /// A list node's limits, Redis's `quicklistNodeExceedsLimit`: a
+    /// positive size counts entries (with Redis's 8 KiB safety cap on
+    /// bytes), a negative one is a byte size.
+    pub fn list_node_limits(&self) -> NodeLimits {
         const SIZES: [usize; 5] = [4096, 8192, 16384, 32768, 65536];
-        match self.list_max_listpack_size {
+        let (entries, bytes) = match self.list_max_listpack_size {
             n if n > 0 => (n as usize, 8192),
             0 => (1, 8192),
             n => {
                 let i = (n.unsigned_abs() as usize).min(SIZES.len()) - 1;
                 (usize::MAX, SIZES[i])
             }
+        };
+        NodeLimits {
+            entries,
+            bytes,
+            plain: list_packed_threshold(),
         }
     }
+}
+
+/// What a list node may hold (see [`EncodingLimits::list_node_limits`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NodeLimits {
+    /// Most entries in a node.
+    pub entries: usize,
+    /// Most packed bytes in a node; a node of one entry may hold more.
+    pub bytes: usize,
+    /// An element this long or longer sits alone in its node, Redis's
+    /// "plain" node (see [`set_list_packed_threshold`]).
+    pub plain: usize,
+}
+
+/// Redis's default packed threshold: 1 GiB.
+const PACKED_THRESHOLD_DEFAULT: u64 = 1 << 30;
+
+static PACKED_THRESHOLD: AtomicU64 = AtomicU64::new(PACKED_THRESHOLD_DEFAULT);
+
+/// The length from which a list element gets a node of its own.
+fn list_packed_threshold() -> usize {
+    PACKED_THRESHOLD.load(Ordering::Relaxed) as usize
+}
+
+/// Sets the length from which a list element gets a node of its own
+/// (`DEBUG QUICKLIST-PACKED-THRESHOLD`): 0 restores the default, 1 GiB.
+/// Refuses, as Redis does, anything above 4 GiB less 1 MiB. Lists keep
+/// the nodes they have; the threshold decides where later writes go.
+pub fn set_list_packed_threshold(bytes: u64) -> bool {
+    if bytes > (1 << 32) - (1 << 20) {
+        return false;
+    }
+    let bytes = if bytes == 0 {
+        PACKED_THRESHOLD_DEFAULT
+    } else {
+        bytes
+    };
+    PACKED_THRESHOLD.store(bytes, Ordering::Relaxed);
+    true
 }
 
 impl Default for EncodingLimits {
@@ -156,11 +200,15 @@ mod tests {
             list_max_listpack_size: n,
             ..EncodingLimits::DEFAULT
         };
-        assert_eq!(with(-2).list_node_limits(), (usize::MAX, 8192));
-        assert_eq!(with(-1).list_node_limits(), (usize::MAX, 4096));
-        assert_eq!(with(-9).list_node_limits(), (usize::MAX, 65536));
-        assert_eq!(with(5).list_node_limits(), (5, 8192));
-        assert_eq!(with(0).list_node_limits(), (1, 8192));
+        let sizes = |n| {
+            let l = with(n).list_node_limits();
+            (l.entries, l.bytes)
+        };
+        assert_eq!(sizes(-2), (usize::MAX, 8192));
+        assert_eq!(sizes(-1), (usize::MAX, 4096));
+        assert_eq!(sizes(-9), (usize::MAX, 65536));
+        assert_eq!(sizes(5), (5, 8192));
+        assert_eq!(sizes(0), (1, 8192));
     }
 
     #[test]

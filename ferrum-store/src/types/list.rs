@@ -16,7 +16,7 @@ use bytes::Bytes;
 
 use super::listpack::{Listpack, FIRST};
 use super::quicklist::{fits, Chain};
-use super::EncodingLimits;
+use super::{EncodingLimits, NodeLimits};
 use crate::memory::alloc_size;
 use crate::value::PackedKind;
 
@@ -56,7 +56,7 @@ impl PartialEq for List {
 
 impl Eq for List {}
 
-fn limits() -> (usize, usize) {
+fn limits() -> NodeLimits {
     EncodingLimits::current().list_node_limits()
 }
 
@@ -265,7 +265,7 @@ impl List {
             return false;
         };
         let (ni, off) = self.locate(i);
-        self.edit(|c| c.edit_node(ni, |lp| lp.replace(off, v)));
+        self.edit(|c| c.replace_in(ni, off, v, limits()));
         true
     }
 

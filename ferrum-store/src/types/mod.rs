@@ -120,7 +120,7 @@ mod zpacked;
 mod zset;
 
 pub use hash::{Hash, Iter as HashIter};
-pub use limits::EncodingLimits;
+pub use limits::{set_list_packed_threshold, EncodingLimits, NodeLimits};
 pub use list::{End, Iter as ListIter, List};
 pub use set::Set;
 pub use stream::{
