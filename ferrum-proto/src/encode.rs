@@ -53,10 +53,14 @@ impl Frame {
                 } else {
                     header(dst, b'*', pairs.len() * 2);
                 }
-                for (key, value) in pairs {
-                    key.encode(protocol, dst);
-                    value.encode(protocol, dst);
+                pairs_body(dst, pairs, protocol);
+            }
+            Frame::Attributed { attrs, reply } => {
+                if resp3 {
+                    header(dst, b'|', attrs.len());
+                    pairs_body(dst, attrs, protocol);
                 }
+                reply.encode(protocol, dst);
             }
             Frame::Double(d) => {
                 let mut repr = [0u8; 40];
@@ -91,6 +95,13 @@ impl Frame {
                 dst.extend_from_slice(bulks.body());
             }
         }
+    }
+}
+
+fn pairs_body(dst: &mut BytesMut, pairs: &[(Frame, Frame)], protocol: Protocol) {
+    for (key, value) in pairs {
+        key.encode(protocol, dst);
+        value.encode(protocol, dst);
     }
 }
 
@@ -298,6 +309,22 @@ mod tests {
             "(-123\r\n",
         );
         both(Frame::Double(1.5), "$3\r\n1.5\r\n", ",1.5\r\n");
+    }
+
+    #[test]
+    fn attributes_come_before_their_reply_and_only_in_resp3() {
+        let attributed = Frame::Attributed {
+            attrs: vec![(
+                Frame::bulk("key-popularity"),
+                Frame::Array(vec![Frame::bulk("key:123"), Frame::Integer(90)]),
+            )],
+            reply: Box::new(Frame::bulk("real")),
+        };
+        both(
+            attributed,
+            "$4\r\nreal\r\n",
+            "|1\r\n$14\r\nkey-popularity\r\n*2\r\n$7\r\nkey:123\r\n:90\r\n$4\r\nreal\r\n",
+        );
     }
 
     #[test]

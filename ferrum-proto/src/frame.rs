@@ -62,6 +62,15 @@ pub enum Frame {
     /// [`crate::BulksWriter`]): a many-element reply without a frame per
     /// element. Never produced by the decoder.
     Bulks(Bulks),
+    /// A reply with RESP3 attributes (`|`): the attributes are written
+    /// first, then the reply; RESP2 gets the reply alone. Never produced by
+    /// the decoder, which drops attributes.
+    Attributed {
+        /// The attributes, key and value.
+        attrs: Vec<(Frame, Frame)>,
+        /// The reply they annotate.
+        reply: Box<Frame>,
+    },
 }
 
 impl PartialEq for Frame {
@@ -76,6 +85,13 @@ impl PartialEq for Frame {
             (Null, Null) | (NullArray, NullArray) => true,
             (Array(a), Array(b)) | (Set(a), Set(b)) | (Push(a), Push(b)) => a == b,
             (Map(a), Map(b)) => a == b,
+            (
+                Attributed { attrs, reply },
+                Attributed {
+                    attrs: a2,
+                    reply: r2,
+                },
+            ) => attrs == a2 && reply == r2,
             (Double(a), Double(b)) => a == b,
             (Boolean(a), Boolean(b)) => a == b,
             (

@@ -361,17 +361,29 @@ fn pausable_write(ctx: &Ctx<'_>, spec: &CommandSpec, args: &[Bytes]) -> bool {
 }
 
 /// The command line as `MONITOR` and `SLOWLOG` show it: the credentials
-/// of `MIGRATE`, `AUTH` and `HELLO` replaced by `(redacted)`, as Redis's
-/// `redactClientCommandArgument` does.
+/// of `MIGRATE`, `AUTH`, `HELLO`, `ACL SETUSER` and `CONFIG SET` replaced
+/// by `(redacted)`, as Redis's `redactClientCommandArgument` does.
 fn shown<'a>(spec: &CommandSpec, args: &'a [Bytes]) -> std::borrow::Cow<'a, [Bytes]> {
-    let secrets = match spec.name {
+    let sub = |name: &str| args.get(1).is_some_and(|s| parse::is(s, name));
+    let secrets: Vec<usize> = match spec.name {
         "migrate" => migrate::secrets(args),
         // `AUTH [username] password`; a longer line, a syntax error, is
         // shown as it came, as Redis does.
         "auth" if args.len() <= 3 => (1..args.len()).collect(),
         "hello" => connection::hello_secrets(args),
+        // The user's name and every rule.
+        "acl" if sub("setuser") => (2..args.len()).collect(),
+        // The values of the parameters that hold passwords.
+        "config" if sub("set") && args.len() % 2 == 0 => (2..args.len())
+            .step_by(2)
+            .filter(|&i| crate::Config::is_sensitive(&args[i]))
+            .map(|i| i + 1)
+            .collect(),
         _ => return std::borrow::Cow::Borrowed(args),
     };
+    if secrets.is_empty() {
+        return std::borrow::Cow::Borrowed(args);
+    }
     let mut shown = args.to_vec();
     for i in secrets {
         shown[i] = Bytes::from_static(b"(redacted)");

@@ -736,7 +736,7 @@ pub(crate) fn debug(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             .and_then(crate::config::parse_memory);
         if !size.is_some_and(ferrum_store::types::set_list_packed_threshold) {
             return Err(CmdError::msg(
-                "argument must be a memory value bigger than 1 and smaller than 4gb",
+                "ERR argument must be a memory value bigger than 1 and smaller than 4gb",
             ));
         }
         Ok(Frame::ok())
@@ -746,11 +746,55 @@ pub(crate) fn debug(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         debug_object(ctx, &args[2])
     } else if is(sub, "config-rewrite-force-all") && args.len() == 2 {
         config_rewrite(ctx, true, super::error::debug_rewrite_failed)
+    } else if is(sub, "protocol") && args.len() == 3 {
+        debug_protocol(&args[2])
     } else if is(sub, "help") && args.len() == 2 {
         super::help_reply(DEBUG_HELP)
     } else {
         Err(CmdError::unknown_subcommand("DEBUG", sub))
     }
+}
+
+/// `DEBUG PROTOCOL type`: a sample reply of each RESP3 type, as Redis's,
+/// for clients to test their parsers with (written down to RESP2 for a
+/// RESP2 client). `push` is not among them: a reply here is one frame.
+fn debug_protocol(name: &[u8]) -> CmdResult {
+    let ints = || (0..3).map(Frame::Integer).collect::<Vec<_>>();
+    Ok(match name.to_ascii_lowercase().as_slice() {
+        b"string" => Frame::bulk("Hello World"),
+        b"integer" => Frame::Integer(12345),
+        // Redis's sample value, which is not meant as pi.
+        #[allow(clippy::approx_constant)]
+        b"double" => Frame::Double(3.141),
+        b"bignum" => Frame::BigNumber(Bytes::from_static(b"1234567999999999999999999999999999999")),
+        b"null" => Frame::Null,
+        b"array" => Frame::Array(ints()),
+        b"set" => Frame::Set(ints()),
+        b"map" => Frame::Map(
+            (0..3)
+                .map(|j| (Frame::Integer(j), Frame::Boolean(j == 1)))
+                .collect(),
+        ),
+        b"attrib" => Frame::Attributed {
+            attrs: vec![(
+                Frame::bulk("key-popularity"),
+                Frame::Array(vec![Frame::bulk("key:123"), Frame::Integer(90)]),
+            )],
+            reply: Box::new(Frame::bulk("Some real reply following the attribute")),
+        },
+        b"verbatim" => Frame::Verbatim {
+            format: *b"txt",
+            text: Bytes::from_static(b"This is a verbatim\nstring"),
+        },
+        b"true" => Frame::Boolean(true),
+        b"false" => Frame::Boolean(false),
+        _ => {
+            return Err(CmdError::msg(
+                "ERR Wrong protocol type name. Please use one of the following: \
+                 string|integer|double|bignum|null|array|set|map|attrib|verbatim|true|false",
+            ))
+        }
+    })
 }
 
 /// `DEBUG HELP`: the subcommands above, in Redis's words where Redis has
@@ -775,6 +819,9 @@ const DEBUG_HELP: &[&str] = &[
     "POPULATE <count> [<prefix>] [<size>]",
     "    Create <count> string keys named key:<num>. If <prefix> is specified then",
     "    it is used instead of the 'key' prefix.",
+    "PROTOCOL <type>",
+    "    Reply with a test value of the specified type. <type> can be: string,",
+    "    integer, double, bignum, null, array, set, map, attrib, verbatim, true, false.",
     "QUICKLIST-PACKED-THRESHOLD <size>",
     "    Sets the threshold for elements to be inserted as plain vs packed nodes",
     "    Default value is 1GB, allows values up to 4GB. Setting to 0 restores to default.",

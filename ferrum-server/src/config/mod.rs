@@ -61,6 +61,10 @@ use table::{canonical, lookup, registered_name, selects, settable, ALIASES, PARA
 /// parameters: where the server writes its files.
 const PROTECTED: &[&str] = &["dir", "dbfilename"];
 
+/// The parameters whose values are passwords, which `SLOWLOG` and
+/// `MONITOR` show as `(redacted)`: Redis 7.0's `SENSITIVE_CONFIG`.
+const SENSITIVE: &[&str] = &["masteruser", "masterauth", "requirepass"];
+
 /// What `CONFIG SET` refuses with `-LOADING` while a snapshot loads,
 /// Redis 7.0's `DENY_LOADING_CONFIG` parameters.
 const DENY_LOADING: &[&str] = &["dir", "appendonly", "repl-diskless-load"];
@@ -387,6 +391,12 @@ impl Config {
     /// load reads from it), as Redis's `DENY_LOADING_CONFIG`.
     pub fn denied_while_loading(name: &[u8]) -> bool {
         lookup(name).is_some_and(|spec| DENY_LOADING.contains(&spec.name))
+    }
+
+    /// Whether `name`'s value is a password (`requirepass`, `masterauth`,
+    /// `masteruser`), which logs of commands must not show.
+    pub fn is_sensitive(name: &[u8]) -> bool {
+        lookup(name).is_some_and(|spec| SENSITIVE.contains(&spec.name))
     }
 
     /// `enable-protected-configs`: who may set the protected parameters.

@@ -374,6 +374,85 @@ fn monitor_shows_commands_as_they_run() {
 }
 
 #[test]
+fn debug_protocol_writes_each_type_as_redis_does() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    let attrib = b"*3\r\n$5\r\nDEBUG\r\n$8\r\nPROTOCOL\r\n$6\r\nattrib\r\n";
+    let real = "$39\r\nSome real reply following the attribute\r\n";
+    // RESP2 gets the reply alone.
+    c.roundtrip(attrib, real.as_bytes());
+    c.send(b"HELLO 3\r\n");
+    let _ = c.read_line();
+    let hello_fields = 7;
+    for _ in 0..hello_fields * 2 {
+        skip_value(&mut c);
+    }
+    let want = format!("|1\r\n$14\r\nkey-popularity\r\n*2\r\n$7\r\nkey:123\r\n:90\r\n{real}");
+    c.roundtrip(attrib, want.as_bytes());
+    for (name, reply) in [
+        ("bignum", "(1234567999999999999999999999999999999\r\n"),
+        ("true", "#t\r\n"),
+        ("false", "#f\r\n"),
+        ("verbatim", "=29\r\ntxt:This is a verbatim\nstring\r\n"),
+        ("double", ",3.141\r\n"),
+        ("map", "%3\r\n:0\r\n#f\r\n:1\r\n#t\r\n:2\r\n#f\r\n"),
+    ] {
+        let line = format!("DEBUG PROTOCOL {name}\r\n");
+        c.roundtrip(line.as_bytes(), reply.as_bytes());
+    }
+    c.send(b"DEBUG PROTOCOL nope\r\n");
+    let line = c.read_line();
+    assert!(line.starts_with("-ERR Wrong protocol type name"), "{line}");
+}
+
+#[test]
+fn a_list_element_over_the_packed_threshold_keeps_the_list_whole() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let threshold = |c: &mut redis::Connection, v: &str| {
+        run::<()>(c, &["DEBUG", "QUICKLIST-PACKED-THRESHOLD", v])
+    };
+    for bad in ["5gb", "x", "-1"] {
+        let e = threshold(&mut c, bad).unwrap_err();
+        assert!(
+            e.to_string().contains("argument must be a memory value"),
+            "{e}"
+        );
+    }
+    threshold(&mut c, "5b").unwrap();
+    for v in ["aa", "bb", "cc", "dd"] {
+        let _: () = run(&mut c, &["RPUSH", "l", v]).unwrap();
+    }
+    let _: () = run(&mut c, &["LSET", "l", "1", "long value"]).unwrap();
+    let _: () = run(&mut c, &["LINSERT", "l", "BEFORE", "cc", "another long"]).unwrap();
+    let _: () = run(&mut c, &["LPUSH", "l", "head value"]).unwrap();
+    let all: Vec<String> = run(&mut c, &["LRANGE", "l", "0", "-1"]).unwrap();
+    assert_eq!(
+        all,
+        ["head value", "aa", "long value", "another long", "cc", "dd"]
+    );
+    let _: () = run(&mut c, &["LSET", "l", "2", "x"]).unwrap();
+    assert_eq!(run::<String>(&mut c, &["LINDEX", "l", "2"]).unwrap(), "x");
+    let _: () = run(&mut c, &["LTRIM", "l", "1", "-2"]).unwrap();
+    let all: Vec<String> = run(&mut c, &["LRANGE", "l", "0", "-1"]).unwrap();
+    assert_eq!(all, ["aa", "x", "another long", "cc"]);
+    threshold(&mut c, "0").unwrap();
+}
+
+/// Reads one simple value (a line, or a bulk string) of a HELLO map.
+fn skip_value(c: &mut crate::common::Raw) {
+    let line = c.read_line();
+    if let Some(len) = line.strip_prefix('$') {
+        let len: usize = len.parse().unwrap();
+        c.read_exact_len(len + 2);
+    } else if let Some(n) = line.strip_prefix('*') {
+        for _ in 0..n.parse::<usize>().unwrap() {
+            skip_value(c);
+        }
+    }
+}
+
+#[test]
 fn monitor_shows_auth_and_hello_with_their_credentials_redacted() {
     let s = TestServer::start();
     let mut m = s.raw();

@@ -272,6 +272,35 @@ fn the_slowlog_does_not_show_credentials() {
             "(redacted)"
         ]
     );
+    // Users and passwords, as Redis 7.0 redacts them (ACL SETUSER whole,
+    // CONFIG SET of the password parameters only).
+    let _: () = run(&mut a, &["SLOWLOG", "RESET"]).unwrap();
+    let _: () = run(&mut a, &["ACL", "SETUSER", "someone", "on", ">pw", "+get"]).unwrap();
+    let _: () = run(
+        &mut a,
+        &[
+            "CONFIG",
+            "SET",
+            "masterauth",
+            "pw",
+            "slowlog-max-len",
+            "128",
+        ],
+    )
+    .unwrap();
+    let log: Vec<Vec<redis::Value>> = run(&mut a, &["SLOWLOG", "GET", "2"]).unwrap();
+    let line = |i: usize| -> String {
+        let args: Vec<String> = redis::from_redis_value(&log[i][3]).unwrap();
+        args.join(" ")
+    };
+    assert_eq!(
+        line(0),
+        "CONFIG SET masterauth (redacted) slowlog-max-len 128"
+    );
+    assert_eq!(
+        line(1),
+        "ACL SETUSER (redacted) (redacted) (redacted) (redacted)"
+    );
 }
 
 /// A redis-server on a free loopback port, stopped when dropped.
