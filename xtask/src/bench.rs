@@ -122,6 +122,13 @@ pub(crate) struct Bench {
     /// its nodes keep their own clocks).
     #[arg(long, value_delimiter = ',', default_value = "zipf,shift,mixed")]
     sharded_patterns: Vec<String>,
+    /// Comma-separated patterns of the restart part.
+    #[arg(long, value_delimiter = ',', default_value = "zipf,mixed,ttl")]
+    restart_patterns: Vec<String>,
+    /// Requests per replay of the restart part, the restart at half
+    /// [default: 200000, or 40000 with --quick].
+    #[arg(long)]
+    restart_requests: Option<u64>,
     /// Seed of every workload.
     #[arg(long, default_value_t = 42)]
     seed: u64,
@@ -173,6 +180,9 @@ enum Part {
     /// each, against one node with all of it (needs nutcracker; not in the
     /// default list).
     Sharded,
+    /// What a restart from the snapshot costs in hit ratio, every policy
+    /// of both servers (not in the default list).
+    Restart,
 }
 
 /// Paths a run uses.
@@ -278,6 +288,9 @@ impl Bench {
             throughput_spec: None,
             throughput: Vec::new(),
             throughput_load: Vec::new(),
+            restart: Vec::new(),
+            restart_patterns: Vec::new(),
+            restart_requests: 0,
         };
 
         let has = |p: Part| self.scenarios.contains(&p);
@@ -483,6 +496,44 @@ impl Bench {
                 println!("{table}");
             }
             results.sharded = Some(json);
+        }
+        if has(Part::Restart) {
+            let mut servers: Vec<(ServerKind, String)> = self
+                .policies
+                .iter()
+                .map(|p| (ServerKind::Ferrum, p.clone()))
+                .collect();
+            if want_redis_server {
+                servers.extend(
+                    ["allkeys-lru", "allkeys-lfu"].map(|p| (ServerKind::Redis, p.to_owned())),
+                );
+            }
+            let spec = crate::restart::RestartSpec {
+                capacity: ferrum_bench::workload::CAPACITY as u64,
+                requests: self.restart_requests.unwrap_or(if self.quick {
+                    40_000
+                } else {
+                    200_000
+                }),
+                seed: self.seed,
+                patterns: self.restart_patterns.clone(),
+                servers,
+            };
+            step(&format!(
+                "restart: {} requests per replay, restarted at half, {} servers",
+                spec.requests,
+                spec.servers.len()
+            ));
+            results.commands.extend(spec.command_lines());
+            let started = Instant::now();
+            results.restart =
+                crate::restart::run(&spec, &paths.bench_bin(), &paths.target, &paths.run_dir)?;
+            results.restart_patterns = spec.patterns.clone();
+            results.restart_requests = spec.requests;
+            eprintln!(
+                "  restart took {:.1} min",
+                started.elapsed().as_secs_f64() / 60.0
+            );
         }
         if let Some(handle) = spacing {
             step("waiting for the 1 ms spacing check");
@@ -735,6 +786,11 @@ impl Bench {
                 report::equal_memory_md(results),
             )?;
             written.push(self.out.join("equal-memory.md"));
+        }
+        if !results.restart.is_empty() {
+            fs::create_dir_all(&out)?;
+            fs::write(out.join("restart.md"), report::restart_md(results))?;
+            written.push(self.out.join("restart.md"));
         }
         if !results.sim.is_empty() || !results.live.is_empty() {
             // The file also holds hand-written analysis (AHE against its

@@ -26,6 +26,7 @@ mod native_suite;
 mod procs;
 mod redis_benchmark;
 mod report;
+mod restart;
 mod sharded;
 mod suite;
 mod throughput;

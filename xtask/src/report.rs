@@ -66,6 +66,15 @@ pub(crate) struct Results {
     /// The 1-minute load average at the start of each throughput round.
     #[serde(default)]
     pub(crate) throughput_load: Vec<f64>,
+    /// The restart part's cells, when it ran.
+    #[serde(default)]
+    pub(crate) restart: Vec<crate::restart::RestartCell>,
+    /// The restart part's patterns, in its columns' order.
+    #[serde(default)]
+    pub(crate) restart_patterns: Vec<String>,
+    /// The restart part's requests per replay.
+    #[serde(default)]
+    pub(crate) restart_requests: u64,
 }
 
 /// Sizes and lists of a run.
@@ -402,6 +411,31 @@ pub(crate) fn sharded_md(r: &Results, table: &str) -> String {
         r.config.requests,
     );
     out.push_str(table);
+    out
+}
+
+/// `benches/restart.md`: the second half's hit ratio, uninterrupted and
+/// restarted from the snapshot at half.
+pub(crate) fn restart_md(r: &Results) -> String {
+    let mut out = String::new();
+    header(
+        &mut out,
+        "# Restart: hit ratio after a restart from the snapshot",
+        r,
+    );
+    let _ = writeln!(
+        out,
+        "Each server and policy replays each pattern read-through ({} requests, seed {}) at the `maxmemory` calibrated on the server to hold {} entries, twice: uninterrupted, and with `DEBUG RELOAD` at request {} (the server saves its snapshot, empties itself and loads the file back, as a restart does). The columns are the hit ratio of the second half, in percent, and the change the restart made. Redis writes its keys' LRU idle time or LFU counter into the file and reads them back.\n",
+        r.restart_requests,
+        r.seed,
+        ferrum_bench::workload::CAPACITY,
+        r.restart_requests / 2,
+    );
+    out.push_str(&crate::restart::table(&r.restart, &r.restart_patterns));
+    out.push('\n');
+    commands(&mut out, "##", r, |c| {
+        c.starts_with("ferrum-bench live --json --fixed-maxmemory")
+    });
     out
 }
 
