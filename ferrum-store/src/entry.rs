@@ -364,6 +364,28 @@ impl Watches {
             .insert_unique(hash, record, |a| absent_hash(a.table, &a.key));
     }
 
+    /// `SWAPDB` of the databases in tables `a` and `b`: the absence
+    /// records change tables with the databases, so a key absent (or
+    /// expired) on both sides reads as unchanged, as in Redis, where a swap
+    /// that replaces nothing with nothing touches no watched key. A key
+    /// live on either side reads as changed: its version is not the one
+    /// the other side had.
+    pub(crate) fn swap_tables(&mut self, a: u16, b: u16) {
+        if a == b || self.absent.is_empty() {
+            return;
+        }
+        for mut record in std::mem::take(&mut self.absent) {
+            if record.table == a {
+                record.table = b;
+            } else if record.table == b {
+                record.table = a;
+            }
+            let hash = absent_hash(record.table, &record.key);
+            self.absent
+                .insert_unique(hash, record, |r| absent_hash(r.table, &r.key));
+        }
+    }
+
     /// Drops the allocation of the live keys' versions once every key is
     /// gone (the records of absent keys stay: their watchers still count).
     pub(crate) fn release_versions(&mut self) {

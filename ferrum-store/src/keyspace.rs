@@ -876,6 +876,8 @@ impl Shard {
 
     /// Exchanges the contents of databases `a` and `b`.
     pub fn swap_db(&mut self, a: usize, b: usize) {
+        let (ta, tb) = (self.db_table[a], self.db_table[b]);
+        self.watches.swap_tables(ta, tb);
         self.db_table.swap(a, b);
     }
 

@@ -216,6 +216,44 @@ fn a_flush_or_swap_aborts_a_watch_on_a_key_it_removed_even_if_recreated() {
     }
 }
 
+/// As Redis 7.0: SWAPDB touches a watched key only if a live key is on
+/// either side; nothing swapped for nothing, an expired key included, is
+/// no change.
+#[test]
+fn a_swap_of_nothing_for_nothing_keeps_a_watch() {
+    let s = TestServer::start();
+    let mut b = s.client();
+    let mut a = s.raw();
+    let _: () = run(&mut b, &["DEBUG", "SET-ACTIVE-EXPIRE", "0"]).unwrap();
+    let in_db1 = |b: &mut redis::Connection, line: &[&str]| {
+        let _: () = run(b, &["SELECT", "1"]).unwrap();
+        let _: redis::Value = run(b, line).unwrap();
+        let _: () = run(b, &["SELECT", "0"]).unwrap();
+    };
+    // Absent on both sides; expired in the watched database; expired in
+    // the other one, which the swap brings in.
+    let _: () = run(&mut b, &["SET", "stale", "v", "PX", "1"]).unwrap();
+    in_db1(&mut b, &["SET", "stale-other", "v", "PX", "1"]);
+    let _: () = run(&mut b, &["DEBUG", "ADVANCE-CLOCK", "10"]).unwrap();
+    for key in ["nokey", "stale", "stale-other"] {
+        a.roundtrip(format!("WATCH {key}\r\n").as_bytes(), b"+OK\r\n");
+        let _: () = run(&mut b, &["SWAPDB", "0", "1"]).unwrap();
+        a.roundtrip(b"MULTI\r\n", b"+OK\r\n");
+        a.roundtrip(b"PING\r\n", b"+QUEUED\r\n");
+        a.roundtrip(b"EXEC\r\n", b"*1\r\n+PONG\r\n");
+    }
+    // A live key the swap brings in, or takes away, is a change.
+    let _: () = run(&mut b, &["FLUSHALL"]).unwrap();
+    in_db1(&mut b, &["SET", "live", "v"]);
+    for _ in 0..2 {
+        a.roundtrip(b"WATCH live\r\n", b"+OK\r\n");
+        let _: () = run(&mut b, &["SWAPDB", "0", "1"]).unwrap();
+        a.roundtrip(b"MULTI\r\n", b"+OK\r\n");
+        a.roundtrip(b"PING\r\n", b"+QUEUED\r\n");
+        a.roundtrip(b"EXEC\r\n", b"*-1\r\n");
+    }
+}
+
 /// Optimistic locking at 4 workers with FLUSHDB racing it: every client
 /// reads `counter`, writes read + 1 under WATCH, and logs what it wrote
 /// in database 1 inside the same transaction; the flusher logs its
