@@ -295,7 +295,7 @@ pub(crate) static COMMANDS: &[CommandSpec] = &[
     row!("slowlog", -2, ADMIN | CONTAINER | LOADING, [SLOW], NONE, "server", "A container for slow log commands."),
     row!("latency", -2, ADMIN | CONTAINER | LOADING, [SLOW], NONE, "server", "A container for latency diagnostics commands."),
     row!("acl", -2, STALE | CONTAINER | NO_SCRIPT | LOADING, [SLOW], NONE, "server", "A container for Access List Control commands."),
-    row!("debug", -2, ADMIN | CONTAINER | NO_SCRIPT | LOADING, [ADMIN | SLOW | DANGEROUS], NONE, "server", "A container for debugging commands."),
+    row!("debug", -2, ADMIN | NO_SCRIPT | LOADING | STALE, [ADMIN | SLOW | DANGEROUS], NONE, "server", "A container for debugging commands."),
 ];
 
 macro_rules! sub {

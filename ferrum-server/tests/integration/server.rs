@@ -114,6 +114,24 @@ fn config_resetstat_zeroes_what_redis_zeroes() {
     assert_eq!(latency, ["latency_percentiles_usec_config|resetstat"]);
 }
 
+/// DEBUG has no subcommands in Redis 7.0's table: it counts, and its
+/// latency shows, as `debug`, whatever follows it.
+#[test]
+fn debug_counts_as_one_command() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let _: () = run(&mut c, &["DEBUG", "SLEEP", "0"]).unwrap();
+    let info: String = run(&mut c, &["INFO", "commandstats", "latencystats"]).unwrap();
+    assert!(info.contains("\r\ncmdstat_debug:calls=1,"), "{info}");
+    assert!(
+        info.contains("\r\nlatency_percentiles_usec_debug:p50="),
+        "{info}"
+    );
+    assert!(!info.contains("debug|"), "{info}");
+    let list: String = run(&mut c, &["CLIENT", "LIST"]).unwrap();
+    assert!(list.contains(" cmd=client|list "), "{list}");
+}
+
 /// `enable-debug-command local` serves a loopback client, as Redis's
 /// `local` does; `no` refuses everyone with Redis's text.
 #[test]
