@@ -285,10 +285,17 @@ fn report(invocation: &str, started: &str, m: &Machine, parts: &[Part]) -> Strin
         }
         let _ = writeln!(out, "| **total** | **{ours}** | **{theirs}** |\n");
         if !part.failures.is_empty() {
+            // A reason may quote raw bytes (a process's command line, with
+            // its NULs): control characters become spaces.
+            let failures: String = part
+                .failures
+                .trim_start_matches("failed tests:\n")
+                .chars()
+                .map(|c| if c.is_control() && c != '\n' { ' ' } else { c })
+                .collect();
             let _ = writeln!(
                 out,
-                "What FerrumKV failed, with the harness's reason:\n\n```text\n{}```\n",
-                part.failures.trim_start_matches("failed tests:\n")
+                "What FerrumKV failed, with the harness's reason:\n\n```text\n{failures}```\n"
             );
         }
     }
@@ -358,12 +365,12 @@ unit/c                        2      0       0       0      n/a  ok (1s)
             title: "Native mode",
             command: "run.sh".into(),
             rows,
-            failures: "failed tests:\n  [err]: x in unit/a\n      why\n".into(),
+            failures: "failed tests:\n  [err]: x in unit/a\n      why\0not\n".into(),
         };
         let text = report("cargo xtask suite", "now", &Machine::default(), &[part]);
         assert!(text.contains("FerrumKV passes 8 of the 11 tests Redis passes (72.7%)"));
         assert!(text.contains("| unit/a | 3 ◂ | 4 |"));
-        assert!(text.contains("[err]: x in unit/a\n      why"));
+        assert!(text.contains("[err]: x in unit/a\n      why not\n"));
         assert!(!text.contains("failed tests:"));
     }
 }
