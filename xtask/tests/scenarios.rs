@@ -169,8 +169,15 @@ fn keys_at_maxmemory_fills_each_server_past_its_limit() {
         let value = row["value_bytes"].as_u64().unwrap();
         assert_eq!(sets, 3 * maxmemory / (value + 100), "{row}");
         assert!(keys > 0 && keys < sets, "evicted some, kept some: {row}");
+        // Redis counts its clients' buffers in `used_memory` and evicts
+        // for them only at the next write, so it may end a little over.
+        let slack = if row["server"] == "redis" {
+            maxmemory / 100
+        } else {
+            4096
+        };
         assert!(
-            row["used_memory"].as_u64().unwrap() <= maxmemory + 4096,
+            row["used_memory"].as_u64().unwrap() <= maxmemory + slack,
             "{row}"
         );
         assert!(row["rss_bytes"].as_u64().unwrap() > 0, "{row}");
