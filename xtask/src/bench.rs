@@ -779,13 +779,21 @@ impl Bench {
             fs::write(out.join("sharded.md"), report::sharded_md(results, table))?;
             written.push(self.out.join("sharded.md"));
         }
-        if !results.equal_memory.is_empty() || !results.keys_at_maxmemory.is_empty() {
+        if !results.equal_memory.is_empty() {
             fs::create_dir_all(&out)?;
             fs::write(
                 out.join("equal-memory.md"),
                 report::equal_memory_md(results),
             )?;
             written.push(self.out.join("equal-memory.md"));
+        }
+        if !results.keys_at_maxmemory.is_empty() {
+            fs::create_dir_all(&out)?;
+            fs::write(
+                out.join("keys-at-maxmemory.md"),
+                report::keys_at_maxmemory_md(results),
+            )?;
+            written.push(self.out.join("keys-at-maxmemory.md"));
         }
         if !results.restart.is_empty() {
             fs::create_dir_all(&out)?;
@@ -862,11 +870,20 @@ impl LiveGroup {
 
 /// The cells of every thread, in policy order.
 fn join_cells(handles: Vec<CellsHandle>) -> Result<Vec<LiveCell>> {
+    join_all(handles, "live")
+}
+
+/// Every cell the threads made, in the threads' order; `what` names the
+/// part in the error when one panicked.
+pub(crate) fn join_all<T>(
+    handles: Vec<thread::JoinHandle<Result<Vec<T>>>>,
+    what: &str,
+) -> Result<Vec<T>> {
     let mut all = Vec::new();
     for h in handles {
         all.extend(
             h.join()
-                .map_err(|_| anyhow::anyhow!("a live thread panicked"))??,
+                .map_err(|_| anyhow::anyhow!("a {what} thread panicked"))??,
         );
     }
     Ok(all)

@@ -126,11 +126,7 @@ impl Ci {
         let started = Instant::now();
         let root = crate::workspace_root()?;
         std::env::set_current_dir(&root)?;
-        let suite = self
-            .redis_tests
-            .clone()
-            .or_else(|| std::env::var_os("FERRUM_REDIS_TESTS").map(PathBuf::from))
-            .unwrap_or_else(|| root.join("../shared/redis-tests"));
+        let suite = redis_tests_dir(&root, self.redis_tests.clone());
 
         self.prerequisites()?;
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
@@ -301,6 +297,14 @@ fn run_step(name: &str, command: &mut Command) -> Result<()> {
     }
     println!("   ({name}: {:.0?})", started.elapsed());
     Ok(())
+}
+
+/// Where Redis's test suite is: `given`, else `$FERRUM_REDIS_TESTS`, else
+/// `../shared/redis-tests` beside the repository.
+pub(crate) fn redis_tests_dir(root: &Path, given: Option<PathBuf>) -> PathBuf {
+    given
+        .or_else(|| std::env::var_os("FERRUM_REDIS_TESTS").map(PathBuf::from))
+        .unwrap_or_else(|| root.join("../shared/redis-tests"))
 }
 
 /// Runs the suite against a release server and checks the bar.

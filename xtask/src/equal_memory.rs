@@ -135,13 +135,7 @@ pub(crate) fn run(
             })
         })
         .collect();
-    let mut cells = Vec::new();
-    for h in handles {
-        cells.extend(
-            h.join()
-                .map_err(|_| anyhow::anyhow!("an equal-memory thread panicked"))??,
-        );
-    }
+    let cells = crate::bench::join_all(handles, "equal-memory")?;
     Ok(EqualMemoryRun {
         scale: s,
         capacity: ferrum_bench::workload::capacity(s) as u64,

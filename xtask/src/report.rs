@@ -321,19 +321,9 @@ pub(crate) fn equal_memory_table(run: &EqualMemoryRun) -> String {
         out.push_str(" ---: |");
     }
     out.push('\n');
-    let mut rows: Vec<(&str, &str)> = Vec::new();
-    for c in &run.cells {
-        if !rows.contains(&(c.server.as_str(), c.policy.as_str())) {
-            rows.push((&c.server, &c.policy));
-        }
-    }
+    let rows = server_policy_rows(run.cells.iter().map(|c| (&*c.server, &*c.policy)));
     for (server, policy) in rows {
-        let name = if server == "redis" {
-            "Redis"
-        } else {
-            "FerrumKV"
-        };
-        let _ = write!(out, "| {name} {policy} |");
+        let _ = write!(out, "| {} {policy} |", server_label(server));
         for p in &patterns {
             let cell = run
                 .cells
@@ -414,6 +404,29 @@ pub(crate) fn sharded_md(r: &Results, table: &str) -> String {
     out
 }
 
+/// The distinct (server, policy) pairs of a table's cells, in first-seen
+/// order: one row each.
+pub(crate) fn server_policy_rows<'a>(
+    cells: impl Iterator<Item = (&'a str, &'a str)>,
+) -> Vec<(&'a str, &'a str)> {
+    let mut rows = Vec::new();
+    for pair in cells {
+        if !rows.contains(&pair) {
+            rows.push(pair);
+        }
+    }
+    rows
+}
+
+/// How a report names a server: `Redis` or `FerrumKV`.
+pub(crate) fn server_label(server: &str) -> &'static str {
+    if server == "redis" {
+        "Redis"
+    } else {
+        "FerrumKV"
+    }
+}
+
 /// `benches/restart.md`: the second half's hit ratio, uninterrupted and
 /// restarted from the snapshot at half.
 pub(crate) fn restart_md(r: &Results) -> String {
@@ -439,15 +452,10 @@ pub(crate) fn restart_md(r: &Results) -> String {
     out
 }
 
-/// `benches/equal-memory.md`: the equal-memory condition per scale, then
-/// the keys-at-maxmemory tables.
+/// `benches/equal-memory.md`: the equal-memory condition per scale.
 pub(crate) fn equal_memory_md(r: &Results) -> String {
     let mut out = String::new();
-    header(
-        &mut out,
-        "# Equal memory: hit ratio and keys held at one maxmemory",
-        r,
-    );
+    header(&mut out, "# Equal memory: hit ratio at one maxmemory", r);
     for run in &r.equal_memory {
         let _ = writeln!(
             out,
@@ -462,6 +470,17 @@ pub(crate) fn equal_memory_md(r: &Results) -> String {
         out.push_str(&equal_memory_table(run));
         out.push('\n');
     }
+    commands(&mut out, "##", r, |c| {
+        c.starts_with("ferrum-bench live --json --scale") || c.contains("M_ref")
+    });
+    out
+}
+
+/// `benches/keys-at-maxmemory.md`: the keys each server holds at one
+/// `maxmemory`, per value size.
+pub(crate) fn keys_at_maxmemory_md(r: &Results) -> String {
+    let mut out = String::new();
+    header(&mut out, "# Keys held at one maxmemory", r);
     let mut sizes: Vec<u64> = r.keys_at_maxmemory.iter().map(|x| x.value_bytes).collect();
     sizes.dedup();
     for size in sizes {
@@ -478,11 +497,7 @@ pub(crate) fn equal_memory_md(r: &Results) -> String {
         );
         keys_table(&mut out, &rows);
     }
-    commands(&mut out, "##", r, |c| {
-        c.starts_with("ferrum-bench live --json --scale")
-            || c.contains("M_ref")
-            || c.starts_with("keys at maxmemory")
-    });
+    commands(&mut out, "##", r, |c| c.starts_with("keys at maxmemory"));
     out
 }
 

@@ -143,13 +143,7 @@ pub(crate) fn run(
             })
         })
         .collect();
-    let mut cells = Vec::new();
-    for h in handles {
-        cells.extend(
-            h.join()
-                .map_err(|_| anyhow::anyhow!("a restart thread panicked"))??,
-        );
-    }
+    let cells = crate::bench::join_all(handles, "restart")?;
     Ok(cells)
 }
 
@@ -175,18 +169,9 @@ pub(crate) fn table(cells: &[RestartCell], patterns: &[String]) -> String {
     out.push_str("\n| --- |");
     out.push_str(&" ---: | ---: | ---: |".repeat(patterns.len()));
     out.push('\n');
-    let mut rows: Vec<(&str, &str)> = Vec::new();
-    for c in cells {
-        if !rows.contains(&(c.server.as_str(), c.policy.as_str())) {
-            rows.push((&c.server, &c.policy));
-        }
-    }
+    let rows = crate::report::server_policy_rows(cells.iter().map(|c| (&*c.server, &*c.policy)));
     for (server, policy) in rows {
-        let name = if server == "redis" {
-            "Redis"
-        } else {
-            "FerrumKV"
-        };
+        let name = crate::report::server_label(server);
         out.push_str(&format!("| {name} {policy} |"));
         for p in patterns {
             match cells

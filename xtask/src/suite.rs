@@ -64,11 +64,7 @@ impl Suite {
     pub(crate) fn run(self) -> Result<()> {
         let root = crate::workspace_root()?;
         std::env::set_current_dir(&root)?;
-        let suite = self
-            .redis_tests
-            .clone()
-            .or_else(|| std::env::var_os("FERRUM_REDIS_TESTS").map(PathBuf::from))
-            .unwrap_or_else(|| root.join("../shared/redis-tests"));
+        let suite = crate::ci::redis_tests_dir(&root, self.redis_tests.clone());
         let runner = suite.join("run.sh");
         if !runner.is_file() {
             bail!("Redis's test suite is not at {}", suite.display());

@@ -146,7 +146,7 @@ fn keys_at_maxmemory_fills_each_server_past_its_limit() {
         return;
     }
     let maxmemory: u64 = 4 << 20;
-    let (json, report) = bench(
+    let (json, report) = bench_report(
         "keys-at-maxmemory",
         &[
             "--scenarios",
@@ -158,6 +158,7 @@ fn keys_at_maxmemory_fills_each_server_past_its_limit() {
             "--policies",
             "allkeys-lru,allkeys-ahe",
         ],
+        "keys-at-maxmemory.md",
     );
     let rows = json["keys_at_maxmemory"]
         .as_array()

@@ -147,7 +147,7 @@ fn keys(server: &str, policy: &str, keys: u64, rss_bytes: u64) -> KeysRow {
 }
 
 #[test]
-fn equal_memory_report_leads_with_the_table_and_lists_keys_held() {
+fn equal_memory_and_keys_held_have_a_report_each() {
     let md = equal_memory_md(&fixed());
     assert!(
         md.contains(
@@ -157,6 +157,10 @@ fn equal_memory_report_leads_with_the_table_and_lists_keys_held() {
     );
     assert!(md.contains("## Hit ratio at equal memory, scale 1"), "{md}");
     assert!(md.contains("first 20000 requests"), "{md}");
+    assert!(!md.contains("## Keys held"), "{md}");
+    let md = keys_at_maxmemory_md(&fixed());
+    assert!(md.starts_with("# Keys held at one maxmemory\n"), "{md}");
+    assert!(!md.contains("## Hit ratio at equal memory"), "{md}");
     assert!(
         md.contains("## Keys held at maxmemory 128 MiB, 32-byte values"),
         "{md}"
