@@ -19,7 +19,7 @@
 //!    per-file table printed, and the run failed below the must-reach line
 //!    of issue 13: 95% overall and 90% in every file, less the files in
 //!    [`KNOWN_SHORT`], each named with what it still lacks. Then its
-//!    persistence tests in native mode (`crate::native_suite`), failed
+//!    save and reload tests in native mode (`crate::native_suite`), failed
 //!    below their floors.
 
 use std::fmt::Write as _;

@@ -1,4 +1,4 @@
-//! Redis's own persistence tests in native mode, the second run of Redis's
+//! Redis's own save and reload tests in native mode, the second run of Redis's
 //! suite in `cargo xtask ci`: the harness starts the release server itself,
 //! once per test block, and restarts it over the files it saved, as it
 //! does redis-server (`NATIVE=... PROFILE=custom TAGS=-slow`, see
@@ -21,7 +21,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-/// The share of Redis's passing tests the persistence set aims at (#38).
+/// The share of Redis's passing tests the save and reload set aims at (#38).
 const TARGET: f64 = 0.95;
 
 /// One file of the set.
@@ -132,7 +132,7 @@ pub(crate) fn run(root: &Path, runner: &Path, server: &Path) -> Result<()> {
         .context("cannot run the suite's run.sh")?;
     let text = String::from_utf8_lossy(&out.stdout);
     print!("{text}");
-    println!("   (persistence tests: {:.0?})", started.elapsed());
+    println!("   (save and reload tests: {:.0?})", started.elapsed());
     print!("{}", crate::ci::failed_tests(&logs));
     let passed = crate::suite::passed_per_file(&text);
     if passed.is_empty() {
@@ -145,7 +145,7 @@ pub(crate) fn run(root: &Path, runner: &Path, server: &Path) -> Result<()> {
     print!("{report}");
     if !failures.is_empty() {
         bail!(
-            "Redis's persistence tests fell below their floor:\n{}",
+            "Redis's save and reload tests fell below their floor:\n{}",
             failures.join("\n")
         );
     }
