@@ -238,6 +238,11 @@ pub(crate) fn positive_count(b: &[u8]) -> Result<usize, CmdError> {
 pub(crate) struct Picker(u64);
 
 impl Picker {
+    /// A picker seeded with `seed`.
+    pub(crate) fn from_seed(seed: u64) -> Picker {
+        Picker(seed)
+    }
+
     /// Seeds a picker from the shard that holds the key.
     pub(crate) fn from_shard(shard: &mut Shard) -> Picker {
         Picker(shard.random_u64())

@@ -24,6 +24,7 @@ use ferrum_proto::Frame;
 
 use super::bitops::{put_str, read_str};
 use super::error::{INVALID_HLL, NOT_HLL};
+use super::parse::is;
 use super::{CmdError, CmdResult, Ctx};
 
 /// log2 of the register count.
@@ -528,9 +529,143 @@ pub(crate) fn pfmerge(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     Ok(Frame::ok())
 }
 
+/// `PFDEBUG GETREG|DECODE|ENCODING|TODENSE key`: Redis's internal view
+/// of an HLL. GETREG and TODENSE leave the key dense, as in Redis.
+pub(crate) fn pfdebug(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let (sub, key, db, now) = (&args[1], &args[2], ctx.db(), ctx.now);
+    let mut ks = ctx.store().lock_key(key);
+    let shard = ks.shard(key);
+    let Some(mut s) = read_str(shard, db, key, now)? else {
+        return Err(CmdError::msg("ERR The specified key does not exist"));
+    };
+    check(&s)?;
+    let sparse = s[4] == SPARSE;
+    let densify = is(sub, "getreg") || is(sub, "todense");
+    if densify && sparse {
+        to_dense(&mut s)?;
+        put_str(shard, db, key, &s, now);
+    }
+    drop(ks);
+    // A conversion is a write (Redis propagates it); nothing else is.
+    ctx.dirty = Some(u64::from(densify && sparse));
+    if is(sub, "todense") {
+        return Ok(Frame::Integer(i64::from(sparse)));
+    }
+    if is(sub, "getreg") {
+        let regs = &s[HDR..];
+        let all = (0..REGISTERS).map(|i| Frame::Integer(i64::from(dense_get(regs, i))));
+        return Ok(Frame::Array(all.collect()));
+    }
+    if is(sub, "encoding") {
+        Ok(Frame::simple(if sparse { "sparse" } else { "dense" }))
+    } else if is(sub, "decode") {
+        if !sparse {
+            return Err(CmdError::msg("ERR HLL encoding is not sparse"));
+        }
+        let (body, mut p, mut out) = (&s[HDR..], 0, Vec::new());
+        while p < body.len() {
+            let op = Op::at(body, p);
+            out.push(match op {
+                Op::Zero(n) => format!("z:{n}"),
+                Op::XZero(n) => format!("Z:{n}"),
+                Op::Val(v, n) => format!("v:{v},{n}"),
+            });
+            p += op.width();
+        }
+        Ok(Frame::bulk(out.join(" ")))
+    } else {
+        Err(CmdError::msg(format!(
+            "ERR Unknown PFDEBUG subcommand '{}'",
+            String::from_utf8_lossy(sub)
+        )))
+    }
+}
+
+/// `PFSELFTEST`: Redis's self-test of the HLL code, run on this one:
+/// random values through every dense register, then up to 10,000,000
+/// elements added to a dense and a sparse HLL at once, the estimates
+/// compared at each power of ten. `OK`, or `TESTFAILED` and what failed.
+pub(crate) fn pfselftest(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    let sparse_max = sparse_max(ctx);
+    let mut seed = [0u8; 8];
+    // Without the system's randomness, a fixed seed tests as well.
+    let _ = getrandom::fill(&mut seed);
+    let seed = u64::from_le_bytes(seed);
+    crate::script::off_worker(|| selftest(seed, 1_000, 10_000_000, sparse_max))
+        .map(|()| Frame::ok())
+        .map_err(|e| CmdError::msg(format!("ERR TESTFAILED {e}")))
+}
+
+/// The self-test of [`pfselftest`]: `cycles` rounds of random register
+/// values, then `elements` adds.
+fn selftest(seed: u64, cycles: usize, elements: u64, sparse_max: usize) -> Result<(), String> {
+    let mut rng = super::coll::Picker::from_seed(seed);
+    let mut dense = vec![0u8; DENSE_SIZE];
+    dense[..4].copy_from_slice(b"HYLL");
+    let mut expected = [0u8; REGISTERS];
+    for _ in 0..cycles {
+        for (i, e) in expected.iter_mut().enumerate() {
+            *e = rng.below(64) as u8;
+            dense_set(&mut dense[HDR..], i, *e);
+        }
+        for (i, &e) in expected.iter().enumerate() {
+            let got = dense_get(&dense[HDR..], i);
+            if got != e {
+                return Err(format!("Register {i} should be {e} but is {got}"));
+            }
+        }
+    }
+    dense[HDR..].fill(0);
+    let mut sparse = empty();
+    let relerr = 1.04 / (REGISTERS as f64).sqrt();
+    let offset = seed.rotate_left(32);
+    let mut checkpoint = 1u64;
+    for j in 1..=elements {
+        let ele = (j ^ offset).to_le_bytes();
+        let (index, c) = pattern(&ele);
+        if c > dense_get(&dense[HDR..], index) {
+            dense_set(&mut dense[HDR..], index, c);
+        }
+        set_register(&mut sparse, index, c, sparse_max).map_err(|_| "sparse add failed")?;
+        if j != checkpoint {
+            continue;
+        }
+        if (j as usize) < sparse_max / 2 && sparse[4] != SPARSE {
+            return Err("sparse encoding not used".into());
+        }
+        let card = count(&dense).ok_or("dense HLL unreadable")?;
+        if count(&sparse) != Some(card) {
+            return Err("dense/sparse disagree".into());
+        }
+        let max_err = if j == 10 {
+            1
+        } else {
+            (relerr * 6.0 * checkpoint as f64).ceil() as u64
+        };
+        let err = checkpoint.abs_diff(card);
+        if err > max_err {
+            return Err(format!("Too big error. card:{checkpoint} abserr:{err}"));
+        }
+        checkpoint *= 10;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_self_test_passes_here_and_catches_a_broken_estimate() {
+        // Fewer elements than PFSELFTEST's 10,000,000: a debug build.
+        assert_eq!(selftest(7, 3, 100_000, 3000), Ok(()));
+        // With sparse HLLs capped at 19 bytes, the first checkpoint finds
+        // the HLL already dense.
+        assert_eq!(
+            selftest(7, 1, 100, 19).unwrap_err(),
+            "sparse encoding not used"
+        );
+    }
 
     #[test]
     fn dense_registers_round_trip() {

@@ -144,6 +144,8 @@ static HANDLERS: &[(&str, Handler)] = &[
     ("pfadd", hll::pfadd),
     ("pfcount", hll::pfcount),
     ("pfmerge", hll::pfmerge),
+    ("pfdebug", hll::pfdebug),
+    ("pfselftest", hll::pfselftest),
     ("geoadd", geo::geoadd),
     ("geopos", geo::geopos),
     ("geodist", geo::geodist),

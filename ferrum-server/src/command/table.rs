@@ -190,6 +190,8 @@ pub(crate) static COMMANDS: &[CommandSpec] = &[
     row!("pfadd", -2, WRITE | DENYOOM | FAST, [WRITE | HYPERLOGLOG | FAST], KEY1, "hyperloglog", "Adds elements to a HyperLogLog key. Creates the key if it doesn't exist."),
     row!("pfcount", -2, READONLY, [READ | HYPERLOGLOG | SLOW], KEYS_ALL, "hyperloglog", "Returns the approximated cardinality of the set(s) observed by the HyperLogLog key(s)."),
     row!("pfmerge", -2, WRITE | DENYOOM, [WRITE | HYPERLOGLOG | SLOW], KEYS_ALL, "hyperloglog", "Merges one or more HyperLogLog values into a single key."),
+    row!("pfdebug", 3, WRITE | DENYOOM | ADMIN, [WRITE | HYPERLOGLOG | ADMIN | SLOW | DANGEROUS], (2, 2, 1), "hyperloglog", "Internal commands for debugging HyperLogLog values."),
+    row!("pfselftest", 1, ADMIN, [HYPERLOGLOG | ADMIN | SLOW | DANGEROUS], NONE, "hyperloglog", "An internal command for testing HyperLogLog values."),
     // geospatial
     row!("geoadd", -5, WRITE | DENYOOM, [WRITE | GEO | SLOW], KEY1, "geo", "Adds one or more members to a geospatial index. The key is created if it doesn't exist."),
     row!("geopos", -2, READONLY, [READ | GEO | SLOW], KEY1, "geo", "Returns the longitude and latitude of members from a geospatial index."),

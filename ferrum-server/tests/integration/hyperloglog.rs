@@ -116,3 +116,45 @@ fn wrong_types_and_corrupt_hlls_get_redis_errors() {
     }
     assert_eq!(run::<String>(&mut c, &["PING"]).unwrap(), "PONG");
 }
+
+#[test]
+fn pfdebug_shows_the_registers_and_the_encoding_as_redis_does() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let _: i64 = run(&mut c, &["PFADD", "h", "a", "b", "c"]).unwrap();
+    let pfdebug = |c: &mut redis::Connection, sub: &str, key: &str| {
+        run::<redis::Value>(c, &["PFDEBUG", sub, key])
+    };
+    let encoding: String = run(&mut c, &["PFDEBUG", "ENCODING", "h"]).unwrap();
+    assert_eq!(encoding, "sparse");
+    // Three runs of one register each, between runs of zeros.
+    let decoded: String = run(&mut c, &["PFDEBUG", "DECODE", "h"]).unwrap();
+    assert_eq!(decoded.matches("v:").count(), 3, "{decoded}");
+    assert!(
+        decoded.starts_with('Z') || decoded.starts_with('z'),
+        "{decoded}"
+    );
+    let regs: Vec<i64> = run(&mut c, &["PFDEBUG", "GETREG", "h"]).unwrap();
+    assert_eq!(regs.len(), 16384);
+    assert_eq!(regs.iter().filter(|&&r| r > 0).count(), 3);
+    // GETREG left it dense, as in Redis; TODENSE then has nothing to do.
+    let encoding: String = run(&mut c, &["PFDEBUG", "ENCODING", "h"]).unwrap();
+    assert_eq!(encoding, "dense");
+    assert_eq!(run::<i64>(&mut c, &["PFDEBUG", "TODENSE", "h"]).unwrap(), 0);
+    assert_eq!(run::<i64>(&mut c, &["PFCOUNT", "h"]).unwrap(), 3);
+    let _: i64 = run(&mut c, &["PFADD", "h2", "x"]).unwrap();
+    assert_eq!(
+        run::<i64>(&mut c, &["PFDEBUG", "TODENSE", "h2"]).unwrap(),
+        1
+    );
+    for (sub, key, error) in [
+        ("DECODE", "h", "ERR HLL encoding is not sparse"),
+        ("ENCODING", "nokey", "ERR The specified key does not exist"),
+        ("BOGUS", "h", "ERR Unknown PFDEBUG subcommand 'BOGUS'"),
+    ] {
+        assert_eq!(err(&mut c, &["PFDEBUG", sub, key]), error, "{sub}");
+    }
+    let _: () = run(&mut c, &["SET", "str", "x"]).unwrap();
+    let e = pfdebug(&mut c, "ENCODING", "str").unwrap_err();
+    assert_eq!(e.code(), Some("WRONGTYPE"), "{e}");
+}
