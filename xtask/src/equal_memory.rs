@@ -13,13 +13,12 @@
 //! the `DBSIZE` it held at the end.
 
 use std::path::{Path, PathBuf};
-use std::thread;
 
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::procs::{ServerKind, ServerProcess};
+use crate::procs::{on_each_server, ServerKind, ServerProcess};
 
 /// `M_ref` of one pattern.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -104,38 +103,32 @@ pub(crate) fn run(
             r.pattern, r.maxmemory, r.redis_dbsize
         );
     }
-    // One server per (server, policy), all at once: replays are bound by
-    // round trips, and each cell has its own server.
-    let handles: Vec<_> = spec
-        .servers
-        .iter()
-        .map(|(kind, policy)| {
-            let (kind, policy) = (*kind, policy.clone());
-            let (bench, target) = (bench.to_path_buf(), target.to_path_buf());
-            let log = run_dir.join(format!("equal-s{s}-{}-{policy}.log", kind.name()));
-            let references = references.clone();
-            let spec = spec.clone();
-            thread::spawn(move || -> Result<Vec<EqualCell>> {
-                let server = ServerProcess::start(kind, &target, &[], &log)?;
-                let mut cells = Vec::new();
-                for r in &references {
-                    let args = spec.live_args(&policy, &r.pattern, server.port, r.maxmemory);
-                    let json = crate::bench::run_json(&bench, &args, None)?;
-                    let cell = parse_cell(kind, &json, r.maxmemory)?;
-                    eprintln!(
-                        "  scale {s}: {} {policy} {}: {:.2}% hits, dbsize {}",
-                        kind.name(),
-                        r.pattern,
-                        100.0 * cell.hit_ratio,
-                        cell.dbsize
-                    );
-                    cells.push(cell);
-                }
-                Ok(cells)
-            })
-        })
-        .collect();
-    let cells = crate::bench::join_all(handles, "equal-memory")?;
+    let log = |kind: ServerKind, policy: &str| {
+        run_dir.join(format!("equal-s{s}-{}-{policy}.log", kind.name()))
+    };
+    let cells = on_each_server(
+        &spec.servers,
+        target,
+        |_| &[],
+        log,
+        |server, kind, policy| {
+            let mut cells = Vec::new();
+            for r in &references {
+                let args = spec.live_args(policy, &r.pattern, server.port, r.maxmemory);
+                let json = crate::bench::run_json(bench, &args, None)?;
+                let cell = parse_cell(kind, &json, r.maxmemory)?;
+                eprintln!(
+                    "  scale {s}: {} {policy} {}: {:.2}% hits, dbsize {}",
+                    kind.name(),
+                    r.pattern,
+                    100.0 * cell.hit_ratio,
+                    cell.dbsize
+                );
+                cells.push(cell);
+            }
+            Ok(cells)
+        },
+    )?;
     Ok(EqualMemoryRun {
         scale: s,
         capacity: ferrum_bench::workload::capacity(s) as u64,

@@ -39,6 +39,40 @@ pub(crate) struct ServerProcess {
     dir: PathBuf,
 }
 
+/// Runs `cells` once per `(server, policy)`, each on a server of its own
+/// (started with `extra(kind)`, logging to `log(kind, policy)`), all at
+/// once: replays are bound by round trips, not by the CPU. The cells come
+/// back in `servers`' order.
+pub(crate) fn on_each_server<T: Send>(
+    servers: &[(ServerKind, String)],
+    target: &Path,
+    extra: impl Fn(ServerKind) -> &'static [&'static str] + Sync,
+    log: impl Fn(ServerKind, &str) -> PathBuf + Sync,
+    cells: impl Fn(&ServerProcess, ServerKind, &str) -> Result<Vec<T>> + Sync,
+) -> Result<Vec<T>> {
+    let (extra, log, cells) = (&extra, &log, &cells);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = servers
+            .iter()
+            .map(|(kind, policy)| {
+                scope.spawn(move || {
+                    let server =
+                        ServerProcess::start(*kind, target, extra(*kind), &log(*kind, policy))?;
+                    cells(&server, *kind, policy)
+                })
+            })
+            .collect();
+        let mut all = Vec::new();
+        for h in handles {
+            let part = h
+                .join()
+                .map_err(|_| anyhow::anyhow!("a server's thread panicked"))?;
+            all.extend(part?);
+        }
+        Ok(all)
+    })
+}
+
 /// A port that was free a moment ago on 127.0.0.1.
 pub(crate) fn free_port() -> Result<u16> {
     let listener = TcpListener::bind("127.0.0.1:0").context("cannot bind 127.0.0.1")?;

@@ -8,13 +8,12 @@
 //! reference for what a warm restart keeps.
 
 use std::path::Path;
-use std::thread;
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::procs::{ServerKind, ServerProcess};
+use crate::procs::{on_each_server, ServerKind};
 
 /// One (server, policy, pattern) cell.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -102,49 +101,41 @@ pub(crate) fn run(
     target: &Path,
     run_dir: &Path,
 ) -> Result<Vec<RestartCell>> {
-    let handles: Vec<_> = spec
-        .servers
-        .iter()
-        .map(|(kind, policy)| {
-            let (kind, policy) = (*kind, policy.clone());
-            let (bench, target) = (bench.to_path_buf(), target.to_path_buf());
-            let log = run_dir.join(format!("restart-{}-{policy}.log", kind.name()));
-            let spec = spec.clone();
-            thread::spawn(move || -> Result<Vec<RestartCell>> {
-                // `DEBUG RELOAD` needs the DEBUG command on Redis too.
-                let extra: &[&str] = match kind {
-                    ServerKind::Ferrum => &[],
-                    ServerKind::Redis => &["--enable-debug-command", "yes"],
-                };
-                let server = ServerProcess::start(kind, &target, extra, &log)?;
-                let mut cells = Vec::new();
-                for pattern in &spec.patterns {
-                    let mut half = [(0.0, 0); 2];
-                    for (i, reload) in [false, true].into_iter().enumerate() {
-                        let args = spec.live_args(&policy, pattern, server.port, reload);
-                        half[i] = second_half(&crate::bench::run_json(&bench, &args, None)?)?;
-                    }
-                    eprintln!(
-                        "  restart: {} {policy} {pattern}: {:.2}% uninterrupted, {:.2}% restarted",
-                        kind.name(),
-                        100.0 * half[0].0,
-                        100.0 * half[1].0
-                    );
-                    cells.push(RestartCell {
-                        server: kind.name().to_owned(),
-                        policy: policy.clone(),
-                        pattern: pattern.clone(),
-                        uninterrupted: half[0].0,
-                        restarted: half[1].0,
-                        dbsize: (half[0].1, half[1].1),
-                    });
-                }
-                Ok(cells)
-            })
-        })
-        .collect();
-    let cells = crate::bench::join_all(handles, "restart")?;
-    Ok(cells)
+    // `DEBUG RELOAD` needs the DEBUG command on Redis too.
+    let extra = |kind| -> &'static [&'static str] {
+        match kind {
+            ServerKind::Ferrum => &[],
+            ServerKind::Redis => &["--enable-debug-command", "yes"],
+        }
+    };
+    let log = |kind: ServerKind, policy: &str| {
+        run_dir.join(format!("restart-{}-{policy}.log", kind.name()))
+    };
+    on_each_server(&spec.servers, target, extra, log, |server, kind, policy| {
+        let mut cells = Vec::new();
+        for pattern in &spec.patterns {
+            let mut half = [(0.0, 0); 2];
+            for (i, reload) in [false, true].into_iter().enumerate() {
+                let args = spec.live_args(policy, pattern, server.port, reload);
+                half[i] = second_half(&crate::bench::run_json(bench, &args, None)?)?;
+            }
+            eprintln!(
+                "  restart: {} {policy} {pattern}: {:.2}% uninterrupted, {:.2}% restarted",
+                kind.name(),
+                100.0 * half[0].0,
+                100.0 * half[1].0
+            );
+            cells.push(RestartCell {
+                server: kind.name().to_owned(),
+                policy: policy.to_owned(),
+                pattern: pattern.clone(),
+                uninterrupted: half[0].0,
+                restarted: half[1].0,
+                dbsize: (half[0].1, half[1].1),
+            });
+        }
+        Ok(cells)
+    })
 }
 
 /// The second half's hit ratio and the final `DBSIZE` of one replay.
