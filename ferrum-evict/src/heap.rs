@@ -126,6 +126,11 @@ impl<K: Copy, O: HeapOrder<K>> IndexedHeap<K, O> {
         }
     }
 
+    /// Every member and its key, in no particular order.
+    pub(crate) fn members(&self) -> impl Iterator<Item = (EntryId, K)> + '_ {
+        self.heap.iter().map(|r| (EntryId(r.id), r.key))
+    }
+
     /// The member with the smallest key, and that key.
     pub(crate) fn peek(&self) -> Option<(EntryId, K)> {
         self.heap.first().map(|r| (EntryId(r.id), r.key))

@@ -281,11 +281,11 @@ impl EvictionPolicy for AnyPolicy {
         dispatch!(self, p => p.import_state(state))
     }
 
-    fn export_order(&self) -> Option<Vec<EntryId>> {
+    fn export_order(&self) -> Option<Vec<(EntryId, u32)>> {
         dispatch!(self, p => p.export_order())
     }
 
-    fn import_order(&mut self, order: &[EntryId]) {
+    fn import_order(&mut self, order: &[(EntryId, u32)]) {
         dispatch!(self, p => p.import_order(order))
     }
 

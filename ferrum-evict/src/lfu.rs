@@ -230,6 +230,31 @@ impl Lfu {
         self.order.set(id, priority);
     }
 
+    /// Each tracked entry's last access in the policy's clock, relative to
+    /// `base` (negative when the frequency term alone kept it above the
+    /// base), recovered from its priority.
+    fn last_accesses(&self) -> Vec<(i128, EntryId)> {
+        let values = &self.order.order().values;
+        (self.order.members())
+            .map(|(id, key)| {
+                let value = i128::from(values[id.index()]);
+                let tick = (i128::from(key) << self.shift) - i128::from(self.horizon) * value;
+                (tick, id)
+            })
+            .collect()
+    }
+
+    /// Records an access to `id` now, in the policy's clock only: the
+    /// counter and its minute stamp stay as they are.
+    fn retick(&mut self, id: EntryId) {
+        self.ticks += 1;
+        if (self.ticks - self.base) >> self.shift >= PRIORITY_RANGE {
+            self.rekey(self.horizon, self.shift);
+        }
+        let priority = self.priority(self.ticks, self.order.order().values[id.index()]);
+        self.order.set(id, priority);
+    }
+
     /// `(tick - base + horizon * value) >> shift`. Below `2^32`: the tick
     /// term is below [`PRIORITY_RANGE`] units (`touch` rebases before it
     /// gets there) and so is the frequency term (`shift_for`).
@@ -377,6 +402,60 @@ impl EvictionPolicy for Lfu {
             self.touch(id, counter, now);
         }
     }
+
+    /// Least recently accessed first, each placed at its last access in
+    /// accesses since the oldest's (recovered from its priority, as
+    /// `rekey` does): the spacing matters, since a counter step is worth
+    /// `horizon` accesses. A sort of the heap's records, no keys.
+    fn export_order(&self) -> Option<Vec<(EntryId, u32)>> {
+        let mut by_access = self.last_accesses();
+        by_access.sort_unstable_by_key(|&(tick, id)| (tick, id.0));
+        let oldest = by_access.first().map_or(0, |&(tick, _)| tick);
+        let place = |tick: i128| u32::try_from(tick - oldest).unwrap_or(u32::MAX - 1);
+        Some(
+            by_access
+                .into_iter()
+                .map(|(t, id)| (id, place(t)))
+                .collect(),
+        )
+    }
+
+    /// Gives the entries `order` names their last accesses back, spaced as
+    /// placed, as the least recently accessed; then accesses the others
+    /// again, in their order. Counters stay as they are.
+    fn import_order(&mut self, order: &[(EntryId, u32)]) {
+        let mut placed = vec![false; self.ldt.len()];
+        let named: Vec<(EntryId, u32)> = (order.iter().copied())
+            .filter(|&(id, _)| {
+                self.order.contains(id) && !std::mem::replace(&mut placed[id.index()], true)
+            })
+            .collect();
+        let mut rest = self.last_accesses();
+        rest.retain(|(_, id)| !placed[id.index()]);
+        rest.sort_unstable_by_key(|&(tick, id)| (tick, id.0));
+        // Places count from the oldest; at most half the priority range
+        // (2^30 units) is kept, far beyond any cache's horizon.
+        let limit = (PRIORITY_RANGE / 2) << self.shift;
+        let span = named
+            .iter()
+            .map(|&(_, p)| u64::from(p))
+            .max()
+            .unwrap_or(0)
+            .min(limit);
+        self.ticks += span + 1;
+        if (self.ticks - self.base) >> self.shift >= PRIORITY_RANGE {
+            self.rekey(self.horizon, self.shift);
+        }
+        let first = self.ticks - span;
+        for (id, place) in named {
+            let tick = first + u64::from(place).min(span);
+            let priority = self.priority(tick, self.order.order().values[id.index()]);
+            self.order.set(id, priority);
+        }
+        for (_, id) in rest {
+            self.retick(id);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -461,6 +540,45 @@ mod tests {
             Some(EntryId(2))
         );
         assert_eq!(dump(&lfu), [1, 0]);
+    }
+
+    #[test]
+    fn an_exported_order_comes_back_spaced_as_it_was() {
+        let mut lfu = counting(8);
+        for i in 0..8 {
+            insert(&mut lfu, i, 0);
+        }
+        // Hits with gaps between them, long enough for recency to beat a
+        // counter step (8 accesses) for some pairs and not for others.
+        for (i, gap) in [(3, 0), (5, 3), (3, 12), (1, 0), (6, 20), (0, 2)] {
+            for _ in 0..gap {
+                insert(&mut lfu, 100, 0);
+                lfu.on_remove(EntryId(100));
+            }
+            lfu.on_hit(EntryId(i), 0, Millis(0));
+        }
+        lfu.on_remove(EntryId(7));
+        let order = lfu.export_order().expect("LFU has an order");
+        let places: Vec<u32> = order.iter().map(|&(_, p)| p).collect();
+        assert!(places.windows(2).all(|w| w[0] <= w[1]), "{places:?}");
+        // A load: the entries come back in another order with their
+        // counters, then the order; ids untracked or named twice ignored.
+        let mut again = counting(8);
+        for &(id, _) in order.iter().rev() {
+            insert(&mut again, id.0, 1);
+            let counter = lfu.counter(id, Millis(0)).expect("tracked");
+            again.set_lfu_counter(id, counter, Millis(1));
+        }
+        let mut named = order.clone();
+        named.extend([(EntryId(0), 0), (EntryId(7), 0), (EntryId(99), 0)]);
+        again.import_order(&named);
+        assert_eq!(dump(&again), dump(&lfu));
+        // Placed by index alone, the spacing is lost and so is the order.
+        let mut squeezed = again.clone();
+        let by_index: Vec<(EntryId, u32)> =
+            order.iter().zip(0..).map(|(&(id, _), i)| (id, i)).collect();
+        squeezed.import_order(&by_index);
+        assert_ne!(dump(&squeezed), dump(&lfu));
     }
 
     #[test]

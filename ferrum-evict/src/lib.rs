@@ -186,22 +186,31 @@ pub trait EvictionPolicy: Send {
 
     /// The tracked entries in the order the policy would have them back
     /// after a restart, for a policy whose order is more than its entries'
-    /// hints say (AHE: each queue, head first); `None` by default. A pass
-    /// over the policy's own tables, never over the entries' keys: it is
-    /// taken under the shard's lock as a snapshot starts.
-    fn export_order(&self) -> Option<Vec<EntryId>> {
+    /// hints say (LRU: least recent first; AHE: each queue, head first),
+    /// each with its place: a number that never decreases along the order,
+    /// its index unless the spacing matters too (LFU: accesses since the
+    /// oldest). `None` by default. A pass over the policy's own tables,
+    /// never over the entries' keys: it is taken under the shard's lock as
+    /// a snapshot starts.
+    fn export_order(&self) -> Option<Vec<(EntryId, u32)>> {
         None
     }
 
     /// Puts tracked entries back in `order` (as a load inserted them, in
-    /// [`EvictionPolicy::export_order`]'s order), after their hints were
-    /// restored. Entries `order` does not name keep their place after
-    /// those it does; ids not tracked, or named twice, MUST be ignored.
-    fn import_order(&mut self, _order: &[EntryId]) {}
+    /// [`EvictionPolicy::export_order`]'s order and with its places),
+    /// after their hints were restored. Entries `order` does not name
+    /// keep their place after those it does; ids not tracked, or named
+    /// twice, MUST be ignored, and any place accepted.
+    fn import_order(&mut self, _order: &[(EntryId, u32)]) {}
 
     /// An adaptive policy's controller state, for `INFO` and metrics;
     /// `None` for policies without a controller.
     fn controller_state(&self) -> Option<ControllerState> {
         None
     }
+}
+
+/// An order placed by index, for [`EvictionPolicy::export_order`].
+pub(crate) fn indexed(order: impl Iterator<Item = EntryId>) -> Vec<(EntryId, u32)> {
+    order.zip(0..).collect()
 }

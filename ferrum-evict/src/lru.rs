@@ -86,6 +86,16 @@ impl Lru {
         self.head = i;
     }
 
+    /// The tracked entries, least recently used first.
+    fn oldest_first(&self) -> impl Iterator<Item = EntryId> + '_ {
+        let mut cur = self.tail;
+        std::iter::from_fn(move || {
+            let id = (cur != NIL).then_some(EntryId(cur))?;
+            cur = self.links[cur as usize].prev;
+            Some(id)
+        })
+    }
+
     fn is_tracked(&self, id: EntryId) -> bool {
         self.links.get(id.index()).is_some_and(|l| l.prev != FREE)
     }
@@ -141,6 +151,30 @@ impl EvictionPolicy for Lru {
     fn heap_bytes(&self) -> usize {
         self.links.capacity() * std::mem::size_of::<Links>()
     }
+
+    /// Least recently used first, each at its index: the order to touch
+    /// the entries in to rebuild the list. A walk of the links, no keys.
+    fn export_order(&self) -> Option<Vec<(EntryId, u32)>> {
+        Some(crate::indexed(self.oldest_first()))
+    }
+
+    /// Rebuilds the list with the entries `order` names as the least
+    /// recently used, in that order, and the others, in their order, as
+    /// more recent than any of them.
+    fn import_order(&mut self, order: &[(EntryId, u32)]) {
+        let mut placed = vec![false; self.links.len()];
+        let named: Vec<EntryId> = (order.iter().map(|&(id, _)| id))
+            .filter(|&id| self.is_tracked(id) && !std::mem::replace(&mut placed[id.index()], true))
+            .collect();
+        let rest: Vec<EntryId> = self
+            .oldest_first()
+            .filter(|id| !placed[id.index()])
+            .collect();
+        (self.head, self.tail) = (NIL, NIL);
+        for id in named.into_iter().chain(rest) {
+            self.push_front(id.0);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -190,6 +224,33 @@ mod tests {
         // Grown by eighths: at most an eighth (plus one step) idle.
         assert!(lru.heap_bytes() <= 8 * 1_125, "{}", lru.heap_bytes());
         assert!(lru.heap_bytes() >= 8 * 1_000);
+    }
+
+    #[test]
+    fn an_exported_order_comes_back() {
+        let mut lru = Lru::default();
+        for i in 0..6 {
+            lru.on_insert(EntryId(i), 0, 1, Millis(0));
+        }
+        lru.on_hit(EntryId(2), 0, Millis(1));
+        lru.on_remove(EntryId(4));
+        let order = lru.export_order().expect("LRU has an order");
+        let ids: Vec<u32> = order.iter().map(|(id, _)| id.0).collect();
+        assert_eq!(ids, [0, 1, 3, 5, 2]);
+        // A load inserts in another order, then puts the saved one back;
+        // ids named twice or not tracked are ignored.
+        let mut again = Lru::default();
+        for i in [5, 3, 2, 1, 0] {
+            again.on_insert(EntryId(i), 0, 1, Millis(2));
+        }
+        let mut named = order.clone();
+        named.extend([0, 4, 99].map(|i| (EntryId(i), 9)));
+        again.import_order(&named);
+        assert_eq!(dump(&again), dump(&lru));
+        // Entries the order leaves out stay more recent than those it names.
+        again.import_order(&[(EntryId(2), 0), (EntryId(0), 1)]);
+        assert_eq!(dump(&again), [5, 3, 1, 0, 2]);
+        assert_eq!(again.len(), 5);
     }
 
     #[test]

@@ -223,10 +223,11 @@ pub(crate) struct Snapshot {
 const POLICY_AUX: &str = "ferrum-policy-state";
 
 /// The aux field, after the keys, that gives each key record's place in
-/// its shard's policy order at the snapshot's start (AHE's queues): a
-/// format byte (1), the shard count and the record count (4 bytes each),
-/// then a rank per record in file order (4 bytes, `u32::MAX` for none),
-/// little-endian. A load re-sorts each queue by it.
+/// its shard's policy order at the snapshot's start (LRU's list, LFU's
+/// last accesses, AHE's queues; `EvictionPolicy::export_order`): a format
+/// byte (1), the shard count and the record count (4 bytes each), then a
+/// place per record in file order (4 bytes, `u32::MAX` for none),
+/// little-endian. A load re-sorts each shard's order by it.
 const ORDER_AUX: &str = "ferrum-policy-order";
 
 /// The [`ORDER_AUX`] value for `ranks` (one per key record) written by a
@@ -501,6 +502,19 @@ impl std::fmt::Display for LoadFailure {
     }
 }
 
+/// Where a load put a key record, to put its policy's order back.
+struct Placed {
+    /// The record's index in the file.
+    index: usize,
+    shard: usize,
+    db: usize,
+    key: Bytes,
+    /// Its idle seconds (`IDLE`), 0 for none.
+    idle: u64,
+    /// Its place in its policy's order (see [`ORDER_AUX`]), once known.
+    place: u32,
+}
+
 /// Loads the RDB file at `path` into `store`, which keeps its keys (an
 /// empty store loads the file as it is). Keys already past their deadline
 /// are skipped. A key already in the store is refused unless `merge`,
@@ -523,13 +537,18 @@ pub(crate) fn load(
     };
     let mut loaded = Loaded::default();
     let databases = store.databases();
-    // Under AHE, where each key went (its record's index, shard,
-    // database, key), to put the queues back in order at the end.
+    // Under a policy with an order (LRU, LFU, AHE), where each key went,
+    // to put the order back at the end.
     let ordered = matches!(
         store.policy().0,
-        PolicyKind::AllKeysAhe | PolicyKind::VolatileAhe
+        PolicyKind::AllKeysLru
+            | PolicyKind::VolatileLru
+            | PolicyKind::AllKeysLfu
+            | PolicyKind::VolatileLfu
+            | PolicyKind::AllKeysAhe
+            | PolicyKind::VolatileAhe
     );
-    let mut placed: Vec<(usize, usize, usize, Bytes)> = Vec::new();
+    let mut placed: Vec<Placed> = Vec::new();
     let header = file::read(&bytes, |k| {
         if k.db >= databases {
             return Err(format!(
@@ -551,8 +570,10 @@ pub(crate) fn load(
         }
         let key = Bytes::from(k.key);
         shard.insert(k.db, key.clone(), k.value, k.expires_ms.map(Millis), now);
+        let mut idle = 0;
         match k.recency {
             Recency::IdleSeconds(secs) => {
+                idle = secs;
                 if let Some(mut e) = shard.lookup_mut(k.db, &key, now) {
                     e.set_last_access(Millis(now.0.saturating_sub(secs.saturating_mul(1000))));
                     e.mark_unchanged();
@@ -563,7 +584,15 @@ pub(crate) fn load(
         }
         loaded.keys += 1;
         if ordered {
-            placed.push((k.index, store.shard_of(&key), k.db, key));
+            let (index, shard, db) = (k.index, store.shard_of(&key), k.db);
+            placed.push(Placed {
+                index,
+                shard,
+                db,
+                key,
+                idle,
+                place: u32::MAX,
+            });
         }
         after_key(k.end)
     })
@@ -583,14 +612,28 @@ pub(crate) fn load(
         .aux
         .iter()
         .find(|(name, _)| name == ORDER_AUX.as_bytes());
-    if let Some(ranks) = order_aux.and_then(|(_, v)| decode_order(v, shards)) {
-        let rank = |index: usize| ranks.get(index).copied().unwrap_or(u32::MAX);
-        placed.sort_by_key(|&(index, shard, _, _)| (shard, rank(index)));
-        // Sorted by shard: one run per shard.
-        for run in placed.chunk_by(|a, b| a.1 == b.1) {
-            let keys: Vec<(usize, &[u8])> = run.iter().map(|p| (p.2, &p.3[..])).collect();
-            store.import_policy_order(run[0].1, &keys, now);
+    match order_aux.and_then(|(_, v)| decode_order(v, shards)) {
+        Some(ranks) => {
+            for p in &mut placed {
+                p.place = ranks.get(p.index).copied().unwrap_or(u32::MAX);
+            }
+            placed.sort_by_key(|p| (p.shard, p.place));
         }
+        // A file from Redis (or from FerrumKV under another policy): the
+        // idle times, oldest first, order what they can; a stable sort
+        // keeps the file's order among equals.
+        None => {
+            placed.sort_by_key(|p| (p.shard, std::cmp::Reverse(p.idle)));
+            for (p, place) in placed.iter_mut().zip(0..) {
+                p.place = place;
+            }
+        }
+    }
+    // Sorted by shard: one run per shard.
+    for run in placed.chunk_by(|a, b| a.shard == b.shard) {
+        let keys: Vec<(usize, &[u8], u32)> =
+            run.iter().map(|p| (p.db, &p.key[..], p.place)).collect();
+        store.import_policy_order(run[0].shard, &keys, now);
     }
     loaded.functions = header.functions;
     for key in &header.empty_keys {
@@ -799,6 +842,98 @@ mod tests {
                 (b"old".to_vec(), Recency::IdleSeconds(500)),
             ]
         );
+    }
+
+    /// Drives `s` as a cache: `n` inserts of keys from `from` on at 64 KB,
+    /// each followed by a read of an older key; then its keys, sorted.
+    fn drive_lru(s: &Store, from: usize, n: usize, now: Millis) -> Vec<Vec<u8>> {
+        for i in from..from + n {
+            put(s, 0, &format!("key:{i}"), Value::str(b"value"), None, now);
+            let old = format!("key:{}", i * 7 % (i + 1));
+            let mut ks = s.lock_key(old.as_bytes());
+            ks.shard(old.as_bytes())
+                .lookup(0, old.as_bytes(), now, Access::Read);
+            drop(ks);
+            s.enforce_maxmemory(now);
+        }
+        let mut keys = Vec::new();
+        for shard in s.lock_all().shards() {
+            shard.for_each_key(0, now, |k, _| keys.push(k.to_vec()));
+        }
+        keys.sort();
+        keys
+    }
+
+    #[test]
+    fn lru_order_comes_back_as_it_was_saved() {
+        let now = Millis(1_700_000_000_000);
+        let lru_store = || {
+            Store::new(StoreConfig {
+                databases: 1,
+                shards: 2,
+                maxmemory_bytes: 64 * 1024,
+                policy: PolicyKind::AllKeysLru,
+                policy_config: PolicyConfig::default(),
+            })
+        };
+        // All within one second: the idle times cannot tell the keys apart.
+        let s = lru_store();
+        drive_lru(&s, 0, 3_000, now);
+        let dir = temp_dir("lru");
+        let path = dir.join("dump.rdb");
+        save_now(&s, &snap(&s, now, &[]), &path).expect("saved");
+        let t = lru_store();
+        load(&t, &path, now, false, |_| Ok(())).expect("loads");
+        let kept = drive_lru(&s, 3_000, 500, now);
+        assert!(kept.len() > 100, "{} keys", kept.len());
+        // The same requests from here evict the same keys, but for one or
+        // two at the edge (the tables' growth rounds the memory apart by a
+        // few bytes); the order a load makes on its own differs in hundreds.
+        let got = drive_lru(&t, 3_000, 500, now);
+        let differ = kept.iter().filter(|k| !got.contains(k)).count()
+            + got.iter().filter(|k| !kept.contains(k)).count();
+        assert!(differ <= 2, "{differ} of {} keys differ", kept.len());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn idle_times_order_a_file_without_ours() {
+        // As Redis writes: idle times, no order of ours, keys in any order.
+        let mut records = Vec::new();
+        file::encode_select_db(&mut records, 0);
+        for (key, idle) in [("b", 100), ("new", 0), ("a", 300), ("c", 100)] {
+            let value = Value::str(b"1");
+            let idle = Recency::IdleSeconds(idle);
+            file::encode_key(
+                &mut records,
+                key.as_bytes(),
+                value.as_ref(),
+                None,
+                idle,
+                false,
+            );
+        }
+        let mut w = Writer::new(Vec::new(), &[], true).expect("header");
+        w.records(&records).expect("records");
+        let bytes = w.finish().expect("written");
+        let dir = temp_dir("idle-order");
+        let path = dir.join("dump.rdb");
+        std::fs::write(&path, bytes).expect("written");
+        let now = Millis(1_700_000_000_000);
+        let s = Store::new(StoreConfig {
+            databases: 1,
+            shards: 1,
+            maxmemory_bytes: 0,
+            policy: PolicyKind::AllKeysLru,
+            policy_config: PolicyConfig::default(),
+        });
+        load(&s, &path, now, false, |_| Ok(())).expect("loads");
+        s.set_maxmemory_bytes(1);
+        let mut victims = Vec::new();
+        s.enforce_maxmemory_reporting(now, &mut |_, k| victims.push(k.to_vec()));
+        // Oldest first; equals in the file's order.
+        assert_eq!(victims, [&b"a"[..], b"b", b"c", b"new"]);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

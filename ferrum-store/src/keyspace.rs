@@ -1100,18 +1100,18 @@ impl Shard {
         }
     }
 
-    /// Puts the policy's entries for `keys` (database and key, as a load
-    /// inserted them) in that order (see
+    /// Puts the policy's entries for `keys` (database, key and place, as
+    /// a load inserted them) in that order (see
     /// [`EvictionPolicy::import_order`]); keys not here are skipped.
-    pub fn import_policy_order(&mut self, keys: &[(usize, &[u8])], now: Millis) {
+    pub fn import_policy_order(&mut self, keys: &[(usize, &[u8], u32)], now: Millis) {
         if self.policy.is_none() {
             return;
         }
-        let ids: Vec<EntryId> = keys
+        let ids: Vec<(EntryId, u32)> = keys
             .iter()
-            .filter_map(|&(db, key)| {
+            .filter_map(|&(db, key, place)| {
                 let t = usize::from(*self.db_table.get(db)?);
-                self.find_live(t, key, now).map(|f| EntryId(f.id))
+                self.find_live(t, key, now).map(|f| (EntryId(f.id), place))
             })
             .collect();
         if let Some(p) = &mut self.policy {

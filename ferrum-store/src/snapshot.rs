@@ -46,9 +46,10 @@ pub struct SnapshotEntry {
     /// queue and counter), for the policy to take back after a restart.
     pub hint: Option<u8>,
     /// Its place in its shard's policy order as the walk began
-    /// (`EvictionPolicy::export_order`: AHE's queues), for a load to put
-    /// the entries back in; `None` when the policy keeps no such order
-    /// (or a write copied the entry before the order was taken).
+    /// (`EvictionPolicy::export_order`: LRU's list, AHE's queues, LFU's
+    /// last accesses), for a load to put the entries back in; `None` when
+    /// the policy keeps no such order (or a write copied the entry before
+    /// the order was taken).
     pub rank: Option<u32>,
 }
 
@@ -121,11 +122,11 @@ impl ShardSnapshot {
 
     /// Records the policy's order (see `SnapshotEntry::rank`) for the
     /// entries copied from now on.
-    pub(crate) fn set_order(&mut self, order: &[ferrum_evict::EntryId]) {
+    pub(crate) fn set_order(&mut self, order: &[(ferrum_evict::EntryId, u32)]) {
         self.rank_of = vec![NO_RANK; self.limit as usize];
-        for (rank, id) in order.iter().enumerate() {
+        for &(id, place) in order {
             if let Some(r) = self.rank_of.get_mut(id.index()) {
-                *r = rank as u32;
+                *r = place.min(NO_RANK - 1);
             }
         }
     }

@@ -222,7 +222,7 @@ impl Store {
     /// Hands shard `shard`'s policy the order of a load's keys (see
     /// [`Shard::import_policy_order`]; ignored when `shard` is out of
     /// range).
-    pub fn import_policy_order(&self, shard: usize, keys: &[(usize, &[u8])], now: Millis) {
+    pub fn import_policy_order(&self, shard: usize, keys: &[(usize, &[u8], u32)], now: Millis) {
         if shard < self.shards.len() {
             let mut locked = self.lock_shard(shard);
             for s in locked.shards() {

@@ -125,10 +125,15 @@ pub(crate) struct Bench {
     /// Comma-separated patterns of the restart part.
     #[arg(long, value_delimiter = ',', default_value = "zipf,mixed,ttl")]
     restart_patterns: Vec<String>,
-    /// Requests per replay of the restart part, the restart at half
-    /// [default: 200000, or 40000 with --quick].
+    /// Comma-separated requests per replay of the restart part, a table
+    /// per length, the restart at half [default: 40000,200000, or 40000
+    /// with --quick].
+    #[arg(long, value_delimiter = ',')]
+    restart_requests: Vec<u64>,
+    /// Seeds per cell of the restart part, from --seed on, averaged
+    /// [default: 5, or 2 with --quick].
     #[arg(long)]
-    restart_requests: Option<u64>,
+    restart_seeds: Option<usize>,
     /// Seed of every workload.
     #[arg(long, default_value_t = 42)]
     seed: u64,
@@ -290,7 +295,7 @@ impl Bench {
             throughput_load: Vec::new(),
             restart: Vec::new(),
             restart_patterns: Vec::new(),
-            restart_requests: 0,
+            restart_lengths: Vec::new(),
         };
 
         let has = |p: Part| self.scenarios.contains(&p);
@@ -510,18 +515,20 @@ impl Bench {
             }
             let spec = crate::restart::RestartSpec {
                 capacity: ferrum_bench::workload::CAPACITY as u64,
-                requests: self.restart_requests.unwrap_or(if self.quick {
-                    40_000
-                } else {
-                    200_000
-                }),
-                seed: self.seed,
+                lengths: match (&self.restart_requests[..], self.quick) {
+                    ([], true) => vec![40_000],
+                    ([], false) => vec![40_000, 200_000],
+                    (given, _) => given.to_vec(),
+                },
+                seeds: (self.seed..)
+                    .take(self.restart_seeds.unwrap_or(if self.quick { 2 } else { 5 }))
+                    .collect(),
                 patterns: self.restart_patterns.clone(),
                 servers,
             };
             step(&format!(
-                "restart: {} requests per replay, restarted at half, {} servers",
-                spec.requests,
+                "restart: {:?} requests per replay, restarted at half, {} servers",
+                spec.lengths,
                 spec.servers.len()
             ));
             results.commands.extend(spec.command_lines());
@@ -529,7 +536,7 @@ impl Bench {
             results.restart =
                 crate::restart::run(&spec, &paths.bench_bin(), &paths.target, &paths.run_dir)?;
             results.restart_patterns = spec.patterns.clone();
-            results.restart_requests = spec.requests;
+            results.restart_lengths = spec.lengths.clone();
             eprintln!(
                 "  restart took {:.1} min",
                 started.elapsed().as_secs_f64() / 60.0

@@ -72,9 +72,9 @@ pub(crate) struct Results {
     /// The restart part's patterns, in its columns' order.
     #[serde(default)]
     pub(crate) restart_patterns: Vec<String>,
-    /// The restart part's requests per replay.
+    /// The restart part's requests per replay, one table each.
     #[serde(default)]
-    pub(crate) restart_requests: u64,
+    pub(crate) restart_lengths: Vec<u64>,
 }
 
 /// Sizes and lists of a run.
@@ -438,18 +438,36 @@ pub(crate) fn restart_md(r: &Results) -> String {
     );
     let _ = writeln!(
         out,
-        "Each server and policy replays each pattern read-through ({} requests, seed {}) at the `maxmemory` calibrated on the server to hold {} entries, twice: uninterrupted, and with `DEBUG RELOAD` at request {} (the server saves its snapshot, empties itself and loads the file back, as a restart does). The columns are the hit ratio of the second half, in percent, and the change the restart made. Redis writes its keys' LRU idle time or LFU counter into the file and reads them back.\n",
-        r.restart_requests,
-        r.seed,
+        "Each server and policy replays each pattern read-through (seeds {}) at one `maxmemory`, calibrated on that server and policy to hold {} entries of the pattern, twice per run length and seed: uninterrupted, and with `DEBUG RELOAD` at half (the server saves its snapshot, empties itself and loads the file back, as a restart does). The columns are the hit ratio of the second half, in percent, and the change the restart made, each the mean over the seeds, with the range of the change over the seeds (a policy's own randomness and its ties move a single replay by a few tenths of a point, restarted or not). Redis writes its keys' LRU idle time or LFU counter into the file and reads them back; FerrumKV also its policy's order and AHE's ghosts and controller.\n",
+        seed_list(&r.restart),
         ferrum_bench::workload::CAPACITY,
-        r.restart_requests / 2,
     );
-    out.push_str(&crate::restart::table(&r.restart, &r.restart_patterns));
-    out.push('\n');
+    for &requests in &r.restart_lengths {
+        let _ = writeln!(
+            out,
+            "## {requests} requests, restart at request {}\n",
+            requests / 2
+        );
+        out.push_str(&crate::restart::table(
+            &r.restart,
+            &r.restart_patterns,
+            requests,
+        ));
+        out.push('\n');
+    }
     commands(&mut out, "##", r, |c| {
-        c.starts_with("ferrum-bench live --json --fixed-maxmemory")
+        c.starts_with("ferrum-bench live --json --seed")
     });
     out
+}
+
+/// The restart part's seeds, in order, as `42, 43`.
+fn seed_list(cells: &[crate::restart::RestartCell]) -> String {
+    let mut seeds: Vec<u64> = cells.iter().map(|c| c.seed).collect();
+    seeds.sort_unstable();
+    seeds.dedup();
+    let seeds: Vec<String> = seeds.iter().map(u64::to_string).collect();
+    seeds.join(", ")
 }
 
 /// `benches/equal-memory.md`: the equal-memory condition per scale.

@@ -632,19 +632,20 @@ impl EvictionPolicy for Ahe {
         self.main_ghost = state.main_ghost;
     }
 
-    /// Small's live entries, head first, then main's.
-    fn export_order(&self) -> Option<Vec<EntryId>> {
+    /// Small's live entries, head first, then main's; each placed at its
+    /// index.
+    fn export_order(&self) -> Option<Vec<(EntryId, u32)>> {
         let small = self.small.iter().filter_map(|c| self.live(c, 0));
         let main = self.main.iter().filter_map(|c| self.live(c, IN_MAIN));
-        Some(small.chain(main).map(EntryId).collect())
+        Some(crate::indexed(small.chain(main).map(EntryId)))
     }
 
     /// Rebuilds each queue with the entries `order` names first, in that
     /// order, then the others as they were; stale cells go.
-    fn import_order(&mut self, order: &[EntryId]) {
+    fn import_order(&mut self, order: &[(EntryId, u32)]) {
         let mut placed = vec![false; self.state.len()];
         let (mut small, mut main) = (Vec::new(), Vec::new());
-        let named = order.iter().map(|id| id.0);
+        let named = order.iter().map(|(id, _)| id.0);
         let rest = (self.small.iter().filter_map(|c| self.live(c, 0)))
             .chain(self.main.iter().filter_map(|c| self.live(c, IN_MAIN)));
         for id in named.chain(rest) {

@@ -338,7 +338,7 @@ fn an_exported_state_makes_a_reloaded_policy_evict_as_the_original() {
         .export_order()
         .expect("AHE has an order")
         .iter()
-        .map(|id| id.0)
+        .map(|(id, _)| id.0)
         .collect();
     assert_eq!(exported, order.iter().map(|&(i, _)| i).collect::<Vec<_>>());
     // A restart: the entries come back in another order (a file is in
@@ -353,9 +353,9 @@ fn an_exported_state_makes_a_reloaded_policy_evict_as_the_original() {
     let without_state = again.clone();
     again.import_state(&state);
     // Named twice or not at all: ignored.
-    let mut named: Vec<EntryId> = exported.iter().map(|&i| EntryId(i)).collect();
+    let mut named: Vec<(EntryId, u32)> = exported.iter().map(|&i| (EntryId(i), i)).collect();
     named.push(named[0]);
-    named.push(EntryId(1 << 20));
+    named.push((EntryId(1 << 20), 0));
     again.import_order(&named);
     assert_eq!(again.small_share(), ahe.small_share());
 
