@@ -334,7 +334,7 @@ impl Store {
     /// ([`outside_bytes`](Self::outside_bytes)) are reported beside it but
     /// evict nothing: eviction stays exact and deterministic, at the same
     /// points as in the simulator, whatever the clients' buffers do.
-    fn over_limit(&self) -> bool {
+    pub fn over_maxmemory(&self) -> bool {
         let max = self.maxmemory_bytes();
         max != 0 && self.dataset_bytes() as u64 > max
     }
@@ -365,7 +365,7 @@ impl Store {
         let mut evicted = 0;
         // Allocated only when a shard has nothing left to evict.
         let mut exhausted = Vec::new();
-        while self.over_limit() {
+        while self.over_maxmemory() {
             let Some(i) = self.largest_shard(&exhausted) else {
                 break;
             };
@@ -403,11 +403,11 @@ impl Store {
     /// policy cannot evict anything (`noeviction`, or a `volatile-*` policy
     /// with no key that has a TTL).
     pub fn reserve_for_write(&self, now: Millis) -> Result<(), StoreError> {
-        if !self.over_limit() {
+        if !self.over_maxmemory() {
             return Ok(());
         }
         self.enforce_maxmemory(now);
-        if self.over_limit() {
+        if self.over_maxmemory() {
             Err(StoreError::OutOfMemory)
         } else {
             Ok(())

@@ -84,9 +84,8 @@ pub(crate) const FILES: &[File] = &[
     File {
         name: "unit/type/set",
         redis: 97,
-        floor: 80,
-        lacks: "Redis 7.0's encodings: a small set of strings is a listpack here (as in \
-                Redis 7.2), where 17 tests assert `hashtable`",
+        floor: 97,
+        lacks: "",
     },
     File {
         name: "unit/type/zset",

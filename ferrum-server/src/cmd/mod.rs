@@ -318,7 +318,7 @@ fn prepare(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Result<Prepared, CmdError> {
             // Redis refuses a command that may grow memory when over
             // `maxmemory` at queueing time too, which aborts the EXEC.
             if spec.has(flag::DENYOOM) {
-                ctx.shared.store.reserve_for_write(ctx.now)?;
+                notify::reserve_for_write(ctx.shared, ctx.now)?;
             }
             ctx.conn.queue(args);
             return Ok(Prepared::Reply(Frame::simple("QUEUED")));
@@ -412,11 +412,11 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
     let sub = args.get(1).filter(|_| spec.has(flag::CONTAINER));
     ctx.conn.handle.touch(spec.index(), sub, ctx.started);
     let sub_index = sub.and_then(|_| category::subcommand_of_call(spec, args));
-    // As Redis, evict before every command while over `maxmemory` (memory
-    // may have grown outside the keyspace: client buffers), and refuse
-    // those that may grow it when nothing more can go.
+    // As Redis, evict before every command while over `maxmemory`, and
+    // refuse those that may grow it when nothing more can go; each victim
+    // raises its event and invalidation, as after a write.
     if !ctx.in_script {
-        let fits = ctx.store().reserve_for_write(ctx.now);
+        let fits = notify::reserve_for_write(ctx.shared, ctx.now);
         if let (Err(e), true) = (fits, spec.has(flag::DENYOOM)) {
             let frame = CmdError::from(e).into_frame();
             ctx.shared.stats.record_rejected(spec, sub_index);

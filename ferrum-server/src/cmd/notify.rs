@@ -7,7 +7,7 @@
 
 use bytes::Bytes;
 use ferrum_proto::Frame;
-use ferrum_store::{Access, Millis};
+use ferrum_store::{Access, Millis, StoreError};
 
 use super::Ctx;
 use crate::command::CommandSpec;
@@ -395,6 +395,25 @@ pub(crate) fn sweep_expired(shared: &Shared, cursor: &mut usize, limit: usize) -
     }
     shared.tracking.flush(shared);
     found.len()
+}
+
+/// Gets under `maxmemory` before a command that may grow memory, as
+/// [`ferrum_store::Store::reserve_for_write`] does, evicting through
+/// [`enforce_maxmemory`] so each victim raises its event and
+/// invalidation.
+///
+/// # Errors
+/// `OutOfMemory` when still over the limit with nothing left to evict.
+pub(crate) fn reserve_for_write(shared: &Shared, now: Millis) -> Result<(), StoreError> {
+    if !shared.store.over_maxmemory() {
+        return Ok(());
+    }
+    enforce_maxmemory(shared, now);
+    if shared.store.over_maxmemory() {
+        Err(StoreError::OutOfMemory)
+    } else {
+        Ok(())
+    }
 }
 
 /// Evicts down to `maxmemory`, raising an `evicted` event and client-side

@@ -141,7 +141,7 @@ fn blocks(argv: &[Bytes]) -> bool {
 /// `OutOfMemory` when over the limit after evicting what can be evicted.
 pub(super) fn reserve_for_write(ctx: &Ctx<'_>) -> Result<(), ferrum_store::StoreError> {
     let store = ctx.store();
-    store.reserve_for_write(ctx.now)?;
+    super::notify::reserve_for_write(ctx.shared, ctx.now)?;
     let max = store.maxmemory_bytes();
     let held = ctx.shared.scripting.stats().held_bytes as u64;
     if max != 0 && store.used_memory_bytes() as u64 + held > max {

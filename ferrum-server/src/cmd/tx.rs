@@ -72,7 +72,7 @@ pub(crate) fn exec(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
             .is_some_and(|s| s.has(super::flag::DENYOOM))
     });
     if grows {
-        if let Err(e) = ctx.store().reserve_for_write(ctx.now) {
+        if let Err(e) = super::notify::reserve_for_write(ctx.shared, ctx.now) {
             return Err(CmdError::msg(execabort_because(CmdError::from(e))));
         }
     }

@@ -146,8 +146,10 @@ pub(super) static PARAMS: &[Spec] = &[
     Spec { name: "set-max-intset-entries", param: Param::SetMaxIntsetEntries, mutable: true, default: "512",
         kind: Kind::Int { min: 0, max: LONG_MAX, get: |c| c.encoding.set_max_intset_entries,
             set: |c, v| c.encoding.set_max_intset_entries = v } },
-    // Redis 7.2's; FerrumKV packs small string sets as 7.2 does.
-    Spec { name: "set-max-listpack-entries", param: Param::SetMaxListpackEntries, mutable: true, default: "128",
+    // Redis 7.2's, off by default as in 7.0 (which has no such setting and
+    // keeps every set of strings in a hashtable); 128, 7.2's default,
+    // packs small string sets as 7.2 does.
+    Spec { name: "set-max-listpack-entries", param: Param::SetMaxListpackEntries, mutable: true, default: "0",
         kind: Kind::Int { min: 0, max: LONG_MAX, get: |c| c.encoding.set_max_listpack_entries,
             set: |c, v| c.encoding.set_max_listpack_entries = v } },
     Spec { name: "set-max-listpack-value", param: Param::SetMaxListpackValue, mutable: true, default: "64",

@@ -143,11 +143,19 @@ fn resp3_sets_encodings_and_sscan() {
         run::<String>(&mut c, &["OBJECT", "ENCODING", "n"]).unwrap(),
         "intset"
     );
+    // A string member: a hashtable, as in Redis 7.0 ...
     let _: i64 = run(&mut c, &["SADD", "n", "abc"]).unwrap();
     assert_eq!(
         run::<String>(&mut c, &["OBJECT", "ENCODING", "n"]).unwrap(),
-        "listpack"
+        "hashtable"
     );
+    // ... or a listpack while small, with Redis 7.2's setting.
+    let _: () = run(&mut c, &["CONFIG", "SET", "set-max-listpack-entries", "2"]).unwrap();
+    let _: i64 = run(&mut c, &["SADD", "p", "1", "abc"]).unwrap();
+    let encoding = |c: &mut _| run::<String>(c, &["OBJECT", "ENCODING", "p"]).unwrap();
+    assert_eq!(encoding(&mut c), "listpack");
+    let _: i64 = run(&mut c, &["SADD", "p", "def"]).unwrap();
+    assert_eq!(encoding(&mut c), "hashtable");
     let (_, all): (String, Vec<String>) =
         run(&mut c, &["SSCAN", "n", "0", "COUNT", "100"]).unwrap();
     assert_eq!(sorted(all), ["1", "2", "abc"]);

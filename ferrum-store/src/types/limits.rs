@@ -50,7 +50,9 @@ impl EncodingLimits {
         hash_max_listpack_entries: 512,
         hash_max_listpack_value: 64,
         set_max_intset_entries: 512,
-        set_max_listpack_entries: 128,
+        // 7.0 has no listpack sets; 7.2's `set-max-listpack-entries`
+        // (128 there) is off here unless set.
+        set_max_listpack_entries: 0,
         set_max_listpack_value: 64,
         zset_max_listpack_entries: 128,
         zset_max_listpack_value: 64,

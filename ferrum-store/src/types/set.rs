@@ -103,7 +103,11 @@ impl Set {
 
     /// Adds `m`. Returns whether it is new.
     pub fn insert(&mut self, m: &[u8]) -> bool {
-        let limits = EncodingLimits::current();
+        self.insert_within(m, &EncodingLimits::current())
+    }
+
+    /// [`Set::insert`] under `limits` rather than the process's.
+    fn insert_within(&mut self, m: &[u8], limits: &EncodingLimits) -> bool {
         let len = self.len() as u64;
         match &mut self.0 {
             Repr::Int(set) => match as_int(m) {
@@ -307,15 +311,25 @@ impl Set {
 mod tests {
     use super::*;
 
+    /// Redis 7.2's limits, where small sets of strings are packed.
+    const PACKED: EncodingLimits = EncodingLimits {
+        set_max_listpack_entries: 128,
+        ..EncodingLimits::DEFAULT
+    };
+
     #[test]
     fn encodings_move_forward_only() {
         let mut s = Set::new();
         s.insert(b"1");
         s.insert(b"-20");
         assert_eq!(s.encoding(), "intset");
-        s.insert(b"a");
+        // Redis 7.0's defaults: no packed sets of strings.
+        let mut table = s.clone();
+        table.insert_within(b"a", &EncodingLimits::DEFAULT);
+        assert_eq!(table.encoding(), "hashtable");
+        s.insert_within(b"a", &PACKED);
         assert_eq!(s.encoding(), "listpack");
-        s.insert(&[b'x'; 65]);
+        s.insert_within(&[b'x'; 65], &PACKED);
         assert_eq!(s.encoding(), "hashtable");
         s.remove(&[b'x'; 65]);
         assert_eq!(s.encoding(), "hashtable");
@@ -339,7 +353,7 @@ mod tests {
         assert_eq!(seen, [b"1", b"2", b"3"]);
         assert_eq!(s.remove_at(1).as_deref(), Some(&b"2"[..]));
         assert!(!s.contains(b"01") && s.contains(b"1"));
-        s.insert(b"x");
+        s.insert_within(b"x", &PACKED);
         assert_eq!(s.encoding(), "listpack");
         assert_eq!(s.at(2).as_deref(), Some(&b"x"[..]));
     }
