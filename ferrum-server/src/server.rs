@@ -167,6 +167,7 @@ impl Server {
             monitors: crate::monitor::Monitors::default(),
             lazyfree: crate::lazyfree::LazyFree::default(),
             active_expire: AtomicBool::new(true),
+            cron_paused: AtomicBool::new(false),
             shutdown_request: CancellationToken::new(),
             tls,
             migrate: crate::migrate::Links::default(),
@@ -337,7 +338,12 @@ async fn persist_loop(shared: Arc<Shared>, shutdown: CancellationToken) {
             () = tokio::time::sleep(Duration::from_millis(100)) => {}
             () = shutdown.cancelled() => return,
         }
-        crate::cmd::persist::cron(&shared);
+        if !shared
+            .cron_paused
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            crate::cmd::persist::cron(&shared);
+        }
     }
 }
 
@@ -370,7 +376,10 @@ async fn expire_loop(shared: Arc<Shared>, shutdown: CancellationToken) {
         shared.pause.hold_expiry(&shared.store);
         let active = shared
             .active_expire
-            .load(std::sync::atomic::Ordering::Relaxed);
+            .load(std::sync::atomic::Ordering::Relaxed)
+            && !shared
+                .cron_paused
+                .load(std::sync::atomic::Ordering::Relaxed);
         if !active || shared.pause.is_on() {
             continue;
         }

@@ -64,6 +64,9 @@ pub(crate) struct Shared {
     pub(crate) pubsub: PubSub,
     /// Whether the background expiry cycle runs (`DEBUG SET-ACTIVE-EXPIRE`).
     pub(crate) active_expire: std::sync::atomic::AtomicBool,
+    /// Whether the periodic work (active expiry, save points, scheduled
+    /// saves) is held (`DEBUG PAUSE-CRON 1`), as Redis's `serverCron`.
+    pub(crate) cron_paused: std::sync::atomic::AtomicBool,
     /// Cancelled by `SHUTDOWN`: the server stops as on SIGTERM.
     pub(crate) shutdown_request: tokio_util::sync::CancellationToken,
     /// `SLOWLOG`'s entries and parameters.

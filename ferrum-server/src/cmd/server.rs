@@ -716,6 +716,10 @@ pub(crate) fn debug(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         let on = int_arg(&args[2])? != 0;
         ctx.shared.active_expire.store(on, Ordering::Relaxed);
         Ok(Frame::ok())
+    } else if is(sub, "pause-cron") && args.len() == 3 {
+        let paused = int_arg(&args[2])? != 0;
+        ctx.shared.cron_paused.store(paused, Ordering::Relaxed);
+        Ok(Frame::ok())
     } else if is(sub, "expire-cycle") && args.len() == 2 {
         let n = ctx.store().expire_cycle(ctx.shared.clock.now(), usize::MAX);
         Ok(Frame::Integer(n as i64))
@@ -846,6 +850,8 @@ const DEBUG_HELP: &[&str] = &[
     "    Enables or disables checksum checks for RDB files and RESTORE's payload.",
     "SLEEP <seconds>",
     "    Stop the server for <seconds>. Decimals allowed.",
+    "PAUSE-CRON <0|1>",
+    "    Stop periodic cron job processing.",
 ];
 
 /// `DEBUG POPULATE count [prefix] [size]`: creates `prefix:0` ..

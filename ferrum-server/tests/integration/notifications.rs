@@ -106,6 +106,23 @@ fn expired_keys_are_reported_lazily_and_in_the_background() {
 }
 
 #[test]
+fn a_paused_cron_expires_nothing_in_the_background() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    config_set(&mut c, "Ex");
+    let mut sub = listener(&s);
+    let _: () = run(&mut c, &["DEBUG", "PAUSE-CRON", "1"]).unwrap();
+    let _: () = run(&mut c, &["SET", "bg", "1", "PX", "100"]).unwrap();
+    s.advance(&mut c, 200);
+    // Several of the cron's ticks (10 a second) go by: none removes it.
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    let info: String = run(&mut c, &["INFO", "stats"]).unwrap();
+    assert!(info.contains("expired_keys:0\r\n"), "{info}");
+    let _: () = run(&mut c, &["DEBUG", "PAUSE-CRON", "0"]).unwrap();
+    expect_event(&mut sub, "__keyevent@0__:expired", "bg");
+}
+
+#[test]
 fn evicted_keys_are_reported() {
     let s = TestServer::start();
     let mut c = s.client();
