@@ -130,6 +130,17 @@ pub(crate) struct Bench {
     /// with --quick].
     #[arg(long, value_delimiter = ',')]
     restart_requests: Vec<u64>,
+    /// Keys of the bgsave part (`DEBUG POPULATE`) [default: 1000000, or
+    /// 100000 with --quick].
+    #[arg(long)]
+    bgsave_keys: Option<u64>,
+    /// Value size of the bgsave part, bytes.
+    #[arg(long, default_value_t = 1000)]
+    bgsave_value_bytes: u64,
+    /// Interleaved rounds of the bgsave part [default: 3, or 1 with
+    /// --quick].
+    #[arg(long)]
+    bgsave_rounds: Option<u32>,
     /// Seeds per cell of the restart part, from --seed on, averaged
     /// [default: 5, or 2 with --quick].
     #[arg(long)]
@@ -188,6 +199,10 @@ enum Part {
     /// What a restart from the snapshot costs in hit ratio, every policy
     /// of both servers (not in the default list).
     Restart,
+    /// What `BGSAVE` costs while clients write: wall time, p99, memory,
+    /// both servers interleaved (needs redis-benchmark; not in the default
+    /// list).
+    Bgsave,
 }
 
 /// Paths a run uses.
@@ -296,6 +311,7 @@ impl Bench {
             restart: Vec::new(),
             restart_patterns: Vec::new(),
             restart_lengths: Vec::new(),
+            bgsave: Vec::new(),
         };
 
         let has = |p: Part| self.scenarios.contains(&p);
@@ -541,6 +557,36 @@ impl Bench {
                 "  restart took {:.1} min",
                 started.elapsed().as_secs_f64() / 60.0
             );
+        }
+        if has(Part::Bgsave) {
+            if have("redis-benchmark") {
+                let mut servers = vec![ServerKind::Ferrum];
+                if want_redis_server {
+                    servers.push(ServerKind::Redis);
+                }
+                let spec = crate::bgsave::BgsaveSpec {
+                    keys: (self.bgsave_keys).unwrap_or(if self.quick {
+                        100_000
+                    } else {
+                        1_000_000
+                    }),
+                    value_bytes: self.bgsave_value_bytes,
+                    rounds: (self.bgsave_rounds).unwrap_or(if self.quick { 1 } else { 3 }),
+                    requests: 20_000,
+                    servers,
+                };
+                step(&format!(
+                    "bgsave: {} keys of {} bytes, {} rounds",
+                    spec.keys, spec.value_bytes, spec.rounds
+                ));
+                results.commands.extend(spec.command_lines());
+                results.bgsave = crate::bgsave::run(&spec, &paths.target, &paths.run_dir)?;
+            } else {
+                results.skipped.push(
+                    "redis-benchmark is not installed (apt-get install redis-tools): bgsave skipped"
+                        .into(),
+                );
+            }
         }
         if let Some(handle) = spacing {
             step("waiting for the 1 ms spacing check");
@@ -801,6 +847,11 @@ impl Bench {
                 report::keys_at_maxmemory_md(results),
             )?;
             written.push(self.out.join("keys-at-maxmemory.md"));
+        }
+        if !results.bgsave.is_empty() {
+            fs::create_dir_all(&out)?;
+            fs::write(out.join("bgsave.md"), report::bgsave_md(results))?;
+            written.push(self.out.join("bgsave.md"));
         }
         if !results.restart.is_empty() {
             fs::create_dir_all(&out)?;

@@ -18,6 +18,7 @@
 //! `std::process` and reads their JSON.
 
 mod bench;
+mod bgsave;
 mod ci;
 mod equal_memory;
 mod keys;

@@ -186,6 +186,16 @@ impl ServerProcess {
 }
 
 impl ServerProcess {
+    /// Its process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Its `dir`, where a save writes `dump.rdb`.
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     /// The process's resident set size from /proc (0 where unreadable).
     pub(crate) fn rss_bytes(&self) -> u64 {
         std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))

@@ -72,6 +72,9 @@ pub(crate) struct Results {
     /// The restart part's patterns, in its columns' order.
     #[serde(default)]
     pub(crate) restart_patterns: Vec<String>,
+    /// The bgsave part's rounds, when it ran.
+    #[serde(default)]
+    pub(crate) bgsave: Vec<crate::bgsave::BgsaveRound>,
     /// The restart part's requests per replay, one table each.
     #[serde(default)]
     pub(crate) restart_lengths: Vec<u64>,
@@ -457,6 +460,45 @@ pub(crate) fn restart_md(r: &Results) -> String {
     }
     commands(&mut out, "##", r, |c| {
         c.starts_with("ferrum-bench live --json --seed")
+    });
+    out
+}
+
+/// `benches/bgsave.md`: what a background save costs while clients write.
+pub(crate) fn bgsave_md(r: &Results) -> String {
+    let mut out = String::new();
+    header(
+        &mut out,
+        "# BGSAVE: what a snapshot costs while clients write",
+        r,
+    );
+    let (keys, size) = r.bgsave.first().map_or((0, 0), |b| (b.keys, b.value_bytes));
+    let rounds = r.bgsave.iter().map(|b| b.round).max().unwrap_or(0);
+    let _ = writeln!(
+        out,
+        "Each server, in turn (rounds: {rounds}), starts empty and is filled with `DEBUG POPULATE` ({keys} keys of {size}-byte values). redis-benchmark SET/GET with 20 clients then runs back to back during `BGSAVE`, and for as long again without a save. Each cell is the median over the rounds: the save's wall time, the median of the runs' p99 (the worse of SET and GET) during the save and without, the memory peak during the save against before it (the server's resident set plus its children's private pages: what a fork's copy-on-write costs), Redis's fork pause (`latest_fork_usec`) and the file's size. p99 on this machine moves between runs by more than the save does; the rounds below show it.\n"
+    );
+    out.push_str(&crate::bgsave::table(&r.bgsave));
+    out.push_str("\n## Rounds\n\n| server | round | wall s | p99 ms during (worst) | p99 ms without (worst) | memory MiB before / peak | runs |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    for b in &r.bgsave {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {:.2} | {:.2} ({:.2}) | {:.2} ({:.2}) | {} / {} | {} |",
+            server_label(&b.server),
+            b.round,
+            b.wall_s,
+            b.p99_ms,
+            b.p99_max_ms,
+            b.base_p99_ms,
+            b.base_p99_max_ms,
+            b.mem_before >> 20,
+            b.mem_peak >> 20,
+            b.runs
+        );
+    }
+    out.push('\n');
+    commands(&mut out, "##", r, |c| {
+        c.starts_with("DEBUG POPULATE") || c.starts_with("redis-benchmark -p PORT -t set,get -r")
     });
     out
 }
