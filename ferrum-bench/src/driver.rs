@@ -145,6 +145,14 @@ pub struct LiveConfig {
     /// does, keeping the server's clock (warm restarts, issue 38).
     /// Default: false.
     pub reload_at_split: bool,
+    /// Requests sent per round trip. 1 (the default) replays exactly:
+    /// each GET sees the SET of every miss before it. With `n`, a batch's
+    /// GETs go together and its misses' SETs with the next batch, so a
+    /// key missed twice within a batch is set twice, the clock moves once
+    /// per batch, and a replay of millions of requests takes minutes
+    /// instead of hours (for caches of hundreds of thousands of entries,
+    /// where a batch is a sliver of the cache).
+    pub pipeline: usize,
 }
 
 impl Default for LiveConfig {
@@ -160,6 +168,7 @@ impl Default for LiveConfig {
             hold_capacity: true,
             split_at: None,
             reload_at_split: false,
+            pipeline: 1,
         }
     }
 }
@@ -505,6 +514,8 @@ impl LiveDriver {
     }
 
     /// The read-through loop; see the module docs for the clock handling.
+    /// Requests go in batches of [`LiveConfig::pipeline`]: the batch's
+    /// GETs in one write, then its misses' SETs with the next batch's.
     fn replay(
         &mut self,
         requests: impl IntoIterator<Item = Request>,
@@ -515,21 +526,34 @@ impl LiveDriver {
         let clock = self.clock_mode(config.clock)?;
         let every = config.expire_every.0.max(1);
         let window = config.window.max(1);
+        let pipeline = config.pipeline.max(1);
         let start = Instant::now();
         let mut stats = ReplayStats::default();
         let (mut first, mut advanced, mut next_expire) = (None, 0u64, every);
         let (mut window_hits, mut window_len) = (0u64, 0u64);
         let prior_scale = config.spacing_ms.or(self.last_time_scale);
-        // A miss's `SET` whose reply is still to be read.
-        let mut set_unread = false;
+        // Misses' `SET`s whose replies are still to be read.
+        let mut set_unread = 0;
         let mut requests = requests.into_iter().peekable();
-        while let Some(req) = requests.next() {
+        let mut batch: Vec<(Request, String)> = Vec::with_capacity(pipeline);
+        while requests.peek().is_some() {
             if config.reload_at_split && config.split_at == Some(stats.requests) {
-                self.read_set_reply(&mut set_unread, &mut stats)?;
+                self.read_set_replies(&mut set_unread, &mut stats)?;
                 self.client.call(&["DEBUG", "RELOAD"])?;
             }
-            let t0 = *first.get_or_insert(req.at.0);
-            let v = req.at.0.saturating_sub(t0);
+            // A batch ends before the split, a capacity correction or a
+            // window's end, so each happens where it would one by one.
+            let mut room = pipeline as u64;
+            room = room.min(Hold::EVERY - stats.requests % Hold::EVERY);
+            room = room.min(window - window_len);
+            if let Some(at) = config.split_at.filter(|&at| at > stats.requests) {
+                room = room.min(at - stats.requests);
+            }
+            batch.clear();
+            batch.extend((requests.by_ref().take(room as usize)).map(|r| (r, key_name(r.key_id))));
+            // The batch's first request sets the clock and the pace.
+            let t0 = *first.get_or_insert(batch[0].0.at.0);
+            let v = batch[0].0.at.0.saturating_sub(t0);
             stats.virtual_ms = v;
             if let Some(spacing) = config.spacing_ms {
                 let due = Duration::from_secs_f64(v as f64 * spacing / 1000.0);
@@ -552,62 +576,66 @@ impl LiveDriver {
                     pending += 1;
                 }
             }
-            let key = key_name(req.key_id);
-            self.client.queue(&[b"GET".as_slice(), key.as_bytes()]);
+            for (_, key) in &batch {
+                self.client.queue(&[b"GET".as_slice(), key.as_bytes()]);
+            }
             self.client.flush()?;
-            self.read_set_reply(&mut set_unread, &mut stats)?;
+            self.read_set_replies(&mut set_unread, &mut stats)?;
             for _ in 0..pending {
                 self.client.read_ok()?;
             }
-            let hit = match self.client.read_ok()? {
-                Frame::Null => false,
-                Frame::Bulk(_) => true,
-                reply => {
-                    return Err(ClientError::Unexpected {
-                        command: format!("GET {key}"),
-                        reply: format!("{reply:?}"),
+            for (req, key) in &batch {
+                let hit = match self.client.read_ok()? {
+                    Frame::Null => false,
+                    Frame::Bulk(_) => true,
+                    reply => {
+                        return Err(ClientError::Unexpected {
+                            command: format!("GET {key}"),
+                            reply: format!("{reply:?}"),
+                        }
+                        .into())
                     }
-                    .into())
+                };
+                if !hit {
+                    let px = req.ttl.map(|ttl| match clock {
+                        ClockMode::Virtual => ttl.0,
+                        ClockMode::Real => {
+                            let measured = (v >= 2_000)
+                                .then(|| start.elapsed().as_secs_f64() * 1000.0 / v as f64);
+                            let scale = measured.or(prior_scale).unwrap_or(1.0);
+                            ((ttl.0 as f64 * scale).ceil() as u64).max(1)
+                        }
+                    });
+                    self.queue_set(key, px);
+                    set_unread += 1;
                 }
-            };
-            if !hit {
-                let px = req.ttl.map(|ttl| match clock {
-                    ClockMode::Virtual => ttl.0,
-                    ClockMode::Real => {
-                        let measured =
-                            (v >= 2_000).then(|| start.elapsed().as_secs_f64() * 1000.0 / v as f64);
-                        let scale = measured.or(prior_scale).unwrap_or(1.0);
-                        ((ttl.0 as f64 * scale).ceil() as u64).max(1)
-                    }
-                });
-                self.set(&key, px)?;
-                set_unread = true;
+                if config.split_at.is_some_and(|at| stats.requests >= at) {
+                    stats.after_split.0 += 1;
+                    stats.after_split.1 += u64::from(hit);
+                }
+                stats.requests += 1;
+                stats.hits += u64::from(hit);
+                window_hits += u64::from(hit);
+                window_len += 1;
             }
-            if config.split_at.is_some_and(|at| stats.requests >= at) {
-                stats.after_split.0 += 1;
-                stats.after_split.1 += u64::from(hit);
-            }
-            stats.requests += 1;
-            stats.hits += u64::from(hit);
+            self.client.flush()?;
             // A correction after the last request could not take effect
             // before the final DBSIZE, so none is made there.
             if stats.requests % Hold::EVERY == 0 && requests.peek().is_some() {
                 if let Some(hold) = &mut hold {
-                    self.read_set_reply(&mut set_unread, &mut stats)?;
+                    self.read_set_replies(&mut set_unread, &mut stats)?;
                     if let Some(adjusted) = self.hold_capacity(hold)? {
                         stats.adjustments.push((stats.requests, adjusted));
                     }
                 }
             }
-            window_hits += u64::from(hit);
-            window_len += 1;
             if window_len == window {
                 stats.windows.push(window_hits as f64 / window as f64);
                 (window_hits, window_len) = (0, 0);
                 progress(stats.requests);
             }
         }
-        self.read_set_reply(&mut set_unread, &mut stats)?;
+        self.read_set_replies(&mut set_unread, &mut stats)?;
         if window_len > 0 {
             stats.windows.push(window_hits as f64 / window_len as f64);
         }
@@ -632,20 +660,21 @@ impl LiveDriver {
         Ok(Some(maxmemory))
     }
 
-    /// Reads the reply of a miss's `SET` sent earlier, if one is unread,
-    /// counting a refusal (`-OOM` under `noeviction`) as rejected.
-    fn read_set_reply(
+    /// Reads the replies of the misses' `SET`s sent earlier, counting a
+    /// refusal (`-OOM` under `noeviction`) as rejected.
+    fn read_set_replies(
         &mut self,
-        unread: &mut bool,
+        unread: &mut u64,
         stats: &mut ReplayStats,
     ) -> Result<(), DriverError> {
-        if std::mem::take(unread) {
+        for _ in 0..std::mem::take(unread) {
             stats.rejected += u64::from(matches!(self.client.read()?, Frame::Error(_)));
         }
         Ok(())
     }
 
-    fn set(&mut self, key: &str, px: Option<u64>) -> Result<(), DriverError> {
+    /// Queues a miss's `SET`, sent with the next write.
+    fn queue_set(&mut self, key: &str, px: Option<u64>) {
         match px {
             Some(px) => self.client.queue(&[
                 b"SET".as_slice(),
@@ -658,8 +687,6 @@ impl LiveDriver {
                 .client
                 .queue(&[b"SET".as_slice(), key.as_bytes(), &self.value]),
         }
-        self.client.flush()?;
-        Ok(())
     }
 }
 

@@ -88,6 +88,12 @@ pub(crate) struct LiveArgs {
     /// RELOAD: save, empty, load) and go on: a warm restart.
     #[arg(long, requires = "split_at")]
     reload_at_split: bool,
+    /// Requests per round trip: a batch's GETs go together, its misses'
+    /// SETs with the next batch. 1 replays exactly; more is for caches of
+    /// hundreds of thousands of entries, where a batch is a sliver of the
+    /// cache and an exact replay takes hours.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pipeline: u64,
 }
 
 /// Runs every (policy, workload) cell against the server.
@@ -110,6 +116,7 @@ pub(crate) fn live(args: LiveArgs) -> Result<()> {
         hold_capacity: !args.fixed_maxmemory,
         split_at: args.split_at,
         reload_at_split: args.reload_at_split,
+        pipeline: args.pipeline as usize,
         ..LiveConfig::default()
     };
     let trace: Option<(String, Vec<Request>)> = match &args.trace {

@@ -70,6 +70,47 @@ fn zipf_live_agrees_with_the_simulator_and_holds_the_capacity() {
 }
 
 #[test]
+fn a_pipelined_replay_serves_every_request_and_keeps_the_hit_ratio() {
+    let server = TestServer::start();
+    let mut driver = LiveDriver::connect(server.addr).expect("connect");
+    let requests = || Workload::new(Pattern::Ttl, 42, REQUESTS);
+    let mut run = |pipeline: usize| {
+        let config = LiveConfig {
+            maxmemory_bytes: Some(400_000),
+            hold_capacity: false,
+            split_at: Some(REQUESTS / 2),
+            pipeline,
+            ..LiveConfig::default()
+        };
+        let report = driver
+            .run(
+                PolicyKind::AllKeysLru,
+                "ttl",
+                requests,
+                &config,
+                &mut |_| {},
+            )
+            .expect("live run");
+        assert_eq!(report.requests, REQUESTS);
+        assert_eq!(report.hits + report.misses, REQUESTS, "{report:?}");
+        assert_eq!(report.hits, report.driver_hits, "{report:?}");
+        assert_eq!(report.windows.len(), 2, "{report:?}");
+        report
+    };
+    let (exact, batched) = (run(1), run(16));
+    // 16 requests of a cache of thousands: a key missed twice within a
+    // batch, or its TTL starting at the batch's clock, moves little.
+    assert!(
+        (exact.hit_ratio - batched.hit_ratio).abs() < 0.005,
+        "exact {:.4} vs batched {:.4}",
+        exact.hit_ratio,
+        batched.hit_ratio
+    );
+    let after = |r: &ferrum_bench::driver::LiveReport| r.after_split_hit_ratio.expect("split");
+    assert!((after(&exact) - after(&batched)).abs() < 0.01);
+}
+
+#[test]
 fn a_trace_replays_with_its_ttls_on_virtual_time() {
     let server = TestServer::start();
     let mut driver = LiveDriver::connect(server.addr).expect("connect");

@@ -45,6 +45,12 @@ pub(crate) struct Bench {
     /// requests per cell: add it with `--equal-memory-scales 1,10`).
     #[arg(long, value_delimiter = ',', default_value = "1")]
     equal_memory_scales: Vec<u64>,
+    /// Requests per round trip of the equal-memory replays and their
+    /// `M_ref` calibration (`ferrum-bench live --pipeline`): 1 replays
+    /// exactly; 16 makes a scale of hundreds (caches of hundreds of
+    /// thousands of entries, `maxmemory` of tens of MB) take minutes.
+    #[arg(long, default_value_t = 1)]
+    equal_memory_pipeline: u64,
     /// Requests per calibration round of the equal-memory `M_ref`, at
     /// scale 1 (multiplied by the scale) [default: 30000, or 20000 with
     /// --quick].
@@ -713,6 +719,7 @@ impl Bench {
             scale,
             requests: requests * scale,
             calibration_requests: calibration * scale,
+            pipeline: self.equal_memory_pipeline,
             seed: self.seed,
             patterns,
             servers,
@@ -730,8 +737,8 @@ impl Bench {
                 .replace("--port 0", "--port PORT")
         ));
         commands.push(format!(
-            "ferrum-bench live --json --scale {scale} --requests {} --policies P --patterns X --maxmemory M_ref(X) --fixed-maxmemory  # per (server, policy, pattern)",
-            spec.requests
+            "ferrum-bench live --json --scale {scale} --seed {} --pipeline {} --requests {} --policies P --patterns X --maxmemory M_ref(X) --fixed-maxmemory  # per (server, policy, pattern)",
+            spec.seed, spec.pipeline, spec.requests
         ));
         let run = equal_memory::run(&spec, &paths.bench_bin(), &paths.target, &paths.run_dir)?;
         eprintln!(
@@ -832,13 +839,24 @@ impl Bench {
             fs::write(out.join("sharded.md"), report::sharded_md(results, table))?;
             written.push(self.out.join("sharded.md"));
         }
-        if !results.equal_memory.is_empty() {
+        // Scale 1 in `equal-memory.md`; each larger scale, whose runs take
+        // other options (`--equal-memory-pipeline`), in a file of its own.
+        let mut scales: Vec<u64> = results.equal_memory.iter().map(|r| r.scale).collect();
+        scales.sort_unstable();
+        scales.dedup();
+        let small: Vec<u64> = scales.iter().copied().filter(|&s| s <= 10).collect();
+        let mut files: Vec<(String, Vec<u64>)> = Vec::new();
+        if !small.is_empty() {
+            files.push(("equal-memory.md".into(), small));
+        }
+        for s in scales.into_iter().filter(|&s| s > 10) {
+            files.push((format!("equal-memory-s{s}.md"), vec![s]));
+        }
+        for (name, keep) in files {
             fs::create_dir_all(&out)?;
-            fs::write(
-                out.join("equal-memory.md"),
-                report::equal_memory_md(results),
-            )?;
-            written.push(self.out.join("equal-memory.md"));
+            let text = report::equal_memory_md(results, |s| keep.contains(&s));
+            fs::write(out.join(&name), text)?;
+            written.push(self.out.join(name));
         }
         if !results.keys_at_maxmemory.is_empty() {
             fs::create_dir_all(&out)?;

@@ -79,6 +79,8 @@ pub(crate) struct EqualSpec {
     pub(crate) scale: u64,
     pub(crate) requests: u64,
     pub(crate) calibration_requests: u64,
+    /// `ferrum-bench live --pipeline`: requests per round trip.
+    pub(crate) pipeline: u64,
     pub(crate) seed: u64,
     pub(crate) patterns: Vec<String>,
     /// `(server, policy)` cells; Redis allkeys-lru must be available for
@@ -147,6 +149,8 @@ impl EqualSpec {
             self.scale.to_string(),
             "--seed".into(),
             self.seed.to_string(),
+            "--pipeline".into(),
+            self.pipeline.to_string(),
         ]
     }
 

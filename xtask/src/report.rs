@@ -512,11 +512,12 @@ fn seed_list(cells: &[crate::restart::RestartCell]) -> String {
     seeds.join(", ")
 }
 
-/// `benches/equal-memory.md`: the equal-memory condition per scale.
-pub(crate) fn equal_memory_md(r: &Results) -> String {
+/// `benches/equal-memory.md` (scale 1) or `equal-memory-s<S>.md`: the
+/// equal-memory condition at the scales `keep` lets through.
+pub(crate) fn equal_memory_md(r: &Results, keep: impl Fn(u64) -> bool) -> String {
     let mut out = String::new();
     header(&mut out, "# Equal memory: hit ratio at one maxmemory", r);
-    for run in &r.equal_memory {
+    for run in r.equal_memory.iter().filter(|run| keep(run.scale)) {
         let _ = writeln!(
             out,
             "## Hit ratio at equal memory, scale {} (WORKLOADS.md v2)\n\n{} keys, `M_ref` = the `maxmemory` at which Redis 7.0 allkeys-lru holds {} entries of the pattern at steady state (measured in this run on its first {} requests), given unchanged to every server and policy; {} requests per cell. Each cell: hit % (`DBSIZE` at the end). {:.1} min for this scale.\n",

@@ -148,7 +148,7 @@ fn keys(server: &str, policy: &str, keys: u64, rss_bytes: u64) -> KeysRow {
 
 #[test]
 fn equal_memory_and_keys_held_have_a_report_each() {
-    let md = equal_memory_md(&fixed());
+    let md = equal_memory_md(&fixed(), |_| true);
     assert!(
         md.contains(
             "| server, policy | zipf |\n| --- | ---: |\n| FerrumKV allkeys-ahe | 66.1 (6100) |\n| Redis allkeys-lru | 61.5 (5002) |\n| `M_ref` (bytes) | 1000000 |\n"
