@@ -417,12 +417,14 @@ fn named(name: &[u8]) -> Option<Named> {
         .map(Named::Sub)
 }
 
-fn flag_names(flags: u32) -> Vec<Frame> {
-    flag::NAMES
-        .iter()
-        .filter(|(bit, _)| flags & bit != 0)
-        .map(|(_, name)| Frame::simple(name))
-        .collect()
+/// `flags` by name, in Redis's order, with `movablekeys` in its place.
+fn flag_names(flags: u32, movable: bool) -> Vec<Frame> {
+    let (busy, busy_name) = flag::AFTER_MOVABLE;
+    let named = flag::NAMES.iter().filter(|(bit, _)| flags & bit != 0);
+    let names = named.map(|(_, name)| *name);
+    let names = names.chain(movable.then_some("movablekeys"));
+    let names = names.chain((flags & busy != 0).then_some(busy_name));
+    names.map(Frame::simple).collect()
 }
 
 /// The fields of a `COMMAND INFO` entry, in Redis 7's ten-element shape.
@@ -460,11 +462,9 @@ impl InfoEntry {
 
 /// One command's `COMMAND INFO` entry, its subcommands' entries last.
 fn command_info(c: &'static CommandSpec) -> Frame {
-    let mut flags = flag_names(c.flags);
-    // Commands whose keys the first/last/step triple cannot describe.
-    if MOVABLE_KEYS.contains(&c.name) {
-        flags.push(Frame::simple("movablekeys"));
-    }
+    // Commands whose keys the first/last/step triple cannot describe are
+    // `movablekeys`.
+    let flags = flag_names(c.flags, MOVABLE_KEYS.contains(&c.name));
     // Only MIGRATE states its tips and key specs so far.
     let (tips, key_specs) = if c.name == "migrate" {
         (super::migrate::TIPS, super::migrate::key_specs())
@@ -490,7 +490,7 @@ fn subcommand_info(s: &'static SubcommandSpec) -> Frame {
     InfoEntry {
         name: s.full_name,
         arity: s.arity,
-        flags: flag_names(s.flags),
+        flags: flag_names(s.flags, false),
         keys: s.keys,
         categories: s.categories,
         tips: &[],

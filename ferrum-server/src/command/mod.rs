@@ -37,7 +37,8 @@ pub(crate) mod flag {
     pub(crate) const NO_QUEUE: u32 = 1 << 6;
     /// Not allowed inside `MULTI` at all.
     pub(crate) const NO_MULTI: u32 = 1 << 7;
-    /// Refers to the connection, not the keyspace.
+    /// Allowed on a replica whose data is stale (Redis's `CMD_STALE`;
+    /// reported only: FerrumKV is never a replica).
     pub(crate) const STALE: u32 = 1 << 8;
     /// Has subcommands (`CLIENT LIST`): reported as `client|list`.
     pub(crate) const CONTAINER: u32 = 1 << 9;
@@ -59,22 +60,43 @@ pub(crate) mod flag {
     /// Runs while the snapshot loads at start; the others are refused
     /// with `-LOADING` (Redis's `ok-loading`).
     pub(crate) const LOADING: u32 = 1 << 16;
+    /// Redis's flags that decide nothing here yet, reported as Redis 7.0
+    /// reports them: not fed to `MONITOR` as such (a script's commands
+    /// are), kept out of the slow log as such (`EXEC`), served to a
+    /// client that asked (`ASKING`) only, keys all optional, refused
+    /// during an asynchronous load, allowed while a script runs too long.
+    pub(crate) const SKIP_MONITOR: u32 = 1 << 17;
+    pub(crate) const SKIP_SLOWLOG: u32 = 1 << 18;
+    pub(crate) const ASKING: u32 = 1 << 19;
+    pub(crate) const NO_MANDATORY_KEYS: u32 = 1 << 20;
+    pub(crate) const NO_ASYNC_LOADING: u32 = 1 << 21;
+    pub(crate) const ALLOW_BUSY: u32 = 1 << 22;
 
-    /// Flag names in `COMMAND INFO` order.
+    /// Flag names in `COMMAND INFO` order (Redis 7.0's
+    /// `addReplyFlagsForCommand`), but for `movablekeys`, which comes
+    /// after these, and `allow_busy`, last ([`AFTER_MOVABLE`]).
     pub(crate) const NAMES: &[(u32, &str)] = &[
         (WRITE, "write"),
         (READONLY, "readonly"),
         (DENYOOM, "denyoom"),
         (ADMIN, "admin"),
         (PUBSUB, "pubsub"),
-        (BLOCKING, "blocking"),
-        (NO_AUTH, "no_auth"),
         (NO_SCRIPT, "noscript"),
-        (NO_MULTI, "no_multi"),
+        (BLOCKING, "blocking"),
         (LOADING, "loading"),
         (STALE, "stale"),
+        (SKIP_MONITOR, "skip_monitor"),
+        (SKIP_SLOWLOG, "skip_slowlog"),
+        (ASKING, "asking"),
         (FAST, "fast"),
+        (NO_AUTH, "no_auth"),
+        (NO_MANDATORY_KEYS, "no_mandatory_keys"),
+        (NO_ASYNC_LOADING, "no_async_loading"),
+        (NO_MULTI, "no_multi"),
     ];
+
+    /// The flag named after `movablekeys`.
+    pub(crate) const AFTER_MOVABLE: (u32, &str) = (ALLOW_BUSY, "allow_busy");
 }
 
 /// One row of the command table, which backs dispatch and `COMMAND`.

@@ -10,6 +10,7 @@ mod blocking;
 mod client_eviction;
 mod cluster;
 mod command_fuzz;
+mod command_table;
 mod common;
 mod compat;
 mod config_params;
