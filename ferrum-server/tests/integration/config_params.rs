@@ -117,6 +117,23 @@ fn config_get_star_lists_what_redis_7_0_15_lists() {
 }
 
 #[test]
+fn every_parameter_is_in_the_configuration_docs() {
+    let server = TestServer::start();
+    let mut con = server.client();
+    let pairs: Vec<String> = run(&mut con, &["CONFIG", "GET", "*"]).expect("CONFIG GET *");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/configuration.md");
+    let docs = std::fs::read_to_string(path).expect("docs/configuration.md");
+    let missing: Vec<&str> = (pairs.iter().step_by(2))
+        .map(String::as_str)
+        .filter(|name| !docs.contains(&format!("`{name}`")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/configuration.md does not name {missing:?}"
+    );
+}
+
+#[test]
 fn each_kind_round_trips_with_redis_errors() {
     let server = TestServer::start();
     let mut c = server.client();
