@@ -424,12 +424,8 @@ impl EvictionPolicy for Lfu {
     /// placed, as the least recently accessed; then accesses the others
     /// again, in their order. Counters stay as they are.
     fn import_order(&mut self, order: &[(EntryId, u32)]) {
-        let mut placed = vec![false; self.ldt.len()];
-        let named: Vec<(EntryId, u32)> = (order.iter().copied())
-            .filter(|&(id, _)| {
-                self.order.contains(id) && !std::mem::replace(&mut placed[id.index()], true)
-            })
-            .collect();
+        let (named, placed) =
+            crate::first_tracked(order, self.ldt.len(), |id| self.order.contains(id));
         let mut rest = self.last_accesses();
         rest.retain(|(_, id)| !placed[id.index()]);
         rest.sort_unstable_by_key(|&(tick, id)| (tick, id.0));

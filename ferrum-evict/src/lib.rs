@@ -210,6 +210,22 @@ pub trait EvictionPolicy: Send {
     }
 }
 
+/// What [`EvictionPolicy::import_order`] takes of `order`: the entries
+/// `tracked` accepts, each at its first mention, and a table over the
+/// policy's `slots` marking them. `tracked` must reject ids of `slots` or
+/// more.
+pub(crate) fn first_tracked(
+    order: &[(EntryId, u32)],
+    slots: usize,
+    tracked: impl Fn(EntryId) -> bool,
+) -> (Vec<(EntryId, u32)>, Vec<bool>) {
+    let mut placed = vec![false; slots];
+    let named = (order.iter().copied())
+        .filter(|&(id, _)| tracked(id) && !std::mem::replace(&mut placed[id.index()], true))
+        .collect();
+    (named, placed)
+}
+
 /// An order placed by index, for [`EvictionPolicy::export_order`].
 pub(crate) fn indexed(order: impl Iterator<Item = EntryId>) -> Vec<(EntryId, u32)> {
     order.zip(0..).collect()

@@ -162,16 +162,14 @@ impl EvictionPolicy for Lru {
     /// recently used, in that order, and the others, in their order, as
     /// more recent than any of them.
     fn import_order(&mut self, order: &[(EntryId, u32)]) {
-        let mut placed = vec![false; self.links.len()];
-        let named: Vec<EntryId> = (order.iter().map(|&(id, _)| id))
-            .filter(|&id| self.is_tracked(id) && !std::mem::replace(&mut placed[id.index()], true))
-            .collect();
+        let (named, placed) =
+            crate::first_tracked(order, self.links.len(), |id| self.is_tracked(id));
         let rest: Vec<EntryId> = self
             .oldest_first()
             .filter(|id| !placed[id.index()])
             .collect();
         (self.head, self.tail) = (NIL, NIL);
-        for id in named.into_iter().chain(rest) {
+        for id in named.into_iter().map(|(id, _)| id).chain(rest) {
             self.push_front(id.0);
         }
     }

@@ -308,8 +308,8 @@ impl Snapshot {
 /// Bytes of entries a walk step copies under a shard's lock: small enough
 /// that no command waits long behind it (the copy is about a `memcpy`;
 /// encoding and compressing happen after the lock is released). Measured
-/// with `cargo xtask bench --scenarios bgsave` (1M keys of 1000 bytes,
-/// SET/GET load; then a script of its own):
+/// with the method `cargo xtask bench --scenarios bgsave` now runs (1M
+/// keys of 1000 bytes, SET/GET load):
 /// GET/SET p99 during the save was 3.9x that without at 64 KiB steps,
 /// 1.5x at 4 KiB, with no cost in the save's wall time.
 const STEP_BYTES: usize = 4 * 1024;
@@ -613,7 +613,9 @@ pub(crate) fn load(
         .aux
         .iter()
         .find(|(name, _)| name == ORDER_AUX.as_bytes());
-    match order_aux.and_then(|(_, v)| decode_order(v, shards)) {
+    let ranks = order_aux.and_then(|(_, v)| decode_order(v, shards));
+    let ranked = ranks.is_some();
+    match ranks {
         Some(ranks) => {
             for p in &mut placed {
                 p.place = ranks.get(p.index).copied().unwrap_or(u32::MAX);
@@ -622,16 +624,17 @@ pub(crate) fn load(
         }
         // A file from Redis (or from FerrumKV under another policy): the
         // idle times, oldest first, order what they can; a stable sort
-        // keeps the file's order among equals.
-        None => {
-            placed.sort_by_key(|p| (p.shard, std::cmp::Reverse(p.idle)));
-            for (p, place) in placed.iter_mut().zip(0..) {
-                p.place = place;
-            }
-        }
+        // keeps the file's order among equals, and each key's place is
+        // its rank in its shard (set below).
+        None => placed.sort_by_key(|p| (p.shard, std::cmp::Reverse(p.idle))),
     }
     // Sorted by shard: one run per shard.
-    for run in placed.chunk_by(|a, b| a.shard == b.shard) {
+    for run in placed.chunk_by_mut(|a, b| a.shard == b.shard) {
+        if !ranked {
+            for (p, rank) in run.iter_mut().zip(0..) {
+                p.place = rank;
+            }
+        }
         let keys: Vec<(usize, &[u8], u32)> =
             run.iter().map(|p| (p.db, &p.key[..], p.place)).collect();
         store.import_policy_order(run[0].shard, &keys, now);
@@ -660,6 +663,17 @@ mod tests {
             shards: 4,
             maxmemory_bytes: 0,
             policy: PolicyKind::AllKeysLru,
+            policy_config: PolicyConfig::default(),
+        })
+    }
+
+    /// One database of `shards` shards under `policy`, at `maxmemory`.
+    fn policy_store(policy: PolicyKind, shards: usize, maxmemory_bytes: u64) -> Store {
+        Store::new(StoreConfig {
+            databases: 1,
+            shards,
+            maxmemory_bytes,
+            policy,
             policy_config: PolicyConfig::default(),
         })
     }
@@ -868,15 +882,7 @@ mod tests {
     #[test]
     fn lru_order_comes_back_as_it_was_saved() {
         let now = Millis(1_700_000_000_000);
-        let lru_store = || {
-            Store::new(StoreConfig {
-                databases: 1,
-                shards: 2,
-                maxmemory_bytes: 64 * 1024,
-                policy: PolicyKind::AllKeysLru,
-                policy_config: PolicyConfig::default(),
-            })
-        };
+        let lru_store = || policy_store(PolicyKind::AllKeysLru, 2, 64 * 1024);
         // All within one second: the idle times cannot tell the keys apart.
         let s = lru_store();
         drive_lru(&s, 0, 3_000, now);
@@ -921,13 +927,7 @@ mod tests {
         let path = dir.join("dump.rdb");
         std::fs::write(&path, bytes).expect("written");
         let now = Millis(1_700_000_000_000);
-        let s = Store::new(StoreConfig {
-            databases: 1,
-            shards: 1,
-            maxmemory_bytes: 0,
-            policy: PolicyKind::AllKeysLru,
-            policy_config: PolicyConfig::default(),
-        });
+        let s = policy_store(PolicyKind::AllKeysLru, 1, 0);
         load(&s, &path, now, false, |_| Ok(())).expect("loads");
         s.set_maxmemory_bytes(1);
         let mut victims = Vec::new();
@@ -940,15 +940,7 @@ mod tests {
     #[test]
     fn ahe_comes_back_as_it_was_saved() {
         let now = Millis(1_700_000_000_000);
-        let ahe_store = |shards| {
-            Store::new(StoreConfig {
-                databases: 1,
-                shards,
-                maxmemory_bytes: 64 * 1024,
-                policy: PolicyKind::AllKeysAhe,
-                policy_config: PolicyConfig::default(),
-            })
-        };
+        let ahe_store = |shards| policy_store(PolicyKind::AllKeysAhe, shards, 64 * 1024);
         let s = ahe_store(2);
         // Ten times what fits, with a hot tenth read between inserts: the
         // ghosts fill, entries are promoted, the controller moves.
@@ -1003,15 +995,7 @@ mod tests {
     #[test]
     fn lfu_counters_survive_under_lfu() {
         let now = Millis(1_700_000_000_000);
-        let lfu_store = || {
-            Store::new(StoreConfig {
-                databases: 1,
-                shards: 2,
-                maxmemory_bytes: 0,
-                policy: PolicyKind::AllKeysLfu,
-                policy_config: PolicyConfig::default(),
-            })
-        };
+        let lfu_store = || policy_store(PolicyKind::AllKeysLfu, 2, 0);
         let s = lfu_store();
         put(&s, 0, "hot", Value::str(b"1"), None, now);
         put(&s, 0, "cold", Value::str(b"1"), None, now);
