@@ -265,7 +265,6 @@ pub(crate) fn table(rounds: &[BgsaveRound]) -> String {
          | --- | ---: | ---: | ---: | ---: | ---: |\n",
     );
     let mut servers: Vec<&str> = rounds.iter().map(|r| r.server.as_str()).collect();
-    servers.dedup();
     servers.sort_unstable();
     servers.dedup();
     for server in servers {
