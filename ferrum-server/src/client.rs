@@ -47,6 +47,9 @@ pub(crate) struct ConnState {
     pub(crate) subs: Subscriptions,
     /// `CLIENT REPLY OFF`: replies are dropped until `CLIENT REPLY ON`.
     pub(crate) reply_off: bool,
+    /// `SYNC` made this connection a replica: it receives the replication
+    /// stream and no replies.
+    pub(crate) replica: bool,
     /// Replies still to drop after `CLIENT REPLY SKIP` (its own and the
     /// next command's).
     pub(crate) reply_skip: u8,
@@ -144,6 +147,7 @@ impl ConnState {
             reply_too_large: false,
             subs,
             reply_off: false,
+            replica: false,
             reply_skip: 0,
             tracking: false,
             tracking_prefix_bytes: 0,

@@ -144,6 +144,7 @@ pub(crate) async fn serve<S: ClientStream>(
     c.state.subs.clear(&c.shared.pubsub, id);
     c.shared.tracking.disable(id);
     c.shared.monitors.remove(id);
+    c.shared.repl.detach(&c.shared.store, id);
     if !matches!(closed, Closed::Io(_)) {
         c.io.socket.close().await;
     }
@@ -454,16 +455,21 @@ impl<S: ClientStream> Connection<S> {
     /// while less than [`FLUSH_THRESHOLD`] bytes wait unwritten.
     fn encode_messages(&mut self, first: crate::pubsub::Message) {
         let subscribed = self.state.subs.subscribed();
-        if let Some(f) = first.into_frame(self.state.protocol, subscribed) {
-            self.encode(&f);
-        }
+        self.encode_message(first, subscribed);
         while self.io.out.len() < FLUSH_THRESHOLD {
             let Some(msg) = self.state.subs.try_recv() else {
                 break;
             };
-            if let Some(f) = msg.into_frame(self.state.protocol, subscribed) {
-                self.encode(&f);
-            }
+            self.encode_message(msg, subscribed);
+        }
+    }
+
+    fn encode_message(&mut self, msg: crate::pubsub::Message, subscribed: bool) {
+        if let Some(raw) = msg.raw() {
+            self.io.out.buf().extend_from_slice(raw);
+            self.io.out.seal();
+        } else if let Some(f) = msg.into_frame(self.state.protocol, subscribed) {
+            self.encode(&f);
         }
     }
 

@@ -88,6 +88,9 @@ pub(crate) enum TrackingMsg {
     /// A `MONITOR` line (not tracking, but the same kind of server-made
     /// message).
     Monitor(Bytes),
+    /// Bytes written as they are: a replica's snapshot and command stream
+    /// (see `crate::replication`).
+    Raw(Bytes),
 }
 
 impl Message {
@@ -116,13 +119,21 @@ impl Message {
 }
 
 impl Message {
+    /// The bytes of a [`TrackingMsg::Raw`] message.
+    pub(crate) fn raw(&self) -> Option<&Bytes> {
+        match &self.tracking {
+            Some(TrackingMsg::Raw(bytes)) => Some(bytes),
+            _ => None,
+        }
+    }
+
     /// Bytes the message costs against the output limit: its encoded size,
     /// near enough (the RESP framing is at most a few dozen bytes).
     pub(crate) fn cost(&self) -> usize {
         let pattern = self.pattern.as_ref().map_or(0, |p| p.len() + 16);
         let keys = match &self.tracking {
             Some(TrackingMsg::Invalidate(Some(keys))) => keys.iter().map(|k| k.len() + 16).sum(),
-            Some(TrackingMsg::Monitor(line)) => line.len(),
+            Some(TrackingMsg::Monitor(line) | TrackingMsg::Raw(line)) => line.len(),
             _ => 0,
         };
         self.channel.len() + self.payload.len() + pattern + keys + 40
@@ -155,6 +166,8 @@ impl Message {
                     }
                 }
                 TrackingMsg::Monitor(line) => Some(Frame::Simple(line)),
+                // Written by the connection before it asks for a frame.
+                TrackingMsg::Raw(_) => None,
                 TrackingMsg::RedirBroken(id) => resp3.then(|| {
                     Frame::Push(vec![
                         Frame::bulk("tracking-redir-broken"),

@@ -165,6 +165,7 @@ impl Server {
             latency,
             pause: crate::pause::Pause::default(),
             monitors: crate::monitor::Monitors::default(),
+            repl: crate::replication::Replication::new(),
             lazyfree: crate::lazyfree::LazyFree::default(),
             active_expire: AtomicBool::new(true),
             cron_paused: AtomicBool::new(false),
@@ -373,6 +374,20 @@ async fn expire_loop(shared: Arc<Shared>, shutdown: CancellationToken) {
         }
         // A step of the system clock shows in readings from here on.
         shared.clock.resync();
+        if shared.repl.active() {
+            let (period, limit) = {
+                let c = shared.config();
+                let secs = c
+                    .stored_value("repl-ping-replica-period")
+                    .parse()
+                    .unwrap_or(10);
+                (
+                    Duration::from_secs(secs),
+                    c.client_output_buffer_limit.replica,
+                )
+            };
+            shared.repl.ping_if_due(period, limit);
+        }
         shared.pause.hold_expiry(&shared.store);
         let active = shared
             .active_expire
@@ -394,6 +409,9 @@ async fn expire_loop(shared: Arc<Shared>, shutdown: CancellationToken) {
                 continue;
             };
             crate::cmd::notify::sweep_expired(&shared, &mut sweep_cursor, 1024);
+            if shared.repl.active() {
+                crate::cmd::flush_stream(&shared, None);
+            }
             continue;
         }
         loop {
@@ -401,7 +419,11 @@ async fn expire_loop(shared: Arc<Shared>, shutdown: CancellationToken) {
                 let Some(_gate) = shared.try_gate() else {
                     break;
                 };
-                shared.store.expire_cycle(shared.clock.now(), 200)
+                let expired = shared.store.expire_cycle(shared.clock.now(), 200);
+                if shared.repl.active() {
+                    crate::cmd::flush_stream(&shared, None);
+                }
+                expired
             };
             if expired == 0 || started.elapsed() >= budget {
                 break;

@@ -77,6 +77,8 @@ pub(crate) struct Shared {
     pub(crate) latency: crate::latency::Latency,
     /// `MONITOR` clients.
     pub(crate) monitors: crate::monitor::Monitors,
+    /// Replicas and the replication stream.
+    pub(crate) repl: crate::replication::Replication,
     /// `CLIENT PAUSE`.
     pub(crate) pause: crate::pause::Pause,
     /// Client-side caching (`CLIENT TRACKING`).

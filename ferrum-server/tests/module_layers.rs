@@ -41,6 +41,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "pause",
             "persist",
             "pubsub",
+            "replication",
             "script",
             "slowlog",
             "tls",

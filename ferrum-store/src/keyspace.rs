@@ -7,6 +7,7 @@
 //! indices rather than a rehash.
 
 use std::hash::BuildHasher;
+use std::sync::Arc;
 
 use bytes::Bytes;
 use ferrum_evict::{AnyPolicy, EntryId, EvictionPolicy, Millis, PolicyConfig, PolicyKind};
@@ -16,6 +17,7 @@ use rand::{Rng, SeedableRng};
 
 use crate::block::Block;
 use crate::entry::{Entry, EntryMut, Watches};
+use crate::expired::ExpiredLog;
 use crate::memory;
 use crate::snapshot::{ShardSnapshot, SnapshotChunk};
 
@@ -142,6 +144,9 @@ pub struct Shard {
     hold_expired: bool,
     /// A snapshot in progress (see [`crate::snapshot`]).
     snapshot: Option<Box<ShardSnapshot>>,
+    /// Where removals by expiry are named while a store needs them (see
+    /// [`ExpiredLog`]); shared by every shard of a store.
+    expired_log: Arc<ExpiredLog>,
 }
 
 /// A key found in an index: its slot and the hash it was found by, which a
@@ -178,7 +183,25 @@ impl Shard {
             key_hasher: foldhash::fast::FixedState::with_seed(seed),
             hold_expired: false,
             snapshot: None,
+            expired_log: Arc::default(),
         }
+    }
+
+    /// Records this shard's removals by expiry in `log` (while it is on).
+    pub fn set_expired_log(&mut self, log: Arc<ExpiredLog>) {
+        self.expired_log = log;
+    }
+
+    /// Removes slot `id`, whose TTL passed, and counts it expired.
+    fn remove_expired(&mut self, id: u32) {
+        if self.expired_log.is_on() {
+            let block = self.block(id);
+            if let Some(db) = self.db_of_table(block.table()) {
+                self.expired_log.push(db, block.key());
+            }
+        }
+        self.remove_slot(id);
+        self.stats.expired_keys += 1;
     }
 
     /// Bytes this shard's data, indexes and policy cost, as allocated: the
@@ -304,8 +327,7 @@ impl Shard {
     fn find_live(&mut self, t: usize, key: &[u8], now: Millis) -> Option<Found> {
         let found = self.find(t, key)?;
         if is_expired(self.block(found.id), now) {
-            self.remove_slot(found.id);
-            self.stats.expired_keys += 1;
+            self.remove_expired(found.id);
             return None;
         }
         Some(found)
@@ -788,8 +810,7 @@ impl Shard {
                 if is_expired(self.block(id), now) {
                     // The list's last id moves into the cursor's place:
                     // it is looked at next.
-                    self.remove_slot(id);
-                    self.stats.expired_keys += 1;
+                    self.remove_expired(id);
                     expired_this_round += 1;
                 } else {
                     self.expire_cursor += 1;
@@ -1131,6 +1152,22 @@ impl Shard {
             .then_some((block.key(), Entry { block }))
     }
 
+    /// Removes the key in `slot` if it belongs to database `db` and its TTL
+    /// passed at `now` (unless expiry is held), as Redis's `SCAN` and
+    /// `RANDOMKEY` expire the keys they meet. Whether it did.
+    pub fn expire_slot(&mut self, db: usize, slot: usize, now: Millis) -> bool {
+        let expired = self
+            .slots
+            .get(slot)
+            .and_then(Option::as_ref)
+            .is_some_and(|block| block.table() == self.db_table[db] && is_expired(block, now));
+        if expired && !self.hold_expired {
+            self.remove_expired(slot as u32);
+            return true;
+        }
+        false
+    }
+
     /// A uniformly random live key of database `db`, if it has any.
     pub fn random_key(&mut self, db: usize, now: Millis) -> Option<Bytes> {
         if self.is_empty(db) {
@@ -1140,6 +1177,9 @@ impl Shard {
         // database fills a fair part of it; fall back to a walk otherwise.
         for _ in 0..64 {
             let slot = self.rng.random_range(0..self.slots.len());
+            if self.expire_slot(db, slot, now) && self.is_empty(db) {
+                return None;
+            }
             if let Some((k, _)) = self.key_at_slot(db, slot, now) {
                 return Some(Bytes::copy_from_slice(k));
             }
@@ -1181,6 +1221,36 @@ mod tests {
         shard.set_hold_expired(false);
         assert!(shard.lookup(0, &key(1), Millis(20), Access::Read).is_none());
         assert_eq!((shard.len(0), shard.stats().expired_keys), (1, 2));
+    }
+
+    #[test]
+    fn expiry_names_the_keys_it_removes_only_while_logged() {
+        let mut shard = Shard::new(2, PolicyKind::NoEviction, PolicyConfig::default());
+        let log = Arc::new(ExpiredLog::default());
+        shard.set_expired_log(log.clone());
+        for k in 1..=4 {
+            shard.insert(1, key(k), Value::str(b"v"), Some(Millis(10)), Millis(0));
+        }
+        assert!(shard.lookup(1, &key(1), Millis(20), Access::Read).is_none());
+        assert!(log.take().is_empty(), "nothing is named while off");
+        log.set(true);
+        // A read, a slot met by SCAN or RANDOMKEY, and the active cycle.
+        assert!(shard.lookup(1, &key(2), Millis(20), Access::Read).is_none());
+        let slot = (0..shard.slot_count())
+            .find(|&s| {
+                shard
+                    .key_at_slot(1, s, Millis(0))
+                    .is_some_and(|(k, _)| k == key(3))
+            })
+            .expect("key 3's slot");
+        assert!(
+            !shard.expire_slot(0, slot, Millis(20)),
+            "another database's slot"
+        );
+        assert!(shard.expire_slot(1, slot, Millis(20)));
+        shard.expire_cycle(Millis(20), 100);
+        assert_eq!(log.take(), vec![(1, key(2)), (1, key(3)), (1, key(4))]);
+        assert_eq!(shard.stats().expired_keys, 4);
     }
 
     #[test]

@@ -28,6 +28,7 @@
 mod block;
 mod entry;
 mod error;
+mod expired;
 pub mod glob;
 mod keyspace;
 pub mod memory;
@@ -39,6 +40,7 @@ mod value;
 
 pub use entry::{Entry, EntryMut};
 pub use error::StoreError;
+pub use expired::ExpiredLog;
 pub use ferrum_evict::{ControllerState, EntryId, Millis, PolicyConfig, PolicyKind};
 pub use keyspace::{Access, ExpireCycle, Shard};
 pub use stats::KeyspaceStats;

@@ -3,13 +3,14 @@
 
 use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use bytes::Bytes;
 use ferrum_evict::{Millis, PolicyConfig, PolicyKind};
 use smallvec::SmallVec;
 
 use crate::error::StoreError;
+use crate::expired::ExpiredLog;
 use crate::keyspace::Shard;
 use crate::stats::KeyspaceStats;
 
@@ -69,6 +70,8 @@ pub struct Store {
     holding_expired: Mutex<bool>,
     /// Snapshots started so far (the last one's generation).
     snapshots: AtomicU64,
+    /// Every shard's removals by expiry, while named (see [`ExpiredLog`]).
+    expired_log: Arc<ExpiredLog>,
 }
 
 impl Store {
@@ -76,11 +79,14 @@ impl Store {
     pub fn new(config: StoreConfig) -> Store {
         let shards = config.shards.max(1);
         let seed = config.policy_config.seed;
+        let expired_log = Arc::new(ExpiredLog::default());
         let shards: Box<[Mutex<Shard>]> = (0..shards)
             .map(|i| {
                 let mut pc = config.policy_config.clone();
                 pc.seed = seed.wrapping_add(i as u64);
-                Mutex::new(Shard::new(config.databases, config.policy, pc))
+                let mut shard = Shard::new(config.databases, config.policy, pc);
+                shard.set_expired_log(expired_log.clone());
+                Mutex::new(shard)
             })
             .collect();
         let shard_bytes: Box<[AtomicUsize]> = shards
@@ -99,7 +105,19 @@ impl Store {
             policy: Mutex::new((config.policy, config.policy_config)),
             holding_expired: Mutex::new(false),
             snapshots: AtomicU64::new(0),
+            expired_log,
         }
+    }
+
+    /// Starts or stops naming the keys expiry removes (see [`ExpiredLog`]).
+    pub fn log_expired(&self, on: bool) {
+        self.expired_log.set(on);
+    }
+
+    /// The keys expiry removed since the last call while
+    /// [`log_expired`](Store::log_expired) was on, oldest first.
+    pub fn take_expired(&self) -> Vec<(usize, Bytes)> {
+        self.expired_log.take()
     }
 
     /// [`Shard::set_hold_expired`] on every shard. Cheap to call again
@@ -594,6 +612,7 @@ impl<'a> Locked<'a> {
         let budget = count.max(1);
         while c / n < max_slots && seen < budget && visited < budget.saturating_mul(10) {
             let (shard, slot) = ((c % n) as usize, (c / n) as usize);
+            self.guards[shard].1.expire_slot(db, slot, now);
             if let Some((k, e)) = self.guards[shard].1.key_at_slot(db, slot, now) {
                 f(k, e);
                 seen += 1;

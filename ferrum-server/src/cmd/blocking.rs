@@ -334,20 +334,40 @@ pub(crate) fn block_xreadgroup(
 /// redirection instead, as in Redis.
 pub(crate) fn retry(shared: &Shared, conn: &mut ConnState, spec: &BlockSpec) -> Option<Frame> {
     let now = shared.clock.now();
-    // A script may hold the gate for long: then wait off the worker.
-    let _gate = shared.try_gate().unwrap_or_else(|| {
-        crate::script::off_worker(|| shared.tx_gate.read().unwrap_or_else(|p| p.into_inner()))
-    });
+    // A script may hold the gate for long: then wait off the worker. While
+    // a replica is attached the pop is a write that runs alone (see
+    // `crate::replication`).
+    let (_read, _write);
+    if shared.repl.active() {
+        _write =
+            crate::script::off_worker(|| shared.tx_gate.write().unwrap_or_else(|p| p.into_inner()));
+    } else {
+        _read = shared.try_gate().unwrap_or_else(|| {
+            crate::script::off_worker(|| shared.tx_gate.read().unwrap_or_else(|p| p.into_inner()))
+        });
+    }
     let ctx = Ctx::new(shared, conn, now);
     let tried = match super::route::blocked_elsewhere(&ctx, &spec.keys) {
         Some(redirect) => Err(redirect),
         None => try_keys(&ctx, &spec.keys, &spec.op, Some(spec.kind())),
     };
     let reply = match tried {
-        Ok(None) => return None,
+        Ok(None) => {
+            // Keys it found expired still go down the stream.
+            if shared.repl.active() {
+                super::flush_stream(shared, None);
+            }
+            return None;
+        }
         Ok(Some(reply)) => reply,
         Err(e) => e.into_frame(),
     };
+    if shared.repl.active() {
+        for effect in super::propagate::pop(&spec.keys, &spec.op, &reply) {
+            shared.repl.push(ctx.db(), effect);
+        }
+        super::flush_stream(shared, Some("blpop"));
+    }
     if matches!(spec.op, BlockOp::Move { .. }) {
         super::notify::enforce_maxmemory(ctx.shared, now);
     }

@@ -56,16 +56,31 @@ pub(crate) fn enter_gate<'a>(
 ) -> Result<GateGuard<'a>, CmdError> {
     let exclusive = spec.has(flag::EXCLUSIVE)
         || is_debug_sleep(spec, args)
-        || (spec.name == "migrate" && shared.cluster.is_some());
+        || (spec.name == "migrate" && shared.cluster.is_some())
+        || (shared.repl.active() && replicated(spec));
     let attempt = if exclusive {
         try_write(shared)
     } else {
         try_read(shared)
     };
-    match attempt {
-        Some(guard) => Ok(guard),
-        None => crate::script::off_worker(|| wait(shared, spec, args, exclusive)),
+    let guard = match attempt {
+        Some(guard) => guard,
+        None => crate::script::off_worker(|| wait(shared, spec, args, exclusive))?,
+    };
+    // A replica attached while this write waited: it runs alone after all.
+    if !exclusive && shared.repl.active() && replicated(spec) {
+        drop(guard);
+        return enter_gate(shared, spec, args);
     }
+    Ok(guard)
+}
+
+/// Whether `spec` may send something down the replication stream, and so
+/// must run alone while a replica is attached (the stream's order is the
+/// order of the writes). Containers count: some of their subcommands
+/// write (`FUNCTION LOAD`).
+fn replicated(spec: &CommandSpec) -> bool {
+    spec.has(flag::WRITE) || spec.has(flag::CONTAINER) || super::may_replicate(spec)
 }
 
 /// `DEBUG SLEEP`, which keeps every client waiting, as Redis's one thread

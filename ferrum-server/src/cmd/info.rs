@@ -269,9 +269,12 @@ fn persistence(ctx: &Ctx<'_>, out: &mut String) {
     );
 }
 
-/// No replication: always a master with no replicas.
-fn replication(_ctx: &Ctx<'_>, out: &mut String) {
-    out.push_str("# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_failover_state:no-failover\r\nmaster_replid:0000000000000000000000000000000000000000\r\nmaster_replid2:0000000000000000000000000000000000000000\r\nmaster_repl_offset:0\r\nsecond_repl_offset:-1\r\nrepl_backlog_active:0\r\nrepl_backlog_size:1048576\r\nrepl_backlog_first_byte_offset:0\r\nrepl_backlog_histlen:0\r\n");
+/// A primary, its replicas and its stream (FerrumKV keeps no backlog: a
+/// replica that reconnects syncs in full).
+fn replication(ctx: &Ctx<'_>, out: &mut String) {
+    out.push_str("# Replication\r\nrole:master\r\n");
+    ctx.shared.repl.info(out);
+    out.push_str("repl_backlog_active:0\r\nrepl_backlog_size:1048576\r\nrepl_backlog_first_byte_offset:0\r\nrepl_backlog_histlen:0\r\n");
 }
 
 /// CPU time of this process, from `/proc/self/stat` (clock ticks of

@@ -37,7 +37,9 @@ mod memory;
 mod migrate;
 pub(crate) mod notify;
 pub(crate) mod persist;
+mod propagate;
 mod pubsub;
+mod replication;
 pub(crate) mod route;
 mod script;
 mod script_call;
@@ -414,8 +416,10 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
     let sub_index = sub.and_then(|_| category::subcommand_of_call(spec, args));
     // As Redis, evict before every command while over `maxmemory`, and
     // refuse those that may grow it when nothing more can go; each victim
-    // raises its event and invalidation, as after a write.
-    if !ctx.in_script {
+    // raises its event and invalidation, as after a write. A script or a
+    // transaction was let in whole: its commands are not refused one by
+    // one.
+    if !ctx.in_script && !ctx.in_exec {
         let fits = notify::reserve_for_write(ctx.shared, ctx.now);
         if let (Err(e), true) = (fits, spec.has(flag::DENYOOM)) {
             let frame = CmdError::from(e).into_frame();
@@ -425,6 +429,10 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
             }
             return frame;
         }
+    }
+    // Evictions go down the stream on their own, ahead of the command.
+    if !ctx.in_script && !ctx.in_exec && ctx.shared.repl.active() {
+        flush_stream(ctx.shared, None);
     }
     ctx.dirty = None;
     ctx.error_counted = false;
@@ -445,6 +453,9 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
         feed_monitors(ctx, &shown(spec, args));
     }
     let reply = table::handler(spec)(ctx, args).unwrap_or_else(CmdError::into_frame);
+    if ctx.shared.repl.active() {
+        propagate(ctx, spec, sub_index, args, &reply);
+    }
     if let Some(watch) = watch {
         watch.after(ctx, spec, args, &reply);
     }
@@ -467,10 +478,18 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
             .stats
             .dirty
             .fetch_add(changes, std::sync::atomic::Ordering::Relaxed);
-        notify::enforce_maxmemory(ctx.shared, ctx.now);
+        // A transaction evicts once it is done (see `tx::exec`).
+        if !ctx.in_exec {
+            notify::enforce_maxmemory(ctx.shared, ctx.now);
+        }
         if !ctx.shared.blocking.is_idle() {
             wake_written(ctx, spec, args);
         }
+    }
+    // A call's commands go down the stream while it still holds the gate
+    // (`EXEC` sends its own, before it lets go of the gate).
+    if ctx.shared.repl.active() && !ctx.in_script && !ctx.in_exec {
+        flush_stream(ctx.shared, Some(spec.name));
     }
     // The end of this command starts the next one's timing inside `EXEC`.
     let ended = Instant::now();
@@ -506,6 +525,42 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
             .record(&ctx.conn.handle, ctx.now, &shown(spec, args), usec);
     }
     reply
+}
+
+/// Adds what a command that ran changed to the replication stream: first
+/// the keys it found expired, then its effects (see
+/// [`propagate::effects`]).
+fn propagate(
+    ctx: &Ctx<'_>,
+    spec: &'static CommandSpec,
+    sub: Option<usize>,
+    args: &[Bytes],
+    reply: &Frame,
+) {
+    let repl = &ctx.shared.repl;
+    for (db, key) in ctx.shared.store.take_expired() {
+        repl.push(db, vec![Bytes::from_static(b"DEL"), key]);
+    }
+    let flags = sub.map_or(spec.flags, |i| SUBCOMMANDS[i].flags);
+    if flags & flag::WRITE == 0 && !may_replicate(spec) {
+        return;
+    }
+    for effect in propagate::effects(ctx, spec, args, reply) {
+        repl.push(ctx.db(), effect);
+    }
+}
+
+/// Sends the commands collected for the replication stream, as one
+/// transaction unless the call was `command` that touches arbitrary keys
+/// (`SCAN`, `RANDOMKEY`, `KEYS`: Redis sends the keys they expired one by
+/// one) or no command at all (expiry, eviction).
+pub(crate) fn flush_stream(shared: &Shared, command: Option<&str>) {
+    for (db, key) in shared.store.take_expired() {
+        shared.repl.push(db, vec![Bytes::from_static(b"DEL"), key]);
+    }
+    let atomic = command.is_some_and(|name| !matches!(name, "scan" | "randomkey" | "keys"));
+    let limit = shared.config().client_output_buffer_limit.replica;
+    shared.repl.flush(&shared.store, atomic, limit);
 }
 
 /// Client-side caching around one command: a tracking client's reads are
@@ -559,10 +614,13 @@ pub(crate) fn wake_key(ctx: &Ctx<'_>, db: usize, key: &[u8]) {
     if ctx.shared.blocking.is_idle() {
         return;
     }
+    // Looked up at the origin of time: an expired key is seen, not
+    // removed here. The woken client's own attempt removes it, after this
+    // command (as Redis orders the two in the replication stream).
     let kind = {
         let mut ks = ctx.store().lock_key(key);
         ks.shard(key)
-            .lookup(db, key, ctx.now, Access::Peek)
+            .lookup(db, key, Millis(0), Access::Peek)
             .map(|e| e.kind())
     };
     if let Some(kind @ (ValueKind::List | ValueKind::ZSet | ValueKind::Stream)) = kind {

@@ -421,7 +421,9 @@ pub(crate) fn reserve_for_write(shared: &Shared, now: Millis) -> Result<(), Stor
 /// asked for the victims' names only then: off, eviction costs nothing
 /// more).
 pub(crate) fn enforce_maxmemory(shared: &Shared, now: Millis) {
-    let report = shared.notify.flags() & class::EVICTED != 0 || shared.tracking.active();
+    let replicate = shared.repl.active();
+    let report =
+        shared.notify.flags() & class::EVICTED != 0 || shared.tracking.active() || replicate;
     if !report {
         shared.store.enforce_maxmemory(now);
         return;
@@ -432,8 +434,18 @@ pub(crate) fn enforce_maxmemory(shared: &Shared, now: Millis) {
         .enforce_maxmemory_reporting(now, &mut |db, key| {
             victims.push((db, Bytes::copy_from_slice(key)));
         });
+    // Evictions go down the replication stream on their own, as Redis
+    // sends them, unless the running call already collected commands:
+    // then they join it, in order.
+    let alone = replicate && !shared.repl.has_pending();
     for (db, key) in victims {
         emit(shared, class::EVICTED, "evicted", db, &key);
         shared.tracking.invalidate(shared, &key, 0);
+        if replicate {
+            shared.repl.push(db, vec![Bytes::from_static(b"DEL"), key]);
+        }
+    }
+    if alone {
+        super::flush_stream(shared, None);
     }
 }

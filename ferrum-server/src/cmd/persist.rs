@@ -40,17 +40,33 @@ fn start_snapshot(shared: &Shared) -> Option<(persist::Snapshot, Target, u64)> {
         let yes = |name| config.stored_value(name) == "yes";
         (target, yes("rdbchecksum"), yes("rdbcompression"))
     };
-    let info = SnapshotInfo {
+    let changes = shared.stats.dirty.load(Ordering::Relaxed);
+    let snap = persist::Snapshot::start(&shared.store, snapshot_info(shared, checksum, compress))?;
+    Some((snap, target, changes))
+}
+
+/// What a snapshot taken now records beside the keys.
+fn snapshot_info(shared: &Shared, checksum: bool, compress: bool) -> SnapshotInfo {
+    SnapshotInfo {
         functions: super::function::library_codes(shared),
         now: shared.clock.now(),
         unix_secs: shared.clock.now_micros() / 1_000_000,
         checksum,
         compress,
         used_memory: shared.store.used_memory_bytes(),
+    }
+}
+
+/// Starts a point-in-time snapshot for a replica's full sync, with
+/// `rdbchecksum` and `rdbcompression` as configured; `None` while another
+/// is in progress.
+pub(crate) fn start_sync_snapshot(shared: &Shared) -> Option<persist::Snapshot> {
+    let (checksum, compress) = {
+        let config = shared.config();
+        let yes = |name| config.stored_value(name) == "yes";
+        (yes("rdbchecksum"), yes("rdbcompression"))
     };
-    let changes = shared.stats.dirty.load(Ordering::Relaxed);
-    let snap = persist::Snapshot::start(&shared.store, info)?;
-    Some((snap, target, changes))
+    persist::Snapshot::start(&shared.store, snapshot_info(shared, checksum, compress))
 }
 
 /// Records a save's outcome, which began with the change counter at

@@ -310,7 +310,10 @@ fn config_set(ctx: &mut Ctx<'_>, pairs: &[Bytes]) -> CmdResult {
         shared.store.set_policy(kind, pc);
     }
     shared.store.set_maxmemory_bytes(maxmemory);
-    super::notify::enforce_maxmemory(shared, ctx.now);
+    // Inside a transaction, eviction waits for its end, as in Redis.
+    if !ctx.in_exec {
+        super::notify::enforce_maxmemory(shared, ctx.now);
+    }
     Ok(Frame::ok())
 }
 
@@ -956,11 +959,23 @@ pub(crate) fn bgrewriteaof(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
 }
 
 /// `ROLE`: always a master with no replicas.
-pub(crate) fn role(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+pub(crate) fn role(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    let repl = &ctx.shared.repl;
+    let replicas = repl
+        .replicas()
+        .into_iter()
+        .map(|(ip, port, offset)| {
+            Frame::Array(vec![
+                Frame::Bulk(Bytes::from(ip)),
+                Frame::Bulk(Bytes::from(port)),
+                Frame::Bulk(Bytes::from(offset.to_string())),
+            ])
+        })
+        .collect();
     Ok(Frame::Array(vec![
         Frame::bulk("master"),
-        Frame::Integer(0),
-        Frame::Array(Vec::new()),
+        Frame::Integer(repl.offset() as i64),
+        Frame::Array(replicas),
     ]))
 }
 

@@ -6,8 +6,8 @@
 
 use super::{
     acl, bitops, blocking, cluster, connection, dump, expire, function, geo, hash, hll, info, keys,
-    latency, list, memory, migrate, persist, pubsub, script, server, set, slowlog, sort, stream,
-    string, tx, xgroup, zrange, zset, zstore, CommandSpec, Handler,
+    latency, list, memory, migrate, persist, pubsub, replication, script, server, set, slowlog,
+    sort, stream, string, tx, xgroup, zrange, zset, zstore, CommandSpec, Handler,
 };
 
 /// The handler of each row of `COMMANDS`, with the row's name.
@@ -239,6 +239,8 @@ static HANDLERS: &[(&str, Handler)] = &[
     ("bgsave", persist::bgsave),
     ("bgrewriteaof", server::bgrewriteaof),
     ("lastsave", persist::lastsave),
+    ("sync", replication::sync),
+    ("psync", replication::sync),
     ("role", server::role),
     ("lolwut", server::lolwut),
     ("slowlog", slowlog::slowlog),

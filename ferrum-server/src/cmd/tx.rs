@@ -116,5 +116,11 @@ pub(crate) fn exec(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
         // `SUBSCRIBE a b` inside MULTI: each confirmation is an element.
         replies.append(&mut ctx.more);
     }
+    if shared.repl.active() {
+        super::flush_stream(shared, Some("exec"));
+    }
+    // What the transaction's writes took beyond `maxmemory` is evicted
+    // after it, as the next command would in Redis.
+    super::notify::enforce_maxmemory(shared, ctx.now);
     Ok(Frame::Array(replies))
 }

@@ -293,6 +293,8 @@ pub(crate) static COMMANDS: &[CommandSpec] = &[
     row!("bgsave", -1, ADMIN | NO_SCRIPT | NO_ASYNC_LOADING, [ADMIN | SLOW | DANGEROUS], NONE, "server", "Asynchronously saves the database(s) to disk."),
     row!("bgrewriteaof", 1, ADMIN | NO_SCRIPT | NO_ASYNC_LOADING, [ADMIN | SLOW | DANGEROUS], NONE, "server", "Asynchronously rewrites the append-only file to disk."),
     row!("lastsave", 1, FAST | STALE | LOADING, [ADMIN | FAST | DANGEROUS], NONE, "server", "Returns the Unix timestamp of the last successful save to disk."),
+    row!("sync", 1, ADMIN | NO_MULTI | NO_SCRIPT | NO_ASYNC_LOADING, [ADMIN | SLOW | DANGEROUS], NONE, "server", "An internal command used in replication."),
+    row!("psync", -3, ADMIN | NO_MULTI | NO_SCRIPT | NO_ASYNC_LOADING, [ADMIN | SLOW | DANGEROUS], NONE, "server", "An internal command used in replication."),
     row!("role", 1, FAST | STALE | LOADING | NO_SCRIPT, [ADMIN | FAST | DANGEROUS], NONE, "server", "Returns the replication role."),
     row!("lolwut", -1, READONLY | FAST, [READ | FAST], NONE, "server", "Displays computer art and the Redis version"),
     row!("slowlog", -2, ADMIN | CONTAINER | LOADING, [SLOW], NONE, "server", "A container for slow log commands."),

@@ -38,6 +38,7 @@ mod protocol;
 mod pubsub;
 mod redis7;
 mod rename;
+mod replication;
 mod scripting;
 mod server;
 mod sets;

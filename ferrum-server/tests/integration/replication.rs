@@ -1,0 +1,206 @@
+//! Replication, the primary's side: `SYNC` sends a snapshot, then each
+//! change as the command that replays it; a second server loaded from
+//! that snapshot and fed that stream holds what the first one holds.
+
+use std::time::Duration;
+
+use crate::common::{info_fields, resp, run, temp_dir, Raw, TestServer};
+
+/// A connection that sent `SYNC` and read its snapshot.
+struct Replica {
+    raw: Raw,
+    snapshot: Vec<u8>,
+}
+
+impl Replica {
+    fn attach(s: &TestServer) -> Replica {
+        let mut raw = s.raw();
+        raw.send(b"SYNC\r\n");
+        let header = raw.read_line();
+        let len: usize = header
+            .strip_prefix('$')
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("a snapshot's length, got {header:?}"));
+        let snapshot = raw.read_exact_len(len);
+        assert_eq!(snapshot.len(), len, "the whole snapshot");
+        assert!(snapshot.starts_with(b"REDIS0010"), "an RDB file");
+        Replica { raw, snapshot }
+    }
+
+    /// The next command of the stream, its arguments as strings.
+    fn next(&mut self) -> Vec<String> {
+        let header = self.raw.read_line();
+        let n: usize = header
+            .strip_prefix('*')
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("a command, got {header:?}"));
+        (0..n)
+            .map(|_| {
+                let len: usize = self.raw.read_line()[1..].parse().expect("a bulk length");
+                let arg = self.raw.read_exact_len(len + 2);
+                String::from_utf8_lossy(&arg[..len]).into_owned()
+            })
+            .collect()
+    }
+
+    /// The next `n` commands, each joined by spaces, deadlines as `T`.
+    fn expect(&mut self, want: &[&str]) {
+        for w in want {
+            let got = self.next();
+            let shown: Vec<String> = got
+                .iter()
+                .map(|a| {
+                    if a.len() == 13 && a.bytes().all(|b| b.is_ascii_digit()) {
+                        "T".to_owned()
+                    } else {
+                        a.clone()
+                    }
+                })
+                .collect();
+            assert_eq!(shown.join(" "), *w);
+        }
+    }
+}
+
+fn connected_replicas(c: &mut redis::Connection) -> String {
+    info_fields(c, "replication")["connected_slaves"].clone()
+}
+
+#[test]
+fn writes_are_streamed_as_the_commands_that_replay_them() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let mut replica = Replica::attach(&s);
+    let cmds: &[&[&str]] = &[
+        &["SET", "k", "v", "EX", "100"],
+        &["SET", "plain", "v", "GET"],
+        &["SET", "plain", "w", "NX"], // not set: nothing sent
+        &["EXPIRE", "plain", "100"],
+        &["DEL", "missing"], // changed nothing
+        &["GETDEL", "plain"],
+        &["INCRBYFLOAT", "f", "1.5"],
+        &["RPUSH", "l", "a", "b", "c"],
+        &["LMPOP", "1", "l", "RIGHT", "COUNT", "10"],
+        &["SELECT", "2"],
+        &["SET", "x", "y"],
+    ];
+    for cmd in cmds {
+        let _: redis::Value = run(&mut c, cmd).expect("command");
+    }
+    let _: () = redis::pipe()
+        .atomic()
+        .cmd("SET")
+        .arg("a")
+        .arg("1")
+        .cmd("GET")
+        .arg("a")
+        .cmd("SET")
+        .arg("b")
+        .arg("2")
+        .query(&mut c)
+        .expect("transaction");
+    replica.expect(&[
+        "SELECT 0",
+        "SET k v PXAT T",
+        "SET plain v",
+        "PEXPIREAT plain T",
+        "DEL plain",
+        "SET f 1.5 KEEPTTL",
+        "RPUSH l a b c",
+        "RPOP l 3",
+        "SELECT 2",
+        "SET x y",
+        "MULTI",
+        "SET a 1",
+        "SET b 2",
+        "EXEC",
+    ]);
+    assert_eq!(connected_replicas(&mut c), "1");
+    let role: Vec<redis::Value> = run(&mut c, &["ROLE"]).unwrap();
+    assert_eq!(role.len(), 3);
+    drop(replica);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while connected_replicas(&mut c) != "0" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the replica is never detached"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn expired_and_evicted_keys_are_streamed_as_del() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let _: () = run(&mut c, &["DEBUG", "SET-ACTIVE-EXPIRE", "0"]).unwrap();
+    let _: () = run(&mut c, &["SET", "soon", "v", "PX", "50"]).unwrap();
+    let _: () = run(&mut c, &["SET", "a", "1"]).unwrap();
+    let mut replica = Replica::attach(&s);
+    s.advance(&mut c, 100);
+    let got: Option<String> = run(&mut c, &["GET", "soon"]).unwrap();
+    assert_eq!(got, None);
+    let _: () = run(
+        &mut c,
+        &["CONFIG", "SET", "maxmemory-policy", "allkeys-lru"],
+    )
+    .unwrap();
+    let _: () = run(&mut c, &["CONFIG", "SET", "maxmemory", "1"]).unwrap();
+    // Alone, not in a transaction, as Redis sends them.
+    replica.expect(&["SELECT 0", "DEL soon", "DEL a"]);
+}
+
+#[test]
+fn snapshot_and_stream_together_rebuild_the_dataset_under_concurrent_writes() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    for i in 0..2000 {
+        let _: () = run(&mut c, &["SET", &format!("key:{i}"), &i.to_string()]).unwrap();
+    }
+    // Writers run while the replica attaches and its snapshot is made.
+    let addr = s.addr;
+    let writers: Vec<_> = (0..2)
+        .map(|w| {
+            std::thread::spawn(move || {
+                let client = redis::Client::open(format!("redis://{addr}")).unwrap();
+                let mut c = client.get_connection().unwrap();
+                for i in 0..1500 {
+                    let _: i64 = run(&mut c, &["INCR", "counter"]).unwrap();
+                    let _: i64 =
+                        run(&mut c, &["RPUSH", &format!("list:{w}"), &i.to_string()]).unwrap();
+                    let _: i64 = run(&mut c, &["DEL", &format!("key:{}", i + w * 500)]).unwrap();
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(5));
+    let mut replica = Replica::attach(&s);
+    for w in writers {
+        w.join().expect("writer");
+    }
+    let _: () = run(&mut c, &["SET", "end-of-stream", "1"]).unwrap();
+
+    // A second server loads the snapshot and replays the stream.
+    let dir = temp_dir("replica");
+    std::fs::write(dir.join("dump.rdb"), &replica.snapshot).unwrap();
+    let copy = TestServer::start_with(&["--dir", &dir.to_string_lossy()]);
+    let mut feed = copy.raw();
+    loop {
+        let cmd = replica.next();
+        let args: Vec<&[u8]> = cmd.iter().map(|a| a.as_bytes()).collect();
+        feed.send(&resp(&args));
+        feed.read_line();
+        if cmd == ["SET", "end-of-stream", "1"] {
+            break;
+        }
+    }
+    let mut d = copy.client();
+    for key in ["counter", "list:0", "list:1"] {
+        let dump =
+            |c: &mut redis::Connection| -> Option<Vec<u8>> { run(c, &["DUMP", key]).unwrap() };
+        assert_eq!(dump(&mut d), dump(&mut c), "{key}");
+    }
+    let size = |c: &mut redis::Connection| -> i64 { run(c, &["DBSIZE"]).unwrap() };
+    assert_eq!(size(&mut d), size(&mut c));
+    let _ = std::fs::remove_dir_all(&dir);
+}
