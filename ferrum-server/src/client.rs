@@ -50,6 +50,12 @@ pub(crate) struct ConnState {
     /// `SYNC` made this connection a replica: it receives the replication
     /// stream and no replies.
     pub(crate) replica: bool,
+    /// The port a replica said it listens on (`REPLCONF listening-port`,
+    /// sent before `SYNC`).
+    pub(crate) listening_port: Option<u16>,
+    /// This is the link to the primary this server follows: its writes
+    /// apply even though clients' are refused.
+    pub(crate) primary_link: bool,
     /// Replies still to drop after `CLIENT REPLY SKIP` (its own and the
     /// next command's).
     pub(crate) reply_skip: u8,
@@ -148,6 +154,8 @@ impl ConnState {
             subs,
             reply_off: false,
             replica: false,
+            listening_port: None,
+            primary_link: false,
             reply_skip: 0,
             tracking: false,
             tracking_prefix_bytes: 0,

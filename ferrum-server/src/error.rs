@@ -385,6 +385,9 @@ pub(crate) const MISCONF: &str = "MISCONF Redis is configured to save RDB snapsh
 /// none).
 /// A command without the `loading` flag while the snapshot loads.
 pub(crate) const LOADING: &str = "LOADING Redis is loading the dataset in memory";
+pub(crate) const MASTERDOWN: &str =
+    "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
+pub(crate) const READONLY: &str = "READONLY You can't write against a read only replica.";
 pub(crate) const NOREPLICAS: &str = "NOREPLICAS Not enough good replicas to write.";
 /// What a script stopped by the server's shutdown fails with. Redis exits
 /// without replying to it; FerrumKV sends this, then closes the connection.

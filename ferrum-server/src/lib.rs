@@ -46,6 +46,7 @@ mod pause;
 mod persist;
 mod pubsub;
 mod rdb;
+mod replica;
 mod replication;
 pub mod runtime;
 mod script;

@@ -10,7 +10,7 @@
 //!
 //! While any pause is on, keys do not expire, as in Redis: the active
 //! cycle skips its ticks and reads see an expired key as missing without
-//! removing it ([`Pause::hold_expiry`]), so the dataset does not change under a
+//! removing it (`Shared::hold_expiry`), so the dataset does not change under a
 //! pause (a failover waits on exactly that). The keys go once it ends.
 //!
 //! Cost when no pause is on: one relaxed atomic load per command.
@@ -26,7 +26,7 @@
 //! `PAUSE_ACTION_EXPIRE`): the expiry loop skips its ticks, and
 //! `Store::hold_expired` makes reads see an expired key as missing without
 //! removing or counting it; writes still remove it first, so a key is never
-//! stored twice. `Pause::hold_expiry` sets it on `CLIENT PAUSE`/`UNPAUSE` and
+//! stored twice. `Shared::hold_expiry` sets it on `CLIENT PAUSE`/`UNPAUSE` and
 //! re-syncs it on every expiry tick, which notices a pause's deadline.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -114,13 +114,6 @@ impl Pause {
     /// Connections holding a paused command, for `blocked_clients`.
     pub(crate) fn waiting(&self) -> usize {
         self.waiting.load(Ordering::Relaxed)
-    }
-
-    /// Holds `store`'s expiry back while a pause is on, and lets it go
-    /// once none is. Called when a pause starts or ends, and on every
-    /// expiry tick (which notices a pause that reached its deadline).
-    pub(crate) fn hold_expiry(&self, store: &ferrum_store::Store) {
-        store.hold_expired(self.is_on());
     }
 
     /// Counts a connection as held while the guard lives.

@@ -291,6 +291,12 @@ impl Subscriber {
         self.pending_bytes.load(Ordering::Relaxed)
     }
 
+    /// The whole output waiting for the client: queued, and taken but not
+    /// yet written, as of the connection's last wait.
+    pub(crate) fn waiting_bytes(&self) -> usize {
+        self.pending_bytes() + self.unwritten.load(Ordering::Relaxed)
+    }
+
     /// Whether the subscriber broke its output limit and is being closed.
     pub(crate) fn overflowed(&self) -> bool {
         self.overflowed.load(Ordering::Relaxed)

@@ -180,6 +180,10 @@ impl Server {
             clock,
         });
         crate::cmd::persist::begin_load(&shared);
+        // Before any client can say REPLICAOF.
+        shared
+            .repl
+            .set_linker(crate::replica::linker(Arc::downgrade(&shared)));
         Ok(Server { metrics, shared })
     }
 
@@ -320,6 +324,9 @@ impl ShutdownHook {
             .stored_value(&format!("shutdown-on-{signal}"))
             .to_owned();
         let has = |f: &str| flags.split_whitespace().any(|w| w.eq_ignore_ascii_case(f));
+        if !has("now") {
+            self.0.wait_for_replicas();
+        }
         crate::cmd::persist::save_for_shutdown(&self.0, has("save"), has("nosave")) || has("force")
     }
 }
@@ -388,14 +395,17 @@ async fn expire_loop(shared: Arc<Shared>, shutdown: CancellationToken) {
             };
             shared.repl.ping_if_due(period, limit);
         }
-        shared.pause.hold_expiry(&shared.store);
+        // A replica's keys expire when its primary says so (`DEL`);
+        // until then reads see them as gone, as in Redis.
+        let replica = shared.repl.is_replica();
+        shared.hold_expiry();
         let active = shared
             .active_expire
             .load(std::sync::atomic::Ordering::Relaxed)
             && !shared
                 .cron_paused
                 .load(std::sync::atomic::Ordering::Relaxed);
-        if !active || shared.pause.is_on() {
+        if !active || shared.pause.is_on() || replica {
             continue;
         }
         let budget = tick / 4;

@@ -130,6 +130,33 @@ impl Shared {
             .then_some(crate::error::NOREPLICAS)
     }
 
+    /// Before stopping: lets lagging replicas catch up, for at most
+    /// `shutdown-timeout` seconds, with clients' writes paused meanwhile.
+    pub(crate) fn wait_for_replicas(&self) {
+        if !self.repl.active() {
+            return;
+        }
+        let (timeout, limit) = {
+            let c = self.config();
+            let secs = c.stored_value("shutdown-timeout").parse().unwrap_or(10);
+            (
+                std::time::Duration::from_secs(secs),
+                c.client_output_buffer_limit.replica,
+            )
+        };
+        let far = tokio::time::Instant::now() + timeout + std::time::Duration::from_secs(1);
+        self.pause.pause(far, false);
+        crate::script::off_worker(|| self.repl.wait_before_shutdown(timeout, limit));
+    }
+
+    /// Reads see expired keys as gone without removing them while clients
+    /// are paused (the dataset must not change) or while this server is a
+    /// replica (its primary sends the `DEL`).
+    pub(crate) fn hold_expiry(&self) {
+        self.store
+            .hold_expired(self.pause.is_on() || self.repl.is_replica());
+    }
+
     /// Whether clients must `AUTH` first.
     pub(crate) fn requires_auth(&self) -> bool {
         self.acl.requires_auth()

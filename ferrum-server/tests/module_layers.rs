@@ -52,7 +52,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("commands", &["cmd"]),
     (
         "connections",
-        &["accept", "connection", "metrics", "stream"],
+        &["accept", "connection", "metrics", "replica", "stream"],
     ),
     ("server", &["server"]),
 ];

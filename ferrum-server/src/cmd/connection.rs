@@ -288,12 +288,12 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         };
         let until = tokio::time::Instant::now() + std::time::Duration::from_millis(ms);
         ctx.shared.pause.pause(until, all);
-        ctx.shared.pause.hold_expiry(&ctx.shared.store);
+        ctx.shared.hold_expiry();
         Ok(Frame::ok())
     } else if is(sub, "unpause") {
         arity(2)?;
         ctx.shared.pause.unpause();
-        ctx.shared.pause.hold_expiry(&ctx.shared.store);
+        ctx.shared.hold_expiry();
         Ok(Frame::ok())
     } else if is(sub, "kill") {
         client_kill(ctx, &args[2..])

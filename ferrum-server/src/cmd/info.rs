@@ -72,7 +72,7 @@ fn server(ctx: &Ctx<'_>, out: &mut String) {
     let uptime = ctx.shared.clock.uptime_secs();
     let _ = write!(
         out,
-        "# Server\r\nredis_version:{}\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\nferrumkv_version:{}\r\nredis_mode:standalone\r\nos:{} {}\r\narch_bits:64\r\nmultiplexing_api:epoll\r\nprocess_id:{}\r\ntcp_port:{}\r\nserver_time_usec:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nhz:{}\r\nexecutable:{}\r\n",
+        "# Server\r\nredis_version:{}\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\nferrumkv_version:{}\r\nredis_mode:standalone\r\nos:{} {}\r\narch_bits:64\r\nmultiplexing_api:epoll\r\nprocess_id:{}\r\ntcp_port:{}\r\nserver_time_usec:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nhz:{}\r\nshutdown_in_milliseconds:{}\r\nexecutable:{}\r\n",
         crate::REDIS_VERSION,
         env!("CARGO_PKG_VERSION"),
         std::env::consts::OS,
@@ -83,6 +83,7 @@ fn server(ctx: &Ctx<'_>, out: &mut String) {
         uptime,
         uptime / 86_400,
         config.hz,
+        ctx.shared.repl.shutdown_in_ms(),
         std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
     );
 }
@@ -91,7 +92,8 @@ fn clients(ctx: &Ctx<'_>, out: &mut String) {
     let _ = write!(
         out,
         "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:{}\r\ntracking_clients:{}\r\n",
-        ctx.shared.clients.len(),
+        // Replicas are not clients here, as in Redis.
+        ctx.shared.clients.len() - ctx.shared.repl.replica_count().min(ctx.shared.clients.len()),
         ctx.shared.config().maxclients,
         ctx.shared.blocking.blocked_clients() + ctx.shared.pause.waiting(),
         ctx.shared.tracking.counts().3,
@@ -178,7 +180,7 @@ fn memory(ctx: &Ctx<'_>, out: &mut String) {
     scripting_memory(&ctx.shared.scripting.stats(), out);
     let _ = write!(
         out,
-        "maxmemory:{max}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nallocator_frag_ratio:{:.2}\r\nallocator_frag_bytes:{}\r\nallocator_rss_ratio:{:.2}\r\nallocator_rss_bytes:{}\r\nrss_overhead_ratio:{:.2}\r\nrss_overhead_bytes:{}\r\nmem_fragmentation_ratio:{:.2}\r\nmem_fragmentation_bytes:{}\r\nmem_clients_slaves:0\r\nmem_clients_normal:{}\r\nmem_not_counted_for_evict:{}\r\nmem_allocator:{}\r\n",
+        "maxmemory:{max}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nallocator_frag_ratio:{:.2}\r\nallocator_frag_bytes:{}\r\nallocator_rss_ratio:{:.2}\r\nallocator_rss_bytes:{}\r\nrss_overhead_ratio:{:.2}\r\nrss_overhead_bytes:{}\r\nmem_fragmentation_ratio:{:.2}\r\nmem_fragmentation_bytes:{}\r\nmem_total_replication_buffers:{}\r\nmem_clients_slaves:0\r\nmem_clients_normal:{}\r\nmem_not_counted_for_evict:{}\r\nmem_allocator:{}\r\n",
         human(max),
         policy.as_str(),
         ratio(a.active, a.allocated),
@@ -189,6 +191,7 @@ fn memory(ctx: &Ctx<'_>, out: &mut String) {
         diff(rss, a.resident),
         ratio(rss, used),
         diff(rss, used),
+        ctx.shared.repl.buffered_bytes(),
         clients,
         ctx.store().outside_bytes(),
         a.name,
@@ -272,7 +275,7 @@ fn persistence(ctx: &Ctx<'_>, out: &mut String) {
 /// A primary, its replicas and its stream (FerrumKV keeps no backlog: a
 /// replica that reconnects syncs in full).
 fn replication(ctx: &Ctx<'_>, out: &mut String) {
-    out.push_str("# Replication\r\nrole:master\r\n");
+    out.push_str("# Replication\r\n");
     ctx.shared.repl.info(out);
     out.push_str("repl_backlog_active:0\r\nrepl_backlog_size:1048576\r\nrepl_backlog_first_byte_offset:0\r\nrepl_backlog_histlen:0\r\n");
 }

@@ -204,8 +204,11 @@ pub(crate) fn execute(shared: &Shared, conn: &mut ConnState, args: &[Bytes]) -> 
     };
     let mut ctx = Ctx::at(shared, conn, reading);
     let frame = match prepare(&mut ctx, args) {
-        // Transaction control runs outside the gate: EXEC takes its write side.
-        Ok(Prepared::Run(spec)) if spec.has(flag::NO_QUEUE) => run(&mut ctx, spec, args),
+        // Transaction control runs outside the gate: EXEC takes its write
+        // side. So does WAIT, which waits for replicas while others write.
+        Ok(Prepared::Run(spec)) if spec.has(flag::NO_QUEUE) || spec.name == "wait" => {
+            run(&mut ctx, spec, args)
+        }
         Ok(Prepared::Run(spec)) => match gate::enter_gate(shared, spec, args) {
             Ok(_gate) => match route::recheck(&ctx, spec, args) {
                 Ok(()) => run(&mut ctx, spec, args),
@@ -295,9 +298,20 @@ fn prepare(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Result<Prepared, CmdError> {
     if !loading_ok && ctx.shared.persistence.loading.active() {
         return Err(CmdError::msg(error::LOADING));
     }
+    if ctx.shared.repl.is_replica() && !ctx.conn.primary_link && refused_stale(ctx, spec) {
+        if spec.name == "exec" {
+            ctx.conn.multi = None;
+            ctx.conn.watched.clear();
+            return Err(CmdError::msg(error::execabort_because(error::MASTERDOWN)));
+        }
+        return Err(CmdError::msg(error::MASTERDOWN));
+    }
     if spec.has(flag::WRITE) {
         if let Some(refusal) = ctx.shared.refuses_writes() {
             return Err(CmdError::msg(refusal));
+        }
+        if ctx.shared.repl.is_replica() && !ctx.conn.primary_link && read_only_replica(ctx) {
+            return Err(CmdError::msg(error::READONLY));
         }
     }
     if ctx.conn.multi.is_some() {
@@ -330,6 +344,34 @@ fn prepare(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Result<Prepared, CmdError> {
         return Ok(Prepared::Paused);
     }
     Ok(Prepared::Run(spec))
+}
+
+/// Whether a replica whose link is down refuses `spec` (or an `EXEC` of a
+/// queue holding such a command): all but the commands flagged `stale`
+/// while `replica-serve-stale-data` is `no`.
+fn refused_stale(ctx: &Ctx<'_>, spec: &CommandSpec) -> bool {
+    let up = ctx
+        .shared
+        .repl
+        .following()
+        .is_some_and(|f| f.status() == crate::replication::LinkStatus::Connected);
+    if up || ctx.shared.config().stored_value("replica-serve-stale-data") != "no" {
+        return false;
+    }
+    let stale_ok = |s: &CommandSpec| s.has(flag::STALE);
+    if spec.name == "exec" {
+        return ctx.conn.multi.as_ref().is_some_and(|queue| {
+            queue
+                .iter()
+                .any(|args| ctx.shared.command(&args[0]).is_some_and(|s| !stale_ok(s)))
+        });
+    }
+    !stale_ok(spec)
+}
+
+/// Whether this replica refuses its clients' writes (`replica-read-only`).
+fn read_only_replica(ctx: &Ctx<'_>) -> bool {
+    ctx.shared.config().stored_value("replica-read-only") == "yes"
 }
 
 /// Commands Redis flags `MAY_REPLICATE` (beside scripts): `CLIENT PAUSE

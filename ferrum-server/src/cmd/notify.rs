@@ -405,7 +405,9 @@ pub(crate) fn sweep_expired(shared: &Shared, cursor: &mut usize, limit: usize) -
 /// # Errors
 /// `OutOfMemory` when still over the limit with nothing left to evict.
 pub(crate) fn reserve_for_write(shared: &Shared, now: Millis) -> Result<(), StoreError> {
-    if !shared.store.over_maxmemory() {
+    // A replica holds what its primary holds: it never evicts (Redis's
+    // `replica-ignore-maxmemory yes`).
+    if !shared.store.over_maxmemory() || shared.repl.is_replica() {
         return Ok(());
     }
     enforce_maxmemory(shared, now);
@@ -421,6 +423,9 @@ pub(crate) fn reserve_for_write(shared: &Shared, now: Millis) -> Result<(), Stor
 /// asked for the victims' names only then: off, eviction costs nothing
 /// more).
 pub(crate) fn enforce_maxmemory(shared: &Shared, now: Millis) {
+    if shared.repl.is_replica() {
+        return;
+    }
     let replicate = shared.repl.active();
     let report =
         shared.notify.flags() & class::EVICTED != 0 || shared.tracking.active() || replicate;

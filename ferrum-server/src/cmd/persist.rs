@@ -474,3 +474,35 @@ pub(crate) fn load_at_start(shared: &Shared, stop: &AtomicBool) -> Result<(), St
     }
     Ok(())
 }
+
+/// A replica's full sync: the primary's snapshot `rdb` replaces the
+/// dataset and the function libraries, and becomes `dir/dbfilename` (as
+/// in Redis). The caller holds the transaction gate exclusively. Returns
+/// the keys loaded.
+///
+/// # Errors
+/// The file cannot be written, or the snapshot does not load; the dataset
+/// is empty then.
+pub(crate) fn replace_dataset(shared: &Shared, rdb: &[u8]) -> Result<usize, String> {
+    let path = snapshot_path(shared);
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let temp = dir.join(format!("temp-{}-sync.rdb", std::process::id()));
+    std::fs::write(&temp, rdb)
+        .and_then(|()| std::fs::rename(&temp, &path))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&temp);
+            format!("{}: {e}", path.display())
+        })?;
+    {
+        let mut ks = shared.store.lock_all();
+        for shard in ks.shards() {
+            for db in 0..shared.store.databases() {
+                shard.flush_db(db);
+            }
+        }
+    }
+    super::function::restore_libraries(shared, Vec::new(), true, false)
+        .map_err(|e| format!("{e:?}"))?;
+    let loaded = load_file(shared, false, |_| Ok(()))?;
+    Ok(loaded.map_or(0, |l| l.keys))
+}

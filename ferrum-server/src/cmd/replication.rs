@@ -37,6 +37,7 @@ pub(crate) fn sync(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         addr: handle.addr.to_string(),
         inbox,
         psync: is(&args[0], "psync"),
+        listening_port: ctx.conn.listening_port,
     };
     std::thread::Builder::new()
         .name("full-sync".into())
@@ -53,6 +54,7 @@ struct Joining {
     addr: String,
     inbox: Arc<Subscriber>,
     psync: bool,
+    listening_port: Option<u16>,
 }
 
 /// The full sync's thread: joins the stream at the moment a snapshot
@@ -71,6 +73,9 @@ fn full_sync(shared: &Shared, link: Joining) {
                     shared
                         .repl
                         .attach(&shared.store, link.id, link.addr.clone(), &link.inbox);
+                if let Some(port) = link.listening_port {
+                    shared.repl.set_listening_port(link.id, port);
+                }
                 break (snap, offset);
             }
         }
@@ -102,4 +107,113 @@ fn full_sync(shared: &Shared, link: Joining) {
             }
         }
     }
+}
+
+/// `REPLICAOF host port` (and `SLAVEOF`): follow that primary, replacing
+/// this server's dataset with its own; `REPLICAOF NO ONE`: a primary
+/// again, keeping the dataset.
+pub(crate) fn replicaof(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    if ctx.shared.cluster.is_some() {
+        return Err(CmdError::msg("ERR REPLICAOF not allowed in cluster mode."));
+    }
+    if is(&args[1], "no") && is(&args[2], "one") {
+        if ctx.shared.repl.is_replica() {
+            ctx.shared.repl.unfollow();
+            ctx.shared.hold_expiry();
+            tracing::info!("MASTER MODE enabled (user request)");
+        }
+        return Ok(Frame::ok());
+    }
+    if ctx.conn.replica {
+        return Err(CmdError::msg(
+            "ERR Command is not valid when client is a replica.",
+        ));
+    }
+    let port = super::parse::parse_i64(&args[2])
+        .filter(|p| (0..=65535).contains(p))
+        .ok_or_else(|| CmdError::msg("ERR Invalid master port"))?;
+    let host = String::from_utf8_lossy(&args[1]).into_owned();
+    if !ctx.shared.repl.follow(&host, port as u16) {
+        return Ok(Frame::simple("OK Already connected to specified master"));
+    }
+    ctx.shared.hold_expiry();
+    tracing::info!("REPLICAOF {host}:{port} enabled (user request)");
+    Ok(Frame::ok())
+}
+
+/// `REPLCONF option value ...`: what a replica tells its primary about
+/// itself (`listening-port`, `capa`, `ACK offset`). `ACK` has no reply.
+pub(crate) fn replconf(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    if args.len() % 2 == 0 {
+        return Err(CmdError::syntax());
+    }
+    let id = ctx.conn.handle.id;
+    for pair in args[1..].chunks(2) {
+        let (option, value) = (&pair[0], &pair[1]);
+        if is(option, "ack") {
+            let offset = super::parse::parse_i64(value).filter(|o| *o >= 0);
+            if let Some(offset) = offset {
+                ctx.shared.repl.acked(id, offset as u64);
+            }
+            // A replica's acknowledgement gets no reply.
+            ctx.conn.reply_skip = ctx.conn.reply_skip.max(1);
+            return Ok(Frame::Null);
+        } else if is(option, "listening-port") {
+            let port = super::parse::parse_i64(value)
+                .filter(|p| (0..=65535).contains(p))
+                .ok_or_else(|| CmdError::msg("ERR value is out of range"))?;
+            ctx.conn.listening_port = Some(port as u16);
+        } else if is(option, "getack") {
+            // Only a primary asks; a primary is not asked.
+            return Ok(Frame::Null);
+        } else if !["capa", "ip-address", "rdb-only", "rdb-filter-only"]
+            .iter()
+            .any(|known| is(option, known))
+        {
+            let name = String::from_utf8_lossy(option);
+            return Err(CmdError::msg(format!(
+                "ERR Unrecognized REPLCONF option: {name}"
+            )));
+        }
+    }
+    Ok(Frame::ok())
+}
+
+/// How often `WAIT` looks at the replicas' acknowledgements.
+const WAIT_POLL: Duration = Duration::from_millis(5);
+
+/// `WAIT numreplicas timeout`: blocks until that many replicas
+/// acknowledged every write made so far, or the timeout (milliseconds, 0
+/// for none) passes; replies how many did.
+pub(crate) fn wait(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let repl = &ctx.shared.repl;
+    if repl.is_replica() {
+        return Err(CmdError::msg("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated."));
+    }
+    let wanted = super::parse::parse_i64(&args[1])
+        .ok_or_else(|| CmdError::msg(super::error::NOT_INTEGER))?;
+    let timeout = super::parse::parse_i64(&args[2])
+        .ok_or_else(|| CmdError::msg("ERR timeout is not an integer or out of range"))?;
+    if timeout < 0 {
+        return Err(CmdError::msg("ERR timeout is negative"));
+    }
+    let target = repl.offset();
+    let count = || repl.acked_at_least(target) as i64;
+    if count() >= wanted || ctx.in_exec || ctx.in_script {
+        return Ok(Frame::Integer(count()));
+    }
+    let limit = ctx.shared.config().client_output_buffer_limit.replica;
+    repl.request_acks(limit);
+    let deadline =
+        (timeout > 0).then(|| std::time::Instant::now() + Duration::from_millis(timeout as u64));
+    let handle = ctx.conn.handle.clone();
+    let reached = crate::script::off_worker(|| loop {
+        let n = count();
+        let expired = deadline.is_some_and(|d| std::time::Instant::now() >= d);
+        if n >= wanted || expired || handle.kill.ended().is_some() {
+            return n;
+        }
+        std::thread::sleep(WAIT_POLL);
+    });
+    Ok(Frame::Integer(reached))
 }

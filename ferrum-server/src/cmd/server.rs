@@ -917,11 +917,11 @@ fn debug_object(ctx: &Ctx<'_>, key: &[u8]) -> CmdResult {
 /// `SHUTDOWN [NOSAVE | SAVE] [NOW] [FORCE] [ABORT]`: stops the server as
 /// SIGTERM does, saving first with `SAVE`, or without `NOSAVE` when save
 /// points are set; a failed save keeps the server up unless `FORCE`.
-/// There is never a shutdown in progress to abort (no replicas to wait
-/// for). While a script is busy only `SHUTDOWN NOSAVE` is served, as in
+/// Unless `NOW`, lagging replicas get up to `shutdown-timeout` seconds to
+/// catch up first (there is no `ABORT` of that wait). While a script is busy only `SHUTDOWN NOSAVE` is served, as in
 /// Redis; it stops the script even if it wrote.
 pub(crate) fn shutdown(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let (mut save, mut nosave, mut force) = (false, false, false);
+    let (mut save, mut nosave, mut force, mut now) = (false, false, false, false);
     for a in &args[1..] {
         if is(a, "save") {
             save = true;
@@ -931,7 +931,9 @@ pub(crate) fn shutdown(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             force = true;
         } else if is(a, "abort") {
             return Err(CmdError::msg(super::error::SHUTDOWN_NOT_IN_PROGRESS));
-        } else if !is(a, "now") {
+        } else if is(a, "now") {
+            now = true;
+        } else {
             return Err(CmdError::syntax());
         }
     }
@@ -939,6 +941,11 @@ pub(crate) fn shutdown(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         if let Some(busy) = super::gate::busy_text(ctx.shared) {
             return Err(CmdError::msg(busy));
         }
+    }
+    // Lagging replicas catch up first, unless NOW (or a busy script's
+    // SHUTDOWN NOSAVE, which must not wait).
+    if !now && !ctx.in_exec && !ctx.in_script {
+        ctx.shared.wait_for_replicas();
     }
     if !super::persist::save_for_shutdown(ctx.shared, save, nosave) && !force {
         return Err(CmdError::msg(super::error::SHUTDOWN_FAILED));
@@ -961,6 +968,22 @@ pub(crate) fn bgrewriteaof(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
 /// `ROLE`: always a master with no replicas.
 pub(crate) fn role(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     let repl = &ctx.shared.repl;
+    if let Some(f) = repl.following() {
+        use crate::replication::LinkStatus;
+        let state = match f.status() {
+            LinkStatus::Connect => "connect",
+            LinkStatus::Connecting => "connecting",
+            LinkStatus::Sync => "sync",
+            LinkStatus::Connected => "connected",
+        };
+        return Ok(Frame::Array(vec![
+            Frame::bulk("slave"),
+            Frame::Bulk(Bytes::from(f.host.clone())),
+            Frame::Integer(i64::from(f.port)),
+            Frame::bulk(state),
+            Frame::Integer(f.offset() as i64),
+        ]));
+    }
     let replicas = repl
         .replicas()
         .into_iter()

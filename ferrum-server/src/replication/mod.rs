@@ -27,11 +27,12 @@
 //! command.
 
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 use bytes::{BufMut, Bytes, BytesMut};
+use tokio_util::sync::CancellationToken;
 
 use crate::config::OutputBufferLimit;
 use crate::pubsub::{Subscriber, TrackingMsg};
@@ -43,14 +44,101 @@ pub(crate) struct Op {
     pub(crate) args: Vec<Bytes>,
 }
 
-/// The primary's replication state. One per server, in `Shared`.
+/// Starts the task that follows a primary (`crate::replica` supplies it,
+/// so this state does not depend on the connections that use it).
+pub(crate) type Linker = Box<dyn Fn(Arc<Following>) + Send + Sync>;
+
+/// The primary this server follows (`REPLICAOF host port`), and how far
+/// its link got. The link task updates it; `INFO` and `ROLE` read it.
 #[derive(Debug)]
+pub(crate) struct Following {
+    pub(crate) host: String,
+    pub(crate) port: u16,
+    /// Cancelled by `REPLICAOF NO ONE` or another primary: the link ends.
+    pub(crate) stop: CancellationToken,
+    status: AtomicU8,
+    /// The primary's stream offset this replica has applied.
+    offset: AtomicU64,
+    /// When the link last read from the primary (for
+    /// `master_last_io_seconds_ago`).
+    last_io: Mutex<Instant>,
+}
+
+/// Where a replica's link to its primary stands, as `ROLE` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum LinkStatus {
+    /// Waiting to connect (again).
+    Connect = 0,
+    /// Connecting and handshaking.
+    Connecting = 1,
+    /// Receiving and loading the snapshot.
+    Sync = 2,
+    /// Applying the stream.
+    Connected = 3,
+}
+
+impl Following {
+    pub(crate) fn status(&self) -> LinkStatus {
+        match self.status.load(Ordering::Relaxed) {
+            1 => LinkStatus::Connecting,
+            2 => LinkStatus::Sync,
+            3 => LinkStatus::Connected,
+            _ => LinkStatus::Connect,
+        }
+    }
+
+    pub(crate) fn set_status(&self, status: LinkStatus) {
+        self.status.store(status as u8, Ordering::Relaxed);
+    }
+
+    pub(crate) fn offset(&self) -> u64 {
+        self.offset.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn set_offset(&self, offset: u64) {
+        self.offset.store(offset, Ordering::Relaxed);
+    }
+
+    /// The link read something from the primary now.
+    pub(crate) fn heard(&self) {
+        *self.last_io.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
+    }
+
+    fn silent_secs(&self) -> u64 {
+        self.last_io
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .elapsed()
+            .as_secs()
+    }
+}
+
+/// The replication state: the replicas attached here and their stream,
+/// and the primary this server follows, if any. One per server, in
+/// `Shared`.
 pub(crate) struct Replication {
     /// Whether any replica is attached.
     active: AtomicBool,
+    /// Whether this server follows a primary (writes from clients are
+    /// refused while `replica-read-only`).
+    replica: AtomicBool,
     /// The replication ID, 40 hex digits, new at each start.
     replid: String,
     inner: Mutex<Inner>,
+    following: Mutex<Option<Arc<Following>>>,
+    linker: OnceLock<Linker>,
+    /// While a shutdown waits for replicas: until when.
+    shutdown_deadline: Mutex<Option<Instant>>,
+}
+
+impl std::fmt::Debug for Replication {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Replication")
+            .field("active", &self.active)
+            .field("replica", &self.replica)
+            .finish_non_exhaustive()
+    }
 }
 
 #[derive(Debug)]
@@ -77,6 +165,12 @@ struct Link {
     /// The stream sent while the replica's snapshot is still being
     /// made, held for after it; `None` once the snapshot went.
     held: Option<Vec<Bytes>>,
+    /// The port the replica listens on (`REPLCONF listening-port`).
+    listening_port: Option<u16>,
+    /// The offset the replica last acknowledged (`REPLCONF ACK`).
+    acked: u64,
+    /// When it last did.
+    acked_at: Instant,
 }
 
 /// No limit: the snapshot and what was held for it go out whole.
@@ -100,6 +194,10 @@ impl Replication {
         });
         Replication {
             active: AtomicBool::new(false),
+            replica: AtomicBool::new(false),
+            following: Mutex::new(None),
+            linker: OnceLock::new(),
+            shutdown_deadline: Mutex::new(None),
             replid,
             inner: Mutex::new(Inner {
                 links: Vec::new(),
@@ -149,6 +247,9 @@ impl Replication {
             addr,
             inbox: Arc::downgrade(inbox),
             held: Some(Vec::new()),
+            listening_port: None,
+            acked: 0,
+            acked_at: Instant::now(),
         });
         // The new replica's stream must say which database comes first.
         inner.db = None;
@@ -270,12 +371,30 @@ impl Replication {
         });
     }
 
-    /// `INFO replication`'s lines about the replicas and the stream.
+    /// `INFO replication`'s section, after its header.
     pub(crate) fn info(&self, out: &mut String) {
+        let following = self.following();
+        match &following {
+            None => out.push_str("role:master\r\n"),
+            Some(f) => {
+                let up = f.status() == LinkStatus::Connected;
+                let _ = write!(
+                    out,
+                    "role:slave\r\nmaster_host:{}\r\nmaster_port:{}\r\nmaster_link_status:{}\r\nmaster_last_io_seconds_ago:{}\r\nmaster_sync_in_progress:{}\r\nslave_read_repl_offset:{}\r\nslave_repl_offset:{}\r\nslave_priority:100\r\nslave_read_only:1\r\nreplica_announced:1\r\n",
+                    f.host,
+                    f.port,
+                    if up { "up" } else { "down" },
+                    if up { f.silent_secs() as i64 } else { -1 },
+                    u8::from(f.status() == LinkStatus::Sync),
+                    f.offset(),
+                    f.offset(),
+                );
+            }
+        }
         let inner = self.lock();
         let _ = write!(out, "connected_slaves:{}\r\n", inner.links.len());
         for (i, link) in inner.links.iter().enumerate() {
-            let (ip, port) = link.addr.rsplit_once(':').unwrap_or((&link.addr, "0"));
+            let (ip, port) = link_address(link);
             let state = if link.held.is_some() {
                 "wait_bgsave"
             } else {
@@ -283,18 +402,96 @@ impl Replication {
             };
             let _ = write!(
                 out,
-                "slave{i}:ip={ip},port={port},state={state},offset={},lag=0\r\n",
-                inner.offset
+                "slave{i}:ip={ip},port={port},state={state},offset={},lag={}\r\n",
+                link.acked,
+                link.acked_at.elapsed().as_secs()
             );
         }
+        let offset = following.as_ref().map_or(inner.offset, |f| f.offset());
         let _ = write!(
             out,
-            "master_failover_state:no-failover\r\nmaster_replid:{}\r\nmaster_replid2:0000000000000000000000000000000000000000\r\nmaster_repl_offset:{}\r\nsecond_repl_offset:-1\r\n",
-            self.replid, inner.offset
+            "master_failover_state:no-failover\r\nmaster_replid:{}\r\nmaster_replid2:0000000000000000000000000000000000000000\r\nmaster_repl_offset:{offset}\r\nsecond_repl_offset:-1\r\n",
+            self.replid
         );
     }
 
-    /// `ROLE`'s list of replicas: address, port and offset of each.
+    /// Before the server stops: waits up to `timeout` for every replica
+    /// to acknowledge the whole stream (Redis 7's `shutdown-timeout`),
+    /// asking them to, and logs how many did. `deadline` is published
+    /// meanwhile (`shutdown_in_milliseconds`).
+    pub(crate) fn wait_before_shutdown(&self, timeout: Duration, limit: OutputBufferLimit) {
+        let (target, total) = {
+            let inner = self.lock();
+            (inner.offset, inner.links.len())
+        };
+        if total == 0 || timeout.is_zero() {
+            return;
+        }
+        let deadline = Instant::now() + timeout;
+        *self
+            .shutdown_deadline
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some(deadline);
+        tracing::warn!("Waiting for replicas before shutting down.");
+        self.request_acks(limit);
+        while self.acked_at_least(target) < total && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let inner = self.lock();
+        for l in inner.links.iter().filter(|l| l.acked < target) {
+            let (ip, port) = link_address(l);
+            tracing::warn!(
+                "Lagging replica {ip}:{port} reported offset {} behind master, lag={}, state=online.",
+                target - l.acked,
+                l.acked_at.elapsed().as_secs()
+            );
+        }
+        let synced = inner.links.iter().filter(|l| l.acked >= target).count();
+        tracing::warn!("{synced} of {total} replicas are in sync when shutting down.");
+        drop(inner);
+        *self
+            .shutdown_deadline
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
+    /// Milliseconds left of a shutdown's wait for replicas, 0 for none.
+    pub(crate) fn shutdown_in_ms(&self) -> u64 {
+        let deadline = *self
+            .shutdown_deadline
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        deadline.map_or(0, |d| {
+            d.saturating_duration_since(Instant::now())
+                .as_millis()
+                .max(1) as u64
+        })
+    }
+
+    /// How many replicas are attached (they are not counted as clients).
+    pub(crate) fn replica_count(&self) -> usize {
+        if !self.active() {
+            return 0;
+        }
+        self.lock().links.len()
+    }
+
+    /// Bytes of stream waiting for the replicas: held for those still
+    /// syncing, and queued or unwritten for the others
+    /// (`mem_total_replication_buffers`).
+    pub(crate) fn buffered_bytes(&self) -> usize {
+        let inner = self.lock();
+        inner
+            .links
+            .iter()
+            .map(|l| match &l.held {
+                Some(held) => held.iter().map(Bytes::len).sum(),
+                None => l.inbox.upgrade().map_or(0, |i| i.waiting_bytes()),
+            })
+            .sum()
+    }
+
+    /// `ROLE`'s list of replicas: address, port and acknowledged offset.
     pub(crate) fn replicas(&self) -> Vec<(String, String, u64)> {
         let inner = self.lock();
         inner
@@ -302,11 +499,127 @@ impl Replication {
             .iter()
             .filter(|l| l.held.is_none())
             .map(|l| {
-                let (ip, port) = l.addr.rsplit_once(':').unwrap_or((&l.addr, "0"));
-                (ip.to_owned(), port.to_owned(), inner.offset)
+                let (ip, port) = link_address(l);
+                (ip, port, l.acked)
             })
             .collect()
     }
+
+    /// `REPLCONF listening-port`: where replica `id` accepts connections.
+    pub(crate) fn set_listening_port(&self, id: u64, port: u16) -> bool {
+        let mut inner = self.lock();
+        let link = inner.links.iter_mut().find(|l| l.id == id);
+        link.map(|l| l.listening_port = Some(port)).is_some()
+    }
+
+    /// `REPLCONF ACK offset` from replica `id`.
+    pub(crate) fn acked(&self, id: u64, offset: u64) {
+        let mut inner = self.lock();
+        if let Some(l) = inner.links.iter_mut().find(|l| l.id == id) {
+            l.acked = l.acked.max(offset);
+            l.acked_at = Instant::now();
+        }
+    }
+
+    /// How many replicas acknowledged the stream up to `offset`.
+    pub(crate) fn acked_at_least(&self, offset: u64) -> usize {
+        let inner = self.lock();
+        inner
+            .links
+            .iter()
+            .filter(|l| l.held.is_none() && l.acked >= offset)
+            .count()
+    }
+
+    /// Asks every replica to acknowledge what it applied (`REPLCONF
+    /// GETACK *`, which `WAIT` sends).
+    pub(crate) fn request_acks(&self, limit: OutputBufferLimit) {
+        let mut inner = self.lock();
+        if inner.links.is_empty() {
+            return;
+        }
+        let mut out = BytesMut::new();
+        let words = [b"REPLCONF".as_slice(), b"GETACK", b"*"];
+        encode(&mut out, &words.map(Bytes::from_static));
+        Self::send(&mut inner, out.freeze(), limit);
+    }
+
+    /// Supplies the task that follows a primary; once, at start-up.
+    pub(crate) fn set_linker(&self, linker: Linker) {
+        let _ = self.linker.set(linker);
+    }
+
+    /// Whether this server follows a primary: one relaxed load.
+    pub(crate) fn is_replica(&self) -> bool {
+        self.replica.load(Ordering::Relaxed)
+    }
+
+    /// The primary followed, if any.
+    pub(crate) fn following(&self) -> Option<Arc<Following>> {
+        self.following
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// `REPLICAOF host port`: follows that primary from now on, ending the
+    /// link to any other. `false` when it follows that one already.
+    pub(crate) fn follow(&self, host: &str, port: u16) -> bool {
+        let mut following = self.following.lock().unwrap_or_else(|p| p.into_inner());
+        if following
+            .as_ref()
+            .is_some_and(|f| f.host.eq_ignore_ascii_case(host) && f.port == port)
+        {
+            return false;
+        }
+        if let Some(old) = following.take() {
+            old.stop.cancel();
+        }
+        let f = Arc::new(Following {
+            host: host.to_owned(),
+            port,
+            stop: CancellationToken::new(),
+            status: AtomicU8::new(LinkStatus::Connect as u8),
+            offset: AtomicU64::new(0),
+            last_io: Mutex::new(Instant::now()),
+        });
+        *following = Some(f.clone());
+        self.replica.store(true, Ordering::Relaxed);
+        drop(following);
+        if let Some(linker) = self.linker.get() {
+            linker(f);
+        }
+        true
+    }
+
+    /// `REPLICAOF NO ONE`: a primary again, the dataset kept.
+    pub(crate) fn unfollow(&self) {
+        let mut following = self.following.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(old) = following.take() {
+            old.stop.cancel();
+        }
+        self.replica.store(false, Ordering::Relaxed);
+    }
+
+    /// Ends every replica's link (their dataset is no longer this one's:
+    /// a full sync from a new primary replaced it). Returns their ids.
+    pub(crate) fn drop_replicas(&self, store: &ferrum_store::Store) -> Vec<u64> {
+        let mut inner = self.lock();
+        let ids = inner.links.iter().map(|l| l.id).collect();
+        inner.links.clear();
+        self.idle_if_alone(store, &mut inner);
+        ids
+    }
+}
+
+/// A replica's address as `INFO` shows it: its IP, and the port it
+/// listens on if it said so (else the one it connected from).
+fn link_address(link: &Link) -> (String, String) {
+    let (ip, port) = link.addr.rsplit_once(':').unwrap_or((&link.addr, "0"));
+    let port = link
+        .listening_port
+        .map_or_else(|| port.to_owned(), |p| p.to_string());
+    (ip.to_owned(), port)
 }
 
 impl Default for Replication {

@@ -204,3 +204,83 @@ fn snapshot_and_stream_together_rebuild_the_dataset_under_concurrent_writes() {
     assert_eq!(size(&mut d), size(&mut c));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Waits until `c`'s `INFO replication` has `field:value`.
+fn wait_for(c: &mut redis::Connection, field: &str, value: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while info_fields(c, "replication").get(field).map(String::as_str) != Some(value) {
+        if std::time::Instant::now() > deadline {
+            let role: redis::Value = run(c, &["ROLE"]).unwrap();
+            panic!("{field} never became {value}: ROLE {role:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn a_replica_follows_its_primary_until_told_otherwise() {
+    let primary = TestServer::start();
+    let replica = TestServer::start();
+    let mut p = primary.client();
+    let mut r = replica.client();
+    let _: () = run(&mut p, &["SET", "before", "1"]).unwrap();
+    let _: () = run(&mut r, &["SET", "replaced", "1"]).unwrap();
+    let port = primary.addr.port().to_string();
+    let _: () = run(&mut r, &["REPLICAOF", "127.0.0.1", &port]).unwrap();
+    let again: String = run(&mut r, &["REPLICAOF", "127.0.0.1", &port]).unwrap();
+    assert_eq!(again, "OK Already connected to specified master");
+    wait_for(&mut r, "master_link_status", "up");
+    let _: () = run(&mut p, &["SET", "after", "2", "EX", "100"]).unwrap();
+    let _: i64 = run(&mut p, &["RPUSH", "l", "a", "b"]).unwrap();
+    let acked: i64 = run(&mut p, &["WAIT", "1", "5000"]).unwrap();
+    assert_eq!(acked, 1);
+    // The primary's dataset replaced the replica's own.
+    let keys: Vec<String> = crate::common::sorted(run(&mut r, &["KEYS", "*"]).unwrap());
+    assert_eq!(keys, ["after", "before", "l"]);
+    let ttl: i64 = run(&mut r, &["TTL", "after"]).unwrap();
+    assert!((90..=100).contains(&ttl), "{ttl}");
+    assert_eq!(
+        crate::common::err(&mut r, &["SET", "x", "1"]),
+        "READONLY You can't write against a read only replica."
+    );
+    let offset =
+        |c: &mut redis::Connection| info_fields(c, "replication")["master_repl_offset"].clone();
+    assert_eq!(offset(&mut r), offset(&mut p));
+    let role: Vec<redis::Value> = run(&mut r, &["ROLE"]).unwrap();
+    assert_eq!(role[0], redis::Value::BulkString(b"slave".to_vec()));
+    assert_eq!(info_fields(&mut p, "replication")["connected_slaves"], "1");
+
+    let _: () = run(&mut r, &["REPLICAOF", "NO", "ONE"]).unwrap();
+    let _: () = run(&mut r, &["SET", "x", "1"]).unwrap();
+    let kept: Option<String> = run(&mut r, &["GET", "before"]).unwrap();
+    assert_eq!(kept.as_deref(), Some("1"));
+}
+
+#[test]
+fn a_replica_cut_off_from_its_primary_serves_stale_data_only_if_allowed() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let _: () = run(&mut c, &["SET", "k", "v"]).unwrap();
+    // Nothing listens on port 1: the link stays down.
+    let _: () = run(&mut c, &["REPLICAOF", "127.0.0.1", "1"]).unwrap();
+    let v: Option<String> = run(&mut c, &["GET", "k"]).unwrap();
+    assert_eq!(v.as_deref(), Some("v"));
+    assert_eq!(
+        crate::common::err(&mut c, &["WAIT", "0", "0"])
+            .split('.')
+            .next()
+            .unwrap(),
+        "ERR WAIT cannot be used with replica instances"
+    );
+    let _: () = run(&mut c, &["CONFIG", "SET", "replica-serve-stale-data", "no"]).unwrap();
+    let refused =
+        "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
+    assert_eq!(crate::common::err(&mut c, &["GET", "k"]), refused);
+    assert_eq!(
+        info_fields(&mut c, "replication")["master_link_status"],
+        "down"
+    );
+    let _: () = run(&mut c, &["REPLICAOF", "NO", "ONE"]).unwrap();
+    let v: Option<String> = run(&mut c, &["GET", "k"]).unwrap();
+    assert_eq!(v.as_deref(), Some("v"));
+}
