@@ -150,7 +150,7 @@ impl Server {
             store,
             normal_obuf,
             acl,
-            lacks_good_replicas: AtomicBool::new(config.lacks_good_replicas()),
+            lacks_good_replicas: AtomicBool::new(config.lacks_good_replicas(|_| 0)),
             debug_command: config.enable_debug_command,
             config: RwLock::new(config),
             clients: ClientRegistry::default(),
@@ -184,6 +184,14 @@ impl Server {
         shared
             .repl
             .set_linker(crate::replica::linker(Arc::downgrade(&shared)));
+        // `replicaof host port` in the configuration: a replica from the start.
+        let primary = shared.config().stored_value("replicaof").to_owned();
+        if let Some((host, port)) = primary.split_once(' ') {
+            if let Ok(port) = port.parse() {
+                shared.repl.follow(host, port);
+                shared.hold_expiry();
+            }
+        }
         Ok(Server { metrics, shared })
     }
 
@@ -399,6 +407,7 @@ async fn expire_loop(shared: Arc<Shared>, shutdown: CancellationToken) {
         // until then reads see them as gone, as in Redis.
         let replica = shared.repl.is_replica();
         shared.hold_expiry();
+        shared.refresh_good_replicas();
         let active = shared
             .active_expire
             .load(std::sync::atomic::Ordering::Relaxed)

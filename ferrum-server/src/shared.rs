@@ -149,6 +149,17 @@ impl Shared {
         crate::script::off_worker(|| self.repl.wait_before_shutdown(timeout, limit));
     }
 
+    /// Recounts the replicas in good standing for `min-replicas-to-write`
+    /// (on every expiry tick, as Redis's replication cron does each
+    /// second).
+    pub(crate) fn refresh_good_replicas(&self) {
+        let lacks = self
+            .config()
+            .lacks_good_replicas(|lag| self.repl.good_replicas(lag));
+        self.lacks_good_replicas
+            .store(lacks, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// Reads see expired keys as gone without removing them while clients
     /// are paused (the dataset must not change) or while this server is a
     /// replica (its primary sends the `DEL`).

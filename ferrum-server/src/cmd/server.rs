@@ -270,9 +270,10 @@ fn config_set(ctx: &mut Ctx<'_>, pairs: &[Bytes]) -> CmdResult {
             .acl
             .set_default_password(config.requirepass.as_deref());
     }
+    let good = |lag| shared.repl.good_replicas(lag);
     shared
         .lacks_good_replicas
-        .store(config.lacks_good_replicas(), Ordering::Relaxed);
+        .store(config.lacks_good_replicas(good), Ordering::Relaxed);
     shared
         .normal_obuf
         .install(config.client_output_buffer_limit.normal);

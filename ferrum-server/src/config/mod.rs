@@ -487,12 +487,14 @@ impl Config {
             .unwrap_or(5000)
     }
 
-    /// Whether writes are refused for want of replicas: Redis refuses them
-    /// when `min-replicas-to-write` and `min-replicas-max-lag` are both
-    /// set and fewer replicas are in good standing, and FerrumKV has none.
-    pub(crate) fn lacks_good_replicas(&self) -> bool {
-        let set = |name| self.stored_value(name).parse::<u64>().is_ok_and(|n| n > 0);
-        set("min-replicas-to-write") && set("min-replicas-max-lag")
+    /// Whether writes are refused for want of replicas, with `good` of
+    /// them in good standing (acknowledged within `min-replicas-max-lag`
+    /// seconds): Redis refuses them when `min-replicas-to-write` and
+    /// `min-replicas-max-lag` are both set and fewer replicas are good.
+    pub(crate) fn lacks_good_replicas(&self, good: impl FnOnce(u64) -> usize) -> bool {
+        let get = |name| self.stored_value(name).parse::<u64>().unwrap_or(0);
+        let (min, lag) = (get("min-replicas-to-write"), get("min-replicas-max-lag"));
+        min > 0 && lag > 0 && (good(lag) as u64) < min
     }
 
     /// `tracking-table-max-keys` (0: unlimited).

@@ -52,7 +52,7 @@ impl Allowed {
 pub(super) const MAX_BIND_ADDRS: usize = 16;
 
 /// `replicaof host port` (or `no one`), checked as Redis checks it and
-/// stored: FerrumKV does not replicate.
+/// stored: the server follows that primary from its start.
 pub(super) fn set_replicaof(config: &mut Config, words: Vec<String>) -> Result<(), String> {
     // No words (the default, or `""` as `CONFIG GET` renders it): not a
     // replica.

@@ -468,6 +468,20 @@ impl Replication {
         })
     }
 
+    /// Replicas online that acknowledged within `max_lag` seconds
+    /// (`min-replicas-to-write`'s good ones).
+    pub(crate) fn good_replicas(&self, max_lag: u64) -> usize {
+        if !self.active() {
+            return 0;
+        }
+        let inner = self.lock();
+        inner
+            .links
+            .iter()
+            .filter(|l| l.held.is_none() && l.acked_at.elapsed().as_secs() <= max_lag)
+            .count()
+    }
+
     /// How many replicas are attached (they are not counted as clients).
     pub(crate) fn replica_count(&self) -> usize {
         if !self.active() {

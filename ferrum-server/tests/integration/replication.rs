@@ -250,6 +250,27 @@ fn a_replica_follows_its_primary_until_told_otherwise() {
     assert_eq!(role[0], redis::Value::BulkString(b"slave".to_vec()));
     assert_eq!(info_fields(&mut p, "replication")["connected_slaves"], "1");
 
+    // min-replicas-to-write counts the replicas that acknowledge in time.
+    let set = |c: &mut redis::Connection, name: &str, v: &str| {
+        let _: () = run(c, &["CONFIG", "SET", name, v]).unwrap();
+    };
+    set(&mut p, "min-replicas-max-lag", "10");
+    set(&mut p, "min-replicas-to-write", "1");
+    let _: () = run(&mut p, &["SET", "guarded", "1"]).unwrap();
+    set(&mut p, "min-replicas-to-write", "2");
+    assert_eq!(
+        crate::common::err(&mut p, &["SET", "guarded", "2"]),
+        "NOREPLICAS Not enough good replicas to write."
+    );
+    set(&mut p, "min-replicas-to-write", "0");
+
+    // `replicaof` in the configuration: a replica from the start.
+    let configured = TestServer::start_with(&["--replicaof", "127.0.0.1", &port]);
+    let mut c = configured.client();
+    wait_for(&mut c, "master_link_status", "up");
+    let got: Option<String> = run(&mut c, &["GET", "before"]).unwrap();
+    assert_eq!(got.as_deref(), Some("1"));
+
     let _: () = run(&mut r, &["REPLICAOF", "NO", "ONE"]).unwrap();
     let _: () = run(&mut r, &["SET", "x", "1"]).unwrap();
     let kept: Option<String> = run(&mut r, &["GET", "before"]).unwrap();
