@@ -119,6 +119,15 @@ pub(crate) fn is(arg: &[u8], word: &str) -> bool {
     arg.eq_ignore_ascii_case(word.as_bytes())
 }
 
+/// A command line from words, for tests.
+#[cfg(test)]
+pub(crate) fn argv(words: &[&str]) -> Vec<Bytes> {
+    words
+        .iter()
+        .map(|w| Bytes::copy_from_slice(w.as_bytes()))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -148,13 +148,7 @@ impl ExactSizeIterator for Args<'_> {}
 mod tests {
     use super::*;
     use crate::error::{NOT_INTEGER, SYNTAX};
-
-    fn argv(words: &[&str]) -> Vec<Bytes> {
-        words
-            .iter()
-            .map(|w| Bytes::copy_from_slice(w.as_bytes()))
-            .collect()
-    }
+    use crate::parse::argv;
 
     fn text(e: CmdError) -> String {
         e.to_string()

@@ -514,13 +514,7 @@ fn nested_len(reply: &Frame) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn args(words: &[&str]) -> Vec<Bytes> {
-        words
-            .iter()
-            .map(|w| Bytes::copy_from_slice(w.as_bytes()))
-            .collect()
-    }
+    use crate::parse::argv as args;
 
     #[test]
     fn set_with_nx_or_xx_happened_only_when_its_reply_says_so() {

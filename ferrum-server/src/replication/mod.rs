@@ -675,13 +675,7 @@ pub(crate) fn encode(out: &mut BytesMut, args: &[Bytes]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn args(words: &[&str]) -> Vec<Bytes> {
-        words
-            .iter()
-            .map(|w| Bytes::copy_from_slice(w.as_bytes()))
-            .collect()
-    }
+    use crate::parse::argv as args;
 
     #[test]
     fn encode_writes_an_array_of_bulk_strings() {
