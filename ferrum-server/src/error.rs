@@ -376,6 +376,9 @@ pub(crate) const NOT_ALLOWED: &str = "ERR This Redis command is not allowed from
 /// A write from `EVAL_RO`, `FCALL_RO` or a `no-writes` script.
 pub(crate) const WRITE_FROM_READ_ONLY: &str =
     "ERR Write commands are not allowed from read-only scripts.";
+/// `redis.call` of a command not flagged `stale` on a replica whose link
+/// is down, under `replica-serve-stale-data no`.
+pub(crate) const STALE_FROM_SCRIPT: &str = "ERR Can not execute the command on a stale replica";
 /// What a killed script fails with (the handler adds `ERR `).
 pub(crate) const KILLED: &str = "Script killed by user with SCRIPT KILL...";
 /// A write after a failed background save, with save points and

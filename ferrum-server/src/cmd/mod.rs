@@ -298,20 +298,23 @@ fn prepare(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Result<Prepared, CmdError> {
     if !loading_ok && ctx.shared.persistence.loading.active() {
         return Err(CmdError::msg(error::LOADING));
     }
-    if ctx.shared.repl.is_replica() && !ctx.conn.primary_link && refused_stale(ctx, spec) {
-        if spec.name == "exec" {
-            ctx.conn.multi = None;
-            ctx.conn.watched.clear();
-            return Err(CmdError::msg(error::execabort_because(error::MASTERDOWN)));
+    if ctx.shared.repl.is_replica() && !ctx.conn.primary_link {
+        let flags = call_flags(ctx, spec, sub, args);
+        if refused_stale(ctx, spec, flags) {
+            if spec.name == "exec" {
+                ctx.conn.multi = None;
+                ctx.conn.watched.clear();
+                return Err(CmdError::msg(error::execabort_because(error::MASTERDOWN)));
+            }
+            return Err(CmdError::msg(error::MASTERDOWN));
         }
-        return Err(CmdError::msg(error::MASTERDOWN));
+        if flags & flag::WRITE != 0 && read_only_replica(ctx) {
+            return Err(CmdError::msg(error::READONLY));
+        }
     }
     if spec.has(flag::WRITE) {
         if let Some(refusal) = ctx.shared.refuses_writes() {
             return Err(CmdError::msg(refusal));
-        }
-        if ctx.shared.repl.is_replica() && !ctx.conn.primary_link && read_only_replica(ctx) {
-            return Err(CmdError::msg(error::READONLY));
         }
     }
     if ctx.conn.multi.is_some() {
@@ -346,31 +349,65 @@ fn prepare(ctx: &mut Ctx<'_>, args: &[Bytes]) -> Result<Prepared, CmdError> {
     Ok(Prepared::Run(spec))
 }
 
-/// Whether a replica whose link is down refuses `spec` (or an `EXEC` of a
-/// queue holding such a command): all but the commands flagged `stale`
-/// while `replica-serve-stale-data` is `no`.
-fn refused_stale(ctx: &Ctx<'_>, spec: &CommandSpec) -> bool {
-    let up = ctx
-        .shared
-        .repl
-        .following()
-        .is_some_and(|f| f.status() == crate::replication::LinkStatus::Connected);
-    if up || ctx.shared.config().stored_value("replica-serve-stale-data") != "no" {
+/// The flags a call runs under, as Redis's `getCommandFlags` gives them: a
+/// subcommand's own, and for a script or function with declared flags,
+/// `write` unless `no-writes` and `stale` only with `allow-stale` (an
+/// `EVAL` without a shebang is never run on a stale replica).
+fn call_flags(
+    ctx: &Ctx<'_>,
+    spec: &CommandSpec,
+    sub: Option<&category::SubcommandSpec>,
+    args: &[Bytes],
+) -> u32 {
+    use crate::script::Kind;
+    let flags = sub.map_or(spec.flags, |s| s.flags);
+    let kind = match spec.name {
+        "eval" | "evalsha" | "eval_ro" | "evalsha_ro" => Kind::Eval,
+        "fcall" | "fcall_ro" => Kind::Function,
+        _ => return flags,
+    };
+    match ctx.shared.scripting.flags_of(kind, args) {
+        Some(f) if f.declared => {
+            let write = if f.no_writes { 0 } else { flag::WRITE };
+            let stale = if f.allow_stale { flag::STALE } else { 0 };
+            (flags & !flag::STALE) | write | stale
+        }
+        _ => flags & !flag::STALE,
+    }
+}
+
+/// Whether a replica whose link is down refuses a call with `flags` (or
+/// an `EXEC` of a queue holding such a command): all but the commands
+/// flagged `stale` while `replica-serve-stale-data` is `no`.
+fn refused_stale(ctx: &Ctx<'_>, spec: &CommandSpec, flags: u32) -> bool {
+    if !serving_stale_refused(ctx.shared) {
         return false;
     }
-    let stale_ok = |s: &CommandSpec| s.has(flag::STALE);
     if spec.name == "exec" {
         return ctx.conn.multi.as_ref().is_some_and(|queue| {
-            queue
-                .iter()
-                .any(|args| ctx.shared.command(&args[0]).is_some_and(|s| !stale_ok(s)))
+            queue.iter().any(|args| {
+                ctx.shared
+                    .command(&args[0])
+                    .is_some_and(|s| !s.has(flag::STALE))
+            })
         });
     }
-    !stale_ok(spec)
+    flags & flag::STALE == 0
+}
+
+/// Whether a replica's link to its primary is down and
+/// `replica-serve-stale-data no` asks it to refuse what is not `stale`.
+pub(crate) fn serving_stale_refused(shared: &Shared) -> bool {
+    shared.repl.is_replica()
+        && shared
+            .repl
+            .following()
+            .is_some_and(|f| f.status() != crate::replication::LinkStatus::Connected)
+        && shared.config().stored_value("replica-serve-stale-data") == "no"
 }
 
 /// Whether this replica refuses its clients' writes (`replica-read-only`).
-fn read_only_replica(ctx: &Ctx<'_>) -> bool {
+pub(crate) fn read_only_replica(ctx: &Ctx<'_>) -> bool {
     ctx.shared.config().stored_value("replica-read-only") == "yes"
 }
 

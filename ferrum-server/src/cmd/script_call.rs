@@ -10,7 +10,8 @@ use ferrum_proto::{Frame, Protocol};
 use super::Ctx;
 use crate::command::{flag, CommandSpec};
 use crate::error::{
-    block_from_script, NOT_ALLOWED, UNKNOWN_COMMAND, WRITE_FROM_READ_ONLY, WRONG_ARITY,
+    block_from_script, NOT_ALLOWED, STALE_FROM_SCRIPT, UNKNOWN_COMMAND, WRITE_FROM_READ_ONLY,
+    WRONG_ARITY,
 };
 use crate::script::{CallState, Caller, Engine, Invocation};
 
@@ -112,6 +113,15 @@ fn admit(
     }
     if (spec.has(flag::WRITE) || super::may_replicate(spec)) && st.read_only {
         return Err(WRITE_FROM_READ_ONLY.to_owned());
+    }
+    // On a replica, as Redis's `scriptCall` checks.
+    if ctx.shared.repl.is_replica() && !ctx.conn.primary_link {
+        if spec.has(flag::WRITE) && super::read_only_replica(ctx) {
+            return Err(crate::error::READONLY.to_owned());
+        }
+        if !spec.has(flag::STALE) && super::serving_stale_refused(ctx.shared) {
+            return Err(STALE_FROM_SCRIPT.to_owned());
+        }
     }
     if spec.has(flag::WRITE) {
         if let Some(refusal) = ctx.shared.refuses_writes() {

@@ -180,11 +180,21 @@ impl Engine {
     /// script or function declares `no-writes`. A script not cached yet is
     /// judged by its shebang; an unknown SHA-1 or function may write.
     pub(crate) fn may_write(&self, kind: Kind, args: &[Bytes]) -> bool {
-        let Some(name) = args.get(1) else {
-            return true;
-        };
-        let flags = match kind {
-            Kind::Function => self.libraries.function(name).map(|(reg, _)| reg.flags),
+        !self
+            .flags_of(kind, args)
+            .is_some_and(|f| f.declared && f.no_writes)
+    }
+
+    /// The flags of the script or function the `EVAL`/`EVALSHA`/`FCALL`
+    /// line `args` runs, if it is known; a function's always count as
+    /// declared (functions have no compatibility mode).
+    pub(crate) fn flags_of(&self, kind: Kind, args: &[Bytes]) -> Option<ScriptFlags> {
+        let name = args.get(1)?;
+        match kind {
+            Kind::Function => self.libraries.function(name).map(|(reg, _)| ScriptFlags {
+                declared: true,
+                ..reg.flags
+            }),
             Kind::Eval if args[0].len() == 4 => {
                 let cached = self.scripts.get(&sha1_hex(name)).copied();
                 cached.or_else(|| script_shebang(name).ok().map(|(flags, _)| flags))
@@ -192,8 +202,7 @@ impl Engine {
             Kind::Eval => std::str::from_utf8(name)
                 .ok()
                 .and_then(|sha| self.scripts.get(&sha.to_ascii_lowercase()).copied()),
-        };
-        !flags.is_some_and(|f| f.declared && f.no_writes)
+        }
     }
 
     /// Whether the script of this SHA-1 (any case) is cached.

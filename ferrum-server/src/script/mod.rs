@@ -191,6 +191,16 @@ impl Scripting {
         }
     }
 
+    /// The flags of the script `args` runs (see [`Engine::flags_of`]);
+    /// `None` while a script holds the VM, or when it is not known.
+    pub(crate) fn flags_of(&self, kind: Kind, args: &[Bytes]) -> Option<ScriptFlags> {
+        match self.engine.try_lock() {
+            Ok(engine) => engine.flags_of(kind, args),
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner().flags_of(kind, args),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        }
+    }
+
     /// The VM. Scripts hold it while they run; everything else holds it
     /// for microseconds.
     pub(crate) fn engine(&self) -> MutexGuard<'_, Engine> {

@@ -301,6 +301,40 @@ fn a_replica_cut_off_from_its_primary_serves_stale_data_only_if_allowed() {
         info_fields(&mut c, "replication")["master_link_status"],
         "down"
     );
+    // A function runs on a stale replica only if it allows it, and what
+    // it calls must allow it too; one that may write is refused.
+    let _: () = run(
+        &mut c,
+        &["CONFIG", "SET", "replica-serve-stale-data", "yes"],
+    )
+    .unwrap();
+    let code = "#!lua name=lib
+        redis.register_function{function_name='stale', callback=function() return 'ok' end, flags={'allow-stale', 'no-writes'}}
+        redis.register_function{function_name='get', callback=function() return redis.call('get', 'k') end, flags={'allow-stale', 'no-writes'}}
+        redis.register_function{function_name='fresh', callback=function() return 'ok' end, flags={'no-writes'}}
+        redis.register_function{function_name='writes', callback=function() return redis.call('set', 'k', 'w') end}";
+    let readonly = "READONLY You can't write against a read only replica.";
+    assert_eq!(
+        crate::common::err(&mut c, &["FUNCTION", "LOAD", code]),
+        readonly
+    );
+    let _: () = run(&mut c, &["REPLICAOF", "NO", "ONE"]).unwrap();
+    let _: String = run(&mut c, &["FUNCTION", "LOAD", code]).unwrap();
+    let _: () = run(&mut c, &["REPLICAOF", "127.0.0.1", "1"]).unwrap();
+    assert_eq!(
+        crate::common::err(&mut c, &["FCALL", "writes", "0"]),
+        readonly
+    );
+    let _: () = run(&mut c, &["CONFIG", "SET", "replica-serve-stale-data", "no"]).unwrap();
+    let ok: String = run(&mut c, &["FCALL", "stale", "0"]).unwrap();
+    assert_eq!(ok, "ok");
+    assert_eq!(
+        crate::common::err(&mut c, &["FCALL", "fresh", "0"]),
+        refused
+    );
+    assert!(crate::common::err(&mut c, &["FCALL", "get", "0"])
+        .starts_with("ERR Can not execute the command on a stale replica"));
+
     let _: () = run(&mut c, &["REPLICAOF", "NO", "ONE"]).unwrap();
     let v: Option<String> = run(&mut c, &["GET", "k"]).unwrap();
     assert_eq!(v.as_deref(), Some("v"));
