@@ -498,7 +498,11 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
     // raises its event and invalidation, as after a write. A script or a
     // transaction was let in whole: its commands are not refused one by
     // one.
-    if !ctx.in_script && !ctx.in_exec {
+    let top_level = !(ctx.in_script || ctx.in_exec);
+    // No replica attaches while a command holds the gate (a full sync
+    // takes its write side), so one load serves the whole command.
+    let replicating = ctx.shared.repl.active();
+    if top_level {
         let fits = notify::reserve_for_write(ctx.shared, ctx.now);
         if let (Err(e), true) = (fits, spec.has(flag::DENYOOM)) {
             let frame = CmdError::from(e).into_frame();
@@ -510,7 +514,7 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
         }
     }
     // Evictions go down the stream on their own, ahead of the command.
-    if !ctx.in_script && !ctx.in_exec && ctx.shared.repl.active() {
+    if replicating && top_level {
         flush_stream(ctx.shared, None);
     }
     ctx.dirty = None;
@@ -532,7 +536,7 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
         feed_monitors(ctx, &shown(spec, args));
     }
     let reply = table::handler(spec)(ctx, args).unwrap_or_else(CmdError::into_frame);
-    if ctx.shared.repl.active() {
+    if replicating {
         propagate(ctx, spec, sub_index, args, &reply);
     }
     if let Some(watch) = watch {
@@ -567,7 +571,7 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
     }
     // A call's commands go down the stream while it still holds the gate
     // (`EXEC` sends its own, before it lets go of the gate).
-    if ctx.shared.repl.active() && !ctx.in_script && !ctx.in_exec {
+    if replicating && top_level && !ctx.in_exec {
         flush_stream(ctx.shared, Some(spec.name));
     }
     // The end of this command starts the next one's timing inside `EXEC`.
