@@ -339,3 +339,73 @@ fn a_replica_cut_off_from_its_primary_serves_stale_data_only_if_allowed() {
     let v: Option<String> = run(&mut c, &["GET", "k"]).unwrap();
     assert_eq!(v.as_deref(), Some("v"));
 }
+
+/// A redis-server's client, with a timeout.
+fn redis_client(port: u16) -> redis::Connection {
+    let c = redis::Client::open(format!("redis://127.0.0.1:{port}/"))
+        .and_then(|c| c.get_connection_with_timeout(Duration::from_secs(10)))
+        .expect("connect to redis-server");
+    c.set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    c
+}
+
+/// Redis 7.0.15 follows FerrumKV, and FerrumKV follows Redis: each loads
+/// the other's snapshot and applies the other's stream.
+#[test]
+fn redis_and_ferrumkv_replicate_each_other() {
+    // Redis's snapshots (its own as a primary, its primary's as a
+    // replica) go to a directory of the test's own.
+    let dir = temp_dir("redis-replication");
+    let Some(redis) = crate::migrate::RedisServer::start_with(&["--dir", &dir.to_string_lossy()])
+    else {
+        return;
+    };
+    let ours = TestServer::start();
+    let mut o = ours.client();
+    let mut r = redis_client(redis.port);
+    let fill = |c: &mut redis::Connection| {
+        let _: () = run(c, &["MSET", "a", "1", "b", "2"]).unwrap();
+        let _: i64 = run(c, &["HSET", "h", "f", "v"]).unwrap();
+        let _: () = run(c, &["SET", "e", "v", "EX", "100"]).unwrap();
+    };
+    let after = |c: &mut redis::Connection| {
+        let _: () = run(c, &["SET", "c", "3"]).unwrap();
+        let _: String = run(c, &["INCRBYFLOAT", "f", "1.5"]).unwrap();
+        let _: i64 = run(c, &["RPUSH", "l", "x", "y"]).unwrap();
+        let _: Option<String> = run(c, &["LPOP", "l"]).unwrap();
+    };
+    let check = |c: &mut redis::Connection| {
+        let v: Vec<Option<String>> = run(c, &["MGET", "a", "b", "c", "f"]).unwrap();
+        assert_eq!(
+            v,
+            [Some("1"), Some("2"), Some("3"), Some("1.5")].map(|s| s.map(String::from))
+        );
+        let l: Vec<String> = run(c, &["LRANGE", "l", "0", "-1"]).unwrap();
+        assert_eq!(l, ["y"]);
+        let ttl: i64 = run(c, &["TTL", "e"]).unwrap();
+        assert!((90..=100).contains(&ttl), "{ttl}");
+    };
+    // Redis follows FerrumKV.
+    fill(&mut o);
+    let port = ours.addr.port().to_string();
+    let _: () = run(&mut r, &["REPLICAOF", "127.0.0.1", &port]).unwrap();
+    wait_for(&mut r, "master_link_status", "up");
+    after(&mut o);
+    let acked: i64 = run(&mut o, &["WAIT", "1", "5000"]).unwrap();
+    assert_eq!(acked, 1);
+    check(&mut r);
+    // FerrumKV follows Redis.
+    let _: () = run(&mut r, &["REPLICAOF", "NO", "ONE"]).unwrap();
+    let _: () = run(&mut o, &["FLUSHALL"]).unwrap();
+    let _: () = run(&mut r, &["FLUSHALL"]).unwrap();
+    fill(&mut r);
+    let _: () = run(&mut o, &["REPLICAOF", "127.0.0.1", &redis.port.to_string()]).unwrap();
+    wait_for(&mut o, "master_link_status", "up");
+    after(&mut r);
+    let acked: i64 = run(&mut r, &["WAIT", "1", "5000"]).unwrap();
+    assert_eq!(acked, 1);
+    check(&mut o);
+    drop(redis);
+    let _ = std::fs::remove_dir_all(&dir);
+}
