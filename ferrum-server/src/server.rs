@@ -429,7 +429,7 @@ async fn expire_loop(shared: Arc<Shared>, shutdown: CancellationToken) {
             };
             crate::cmd::notify::sweep_expired(&shared, &mut sweep_cursor, 1024);
             if shared.repl.active() {
-                crate::cmd::flush_stream(&shared, None);
+                crate::cmd::flush_stream(&shared, false);
             }
             continue;
         }
@@ -440,7 +440,7 @@ async fn expire_loop(shared: Arc<Shared>, shutdown: CancellationToken) {
                 };
                 let expired = shared.store.expire_cycle(shared.clock.now(), 200);
                 if shared.repl.active() {
-                    crate::cmd::flush_stream(&shared, None);
+                    crate::cmd::flush_stream(&shared, false);
                 }
                 expired
             };

@@ -355,7 +355,7 @@ pub(crate) fn retry(shared: &Shared, conn: &mut ConnState, spec: &BlockSpec) -> 
         Ok(None) => {
             // Keys it found expired still go down the stream.
             if shared.repl.active() {
-                super::flush_stream(shared, None);
+                super::flush_stream(shared, false);
             }
             return None;
         }
@@ -366,7 +366,7 @@ pub(crate) fn retry(shared: &Shared, conn: &mut ConnState, spec: &BlockSpec) -> 
         for effect in super::propagate::pop(&spec.keys, &spec.op, &reply) {
             shared.repl.push(ctx.db(), effect);
         }
-        super::flush_stream(shared, Some("blpop"));
+        super::flush_stream(shared, true);
     }
     if matches!(spec.op, BlockOp::Move { .. }) {
         super::notify::enforce_maxmemory(ctx.shared, now);

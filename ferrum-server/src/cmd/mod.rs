@@ -515,7 +515,7 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
     }
     // Evictions go down the stream on their own, ahead of the command.
     if replicating && top_level {
-        flush_stream(ctx.shared, None);
+        flush_stream(ctx.shared, false);
     }
     ctx.dirty = None;
     ctx.error_counted = false;
@@ -572,7 +572,7 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
     // A call's commands go down the stream while it still holds the gate
     // (`EXEC` sends its own, before it lets go of the gate).
     if replicating && top_level && !ctx.in_exec {
-        flush_stream(ctx.shared, Some(spec.name));
+        flush_stream(ctx.shared, !touches_arbitrary_keys(spec));
     }
     // The end of this command starts the next one's timing inside `EXEC`.
     let ended = Instant::now();
@@ -613,6 +613,13 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, args: &[Bytes])
 /// Adds what a command that ran changed to the replication stream: first
 /// the keys it found expired, then its effects (see
 /// [`propagate::effects`]).
+/// Commands that meet keys they did not name (Redis's
+/// `CMD_TOUCHES_ARBITRARY_KEYS`): the keys they expire go down the stream
+/// one by one, not as a transaction.
+fn touches_arbitrary_keys(spec: &CommandSpec) -> bool {
+    matches!(spec.name, "scan" | "randomkey" | "keys")
+}
+
 fn propagate(
     ctx: &Ctx<'_>,
     spec: &'static CommandSpec,
@@ -634,14 +641,12 @@ fn propagate(
 }
 
 /// Sends the commands collected for the replication stream, as one
-/// transaction unless the call was `command` that touches arbitrary keys
-/// (`SCAN`, `RANDOMKEY`, `KEYS`: Redis sends the keys they expired one by
-/// one) or no command at all (expiry, eviction).
-pub(crate) fn flush_stream(shared: &Shared, command: Option<&str>) {
+/// transaction when `atomic` (a call's effects; not expiry's or
+/// eviction's, see [`touches_arbitrary_keys`]).
+pub(crate) fn flush_stream(shared: &Shared, atomic: bool) {
     for (db, key) in shared.store.take_expired() {
         shared.repl.push(db, vec![Bytes::from_static(b"DEL"), key]);
     }
-    let atomic = command.is_some_and(|name| !matches!(name, "scan" | "randomkey" | "keys"));
     let limit = shared.config().client_output_buffer_limit.replica;
     shared.repl.flush(&shared.store, atomic, limit);
 }

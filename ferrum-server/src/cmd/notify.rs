@@ -451,6 +451,6 @@ pub(crate) fn enforce_maxmemory(shared: &Shared, now: Millis) {
         }
     }
     if alone {
-        super::flush_stream(shared, None);
+        super::flush_stream(shared, false);
     }
 }

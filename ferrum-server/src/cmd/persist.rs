@@ -328,7 +328,8 @@ pub(crate) fn load_file(
             .map_err(|e| fail(&format_args!("a function library: {e}")))?;
     }
     // A file saved under a larger `maxmemory` fits at once.
-    shared.store.enforce_maxmemory(now);
+    // (Not on a replica: it holds what its primary holds.)
+    super::notify::enforce_maxmemory(shared, now);
     let (keys, expired) = &shared.persistence.last_load;
     keys.store(loaded.keys as u64, Ordering::Relaxed);
     expired.store(loaded.expired as u64, Ordering::Relaxed);

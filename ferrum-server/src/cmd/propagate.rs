@@ -8,7 +8,8 @@
 //! increments (sent as the value), `SPOP` (the members it took), `XADD *`
 //! and `XREADGROUP` (the IDs chosen), `MIGRATE` (the keys it deleted
 //! here), and commands with a random or time-dependent result. A write
-//! that changed nothing sends nothing.
+//! that changed nothing sends nothing. Scripts and `EXEC` are not writes
+//! themselves: the calls they make come through here one by one.
 
 use bytes::Bytes;
 use ferrum_proto::Frame;
@@ -111,8 +112,6 @@ pub(crate) fn effects(
             args[4].clone(),
         ]),
         "brpoplpush" => one(vec![word("RPOPLPUSH"), args[1].clone(), args[2].clone()]),
-        // Replicated as their effects, by the calls they make.
-        "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "fcall" | "fcall_ro" | "exec" => Vec::new(),
         _ => one(args.to_vec()),
     }
 }

@@ -117,7 +117,7 @@ pub(crate) fn exec(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
         replies.append(&mut ctx.more);
     }
     if shared.repl.active() {
-        super::flush_stream(shared, Some("exec"));
+        super::flush_stream(shared, true);
     }
     // What the transaction's writes took beyond `maxmemory` is evicted
     // after it, as the next command would in Redis.
