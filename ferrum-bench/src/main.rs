@@ -5,14 +5,14 @@
 //! `sharded_cmd.rs`).
 
 use std::fs::File;
-use std::io::{self, BufReader, BufWriter, Write};
+use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use ferrum_bench::matrix::{Engine, Matrix, MatrixSpec};
 use ferrum_bench::sim::{simulate, SimConfig};
-use ferrum_bench::trace::{read_trace, write_trace};
+use ferrum_bench::trace::{read_trace_file, write_oracle_general, write_trace};
 use ferrum_bench::workload::{self, Pattern, Workload};
 use ferrum_evict::{PolicyConfig, PolicyKind};
 
@@ -34,8 +34,13 @@ enum Command {
     Sim(SimArgs),
     /// Write a pattern's requests as a `timestamp_ms,key,ttl_ms` CSV trace.
     ExportTrace(ExportArgs),
-    /// Replay a CSV trace against each policy and print its hit ratio.
+    /// Replay a CSV trace (`.csv`, or zstd-compressed `.csv.zst`) against
+    /// each policy at each capacity and print the hit ratios.
     Replay(ReplayArgs),
+    /// Convert a CSV trace to libCacheSim's `oracleGeneral` binary format
+    /// (unit sizes, next-use indices for Belady), so libCacheSim replays
+    /// the same requests; prints the request and key counts as JSON.
+    ToLibcachesim(ToLibcachesimArgs),
     /// Replay patterns or a trace against a live FerrumKV or Redis server
     /// and report the server's own hit ratio.
     Live(live_cmd::LiveArgs),
@@ -127,9 +132,9 @@ struct ReplayArgs {
     /// The trace to replay.
     #[arg(long)]
     trace: PathBuf,
-    /// Cache capacity in entries.
-    #[arg(long, default_value_t = workload::CAPACITY)]
-    capacity: usize,
+    /// Comma-separated cache capacities in entries.
+    #[arg(long, value_delimiter = ',', default_values_t = [workload::CAPACITY])]
+    capacity: Vec<usize>,
     /// Comma-separated `maxmemory-policy` names.
     #[arg(
         long,
@@ -140,6 +145,20 @@ struct ReplayArgs {
     /// Seed of the policies.
     #[arg(long, default_value_t = workload::SEED)]
     seed: u64,
+    /// Print JSON (`requests`, `keys`, and a cell per policy and
+    /// capacity) instead of a markdown table.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
+struct ToLibcachesimArgs {
+    /// The CSV trace to convert (`.csv` or `.csv.zst`).
+    #[arg(long)]
+    trace: PathBuf,
+    /// Where to write the `oracleGeneral` file.
+    #[arg(long)]
+    out: PathBuf,
 }
 
 fn main() -> Result<()> {
@@ -147,6 +166,7 @@ fn main() -> Result<()> {
         Command::Sim(args) => sim(args),
         Command::ExportTrace(args) => export(args),
         Command::Replay(args) => replay(args),
+        Command::ToLibcachesim(args) => to_libcachesim(args),
         Command::Live(args) => live_cmd::live(args),
         Command::Sharded(args) => sharded_cmd::sharded(args),
     }
@@ -238,31 +258,81 @@ fn export(args: ExportArgs) -> Result<()> {
 }
 
 fn replay(args: ReplayArgs) -> Result<()> {
+    if args.capacity.contains(&0) {
+        bail!("--capacity must be at least 1");
+    }
     // The replay's slab expires nothing itself (see `sim::run_cell`).
     let config = PolicyConfig {
         seed: args.seed,
         expired_first: true,
         ..PolicyConfig::default()
     };
-    let file =
-        File::open(&args.trace).with_context(|| format!("cannot open {}", args.trace.display()))?;
-    let requests: Vec<_> = read_trace(BufReader::new(file))
-        .collect::<Result<_, _>>()
+    let requests = read_trace_file(&args.trace)
         .with_context(|| format!("cannot read {}", args.trace.display()))?;
-    println!("| policy | hit ratio | requests |");
-    println!("| --- | ---: | ---: |");
-    for kind in args.policies {
-        let sim_config = SimConfig {
-            capacity: args.capacity,
-            volatile_only: kind.is_volatile(),
-            ..SimConfig::default()
-        };
-        let report = simulate(kind.build(&config), sim_config, requests.iter().copied());
-        println!(
-            "| {kind} | {:.2} | {} |",
-            100.0 * report.hit_ratio(),
-            report.hits + report.misses
-        );
+    let keys = requests
+        .iter()
+        .map(|r| r.key_id)
+        .collect::<std::collections::HashSet<_>>()
+        .len();
+    let mut cells = Vec::new();
+    for &capacity in &args.capacity {
+        for &kind in &args.policies {
+            let sim_config = SimConfig {
+                capacity,
+                volatile_only: kind.is_volatile(),
+                ..SimConfig::default()
+            };
+            let report = simulate(kind.build(&config), sim_config, requests.iter().copied());
+            cells.push((kind, capacity, report));
+        }
     }
+    let mut stdout = io::stdout().lock();
+    if args.json {
+        let cells: Vec<_> = cells
+            .iter()
+            .map(|(kind, capacity, report)| {
+                serde_json::json!({
+                    "policy": kind.as_str(),
+                    "capacity": capacity,
+                    "hits": report.hits,
+                    "requests": report.hits + report.misses,
+                    "hit_ratio": report.hit_ratio(),
+                })
+            })
+            .collect();
+        let out = serde_json::json!({
+            "trace": args.trace.display().to_string(),
+            "requests": requests.len(),
+            "keys": keys,
+            "seed": args.seed,
+            "cells": cells,
+        });
+        writeln!(stdout, "{out}")?;
+    } else {
+        writeln!(stdout, "| policy | capacity | hit ratio | requests |")?;
+        writeln!(stdout, "| --- | ---: | ---: | ---: |")?;
+        for (kind, capacity, report) in &cells {
+            writeln!(
+                stdout,
+                "| {kind} | {capacity} | {:.2} | {} |",
+                100.0 * report.hit_ratio(),
+                report.hits + report.misses
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn to_libcachesim(args: ToLibcachesimArgs) -> Result<()> {
+    let requests = read_trace_file(&args.trace)
+        .with_context(|| format!("cannot read {}", args.trace.display()))?;
+    let file =
+        File::create(&args.out).with_context(|| format!("cannot create {}", args.out.display()))?;
+    let summary = write_oracle_general(BufWriter::new(file), &requests)
+        .with_context(|| format!("cannot write {}", args.out.display()))?;
+    println!(
+        "{}",
+        serde_json::json!({"requests": summary.requests, "keys": summary.keys})
+    );
     Ok(())
 }

@@ -216,6 +216,98 @@ impl BarChart {
     }
 }
 
+/// A horizontal bar per labelled row, signed around a zero line: how far
+/// each cell is from a reference (AHE against the best known algorithm,
+/// per trace and size). Bars right of zero are green, left of it red; the
+/// chart is as tall as its rows need.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GapChart {
+    /// Title above the plot.
+    pub title: String,
+    /// Label of the x axis.
+    pub x_label: String,
+    /// One bar per row, top to bottom.
+    pub rows: Vec<(String, f64)>,
+}
+
+impl GapChart {
+    const ROW: f64 = 16.0;
+    const LABEL_W: f64 = 170.0;
+
+    /// Renders the chart as an SVG document.
+    pub fn to_svg(&self) -> String {
+        let plot_w = WIDTH - Self::LABEL_W - 40.0;
+        let plot_h = Self::ROW * self.rows.len().max(1) as f64;
+        let height = TOP + plot_h + BOTTOM;
+        // A symmetric axis in whole steps, so zero sits where it reads.
+        let reach = self
+            .rows
+            .iter()
+            .map(|(_, v)| v.abs())
+            .filter(|v| v.is_finite())
+            .fold(1.0_f64, f64::max)
+            .ceil();
+        let x = |v: f64| Self::LABEL_W + plot_w * (v.clamp(-reach, reach) + reach) / (2.0 * reach);
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" font-family="sans-serif" font-size="11">"#
+        );
+        let _ = writeln!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
+        let _ = writeln!(
+            out,
+            r#"<text x="{:.1}" y="22" text-anchor="middle" font-size="15">{}</text>"#,
+            Self::LABEL_W + plot_w / 2.0,
+            escape(&self.title)
+        );
+        let ticks = 4;
+        for i in -ticks..=ticks {
+            let v = reach * f64::from(i) / f64::from(ticks);
+            let xx = x(v);
+            let stroke = if i == 0 { "#444" } else { "#ddd" };
+            let _ = writeln!(
+                out,
+                r#"<line x1="{xx:.1}" y1="{TOP}" x2="{xx:.1}" y2="{:.1}" stroke="{stroke}"/><text x="{xx:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+                TOP + plot_h,
+                TOP + plot_h + 16.0,
+                trim(v)
+            );
+        }
+        for (i, (label, v)) in self.rows.iter().enumerate() {
+            let top = TOP + Self::ROW * i as f64;
+            let _ = writeln!(
+                out,
+                r#"<text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
+                Self::LABEL_W - 6.0,
+                top + Self::ROW * 0.7,
+                escape(label)
+            );
+            if !v.is_finite() {
+                continue;
+            }
+            let (from, to) = (x(v.min(0.0)), x(v.max(0.0)));
+            let colour = if *v >= 0.0 { "#009E73" } else { "#D55E00" };
+            let _ = writeln!(
+                out,
+                r#"<rect x="{from:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{colour}"><title>{}: {v:+.2}</title></rect>"#,
+                top + 2.0,
+                (to - from).max(0.5),
+                Self::ROW - 4.0,
+                escape(label)
+            );
+        }
+        let _ = writeln!(
+            out,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+            Self::LABEL_W + plot_w / 2.0,
+            height - 14.0,
+            escape(&self.x_label)
+        );
+        out.push_str("</svg>\n");
+        out
+    }
+}
+
 /// A tick label without trailing zeros: `0`, `0.2`, `40`.
 /// The `<svg>` element, a white background and the centred title: what
 /// every chart starts with.
@@ -342,5 +434,27 @@ mod tests {
         assert_eq!(svg.matches("<title>").count(), 3);
         assert!(svg.contains("<title>ahe zipf: 75</title>"), "{svg}");
         assert!(svg.contains(">scan</text>"), "{svg}");
+    }
+
+    #[test]
+    fn gap_chart_draws_signed_bars_around_zero() {
+        let chart = GapChart {
+            title: "AHE - best".to_owned(),
+            x_label: "pp".to_owned(),
+            rows: vec![
+                ("a @100".to_owned(), 1.5),
+                ("b @100".to_owned(), -3.2),
+                ("c @100".to_owned(), f64::NAN),
+            ],
+        };
+        let svg = chart.to_svg();
+        assert!(svg.ends_with("</svg>\n"));
+        // Three labels, two bars (NaN has none); the axis reaches +-4.
+        assert_eq!(svg.matches("<rect x=").count(), 2, "{svg}");
+        assert!(svg.contains("a @100: +1.50") && svg.contains("b @100: -3.20"));
+        assert!(svg.contains(">-4<") && svg.contains(">4<") && svg.contains(">0<"));
+        // Zero is the middle of the plot: 170 + 550 / 2.
+        assert!(svg.contains(r##"x1="445.0" y1="40" x2="445.0""##), "{svg}");
+        assert!(svg.contains("#009E73") && svg.contains("#D55E00"));
     }
 }

@@ -154,6 +154,11 @@ pub(crate) struct Bench {
     /// Seed of every workload.
     #[arg(long, default_value_t = 42)]
     seed: u64,
+    /// Where the traces scenario also looks for traces (`*.csv`,
+    /// `*.csv.zst`), before the committed `benches/traces` [default:
+    /// `../shared/traces` when it is there]. `--quick` runs two small ones.
+    #[arg(long)]
+    traces: Option<PathBuf>,
     /// Do not run Redis even when it is installed.
     #[arg(long)]
     no_redis: bool,
@@ -209,6 +214,11 @@ enum Part {
     /// both servers interleaved (needs redis-benchmark; not in the default
     /// list).
     Bgsave,
+    /// Every real trace (`benches/traces` and `--traces DIR`) through
+    /// FerrumKV's policies beside libCacheSim's algorithms, written to
+    /// `benches/traces.md` and `traces.svg` (needs python3 and PyPI for
+    /// `libcachesim`; not in the default list).
+    Traces,
 }
 
 /// Paths a run uses.
@@ -594,6 +604,38 @@ impl Bench {
                 );
             }
         }
+        let mut written_traces = Vec::new();
+        if has(Part::Traces) {
+            let spec = crate::traces::TracesSpec {
+                dirs: crate::traces::dirs(&paths.root, self.traces.as_deref()),
+                quick: self.quick,
+                policies: self.policies.clone(),
+                seed: self.seed,
+            };
+            step(&format!(
+                "traces{}: from {}",
+                if spec.quick { " (quick)" } else { "" },
+                spec.dirs
+                    .iter()
+                    .map(|d| d.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            ));
+            let run = crate::traces::run(&spec, &paths.root, &paths.bench_bin(), &paths.run_dir)?;
+            fs::write(
+                paths.run_dir.join("traces.json"),
+                serde_json::to_string_pretty(&run)?,
+            )?;
+            let out = paths.root.join(&self.out);
+            fs::create_dir_all(&out)?;
+            fs::write(
+                out.join("traces.md"),
+                crate::traces::markdown(&run, &self.policies),
+            )?;
+            fs::write(out.join("traces.svg"), crate::traces::chart(&run))?;
+            written_traces.push(self.out.join("traces.md"));
+            written_traces.push(self.out.join("traces.svg"));
+        }
         if let Some(handle) = spacing {
             step("waiting for the 1 ms spacing check");
             let (full, paced) = handle
@@ -603,7 +645,8 @@ impl Bench {
             results.spacing_paced = paced;
         }
         results.skipped = skipped;
-        let written = self.write(&paths, &results)?;
+        let mut written = self.write(&paths, &results)?;
+        written.extend(written_traces);
         let written: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
         step(&format!(
             "done in {:.1} min: {}",

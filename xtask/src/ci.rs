@@ -166,6 +166,16 @@ impl Ci {
             "redis-py RedisCluster and redis-benchmark --cluster",
             Command::new("scripts/cluster.sh").arg(&debug_server),
         )?;
+        run_step(
+            "cargo build --release -p ferrum-bench",
+            Command::new(&cargo).args(["build", "--release", "-p", "ferrum-bench"]),
+        )?;
+        println!(
+            "== eviction on real traces beside libCacheSim (bench --scenarios traces --quick)"
+        );
+        let traces_started = Instant::now();
+        crate::traces::ci_check(&root)?;
+        println!("   (traces: {:.0?})", traces_started.elapsed());
         if self.no_redis_suite {
             println!("== Redis's test suite: skipped (--no-redis-suite)");
         } else {

@@ -31,6 +31,7 @@ mod restart;
 mod sharded;
 mod suite;
 mod throughput;
+mod traces;
 
 use std::path::{Path, PathBuf};
 
