@@ -101,8 +101,8 @@ struct SimArgs {
     shards: usize,
     /// Also write SVG charts into this directory: the hit ratio over time
     /// per pattern (`hit-ratio-<pattern>.svg`, one line per policy) and
-    /// each adaptive policy's recency weight over time
-    /// (`<policy>-recency-weight.svg`, one line per pattern).
+    /// AHE's small target share over time (`<policy>-small-share.svg`,
+    /// one line per pattern).
     #[arg(long)]
     charts: Option<PathBuf>,
 }
@@ -225,8 +225,8 @@ fn write_charts(matrix: &Matrix, args: &SimArgs, dir: &Path) -> Result<()> {
         ));
     }
     for policy in &args.policies {
-        if let Some(chart) = matrix.recency_weight_chart(policy.as_str()) {
-            charts.push((format!("{policy}-recency-weight.svg"), chart));
+        if let Some(chart) = matrix.small_share_chart(policy.as_str()) {
+            charts.push((format!("{policy}-small-share.svg"), chart));
         }
     }
     for (name, chart) in charts {

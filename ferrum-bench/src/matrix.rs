@@ -251,22 +251,22 @@ impl Matrix {
         }
     }
 
-    /// An adaptive policy's recency weight over time, one line per pattern
+    /// AHE's small target share over time, one line per pattern
     /// it ran on; `None` if it has no controller or was not run.
-    pub fn recency_weight_chart(&self, policy: &str) -> Option<LineChart> {
+    pub fn small_share_chart(&self, policy: &str) -> Option<LineChart> {
         let series: Vec<Series> = self
             .cells
             .iter()
-            .filter(|c| c.policy == policy && !c.report.recency_weights.is_empty())
+            .filter(|c| c.policy == policy && !c.report.small_shares.is_empty())
             .map(|c| Series {
                 name: c.pattern.clone(),
-                values: c.report.recency_weights.clone(),
+                values: c.report.small_shares.clone(),
             })
             .collect();
         (!series.is_empty()).then(|| LineChart {
-            title: format!("{policy}: recency weight (window share) over time"),
+            title: format!("{policy}: small queue's target share over time"),
             x_label: "requests".to_owned(),
-            y_label: "recency weight".to_owned(),
+            y_label: "small's target share".to_owned(),
             x_step: self.spec.window as f64,
             y_max: 1.0,
             y_tick_scale: 1.0,
@@ -373,11 +373,9 @@ mod tests {
         let names: Vec<&str> = chart.series.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["allkeys-lru", "allkeys-ahe"]);
         assert_eq!(chart.series[0].values.len(), 3);
-        let weights = m
-            .recency_weight_chart("allkeys-ahe")
-            .map(|c| c.series.len());
+        let weights = m.small_share_chart("allkeys-ahe").map(|c| c.series.len());
         assert_eq!(weights, Some(2));
-        assert!(m.recency_weight_chart("allkeys-lru").is_none());
+        assert!(m.small_share_chart("allkeys-lru").is_none());
         let bytes = m.state_bytes_markdown();
         let lines: Vec<&str> = bytes.lines().collect();
         assert_eq!(lines[0], "| policy | zipf | shift |");

@@ -71,9 +71,9 @@ pub struct SimReport {
     /// Hit ratio of each consecutive window of `window` requests (the last
     /// one may be shorter).
     pub windows: Vec<f64>,
-    /// For adaptive policies, the controller's recency weight at the end
-    /// of each window; empty for the others.
-    pub recency_weights: Vec<f64>,
+    /// For AHE, small's target share of the cache at the end of each
+    /// window (what its adaptive rule learned); empty for the others.
+    pub small_shares: Vec<f64>,
     /// The policy's own heap bytes at the end of the run.
     pub policy_heap_bytes: usize,
     /// Entries the policy tracked at the end of the run.
@@ -82,35 +82,38 @@ pub struct SimReport {
     pub controller: Option<ControllerSnapshot>,
 }
 
-/// A serialisable copy of [`ControllerState`].
+/// A serialisable copy of [`ControllerState`] (see its fields).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct ControllerSnapshot {
-    /// Share of the cache trusted to recency, `0.0..=1.0`.
-    pub recency_weight: f64,
-    /// The controller's current step size.
-    pub learning_rate: f64,
-    /// Ghost hits on entries evicted on recency's advice.
-    pub ghost_hits_recency: u64,
-    /// Ghost hits on entries evicted on frequency's advice.
-    pub ghost_hits_frequency: u64,
-    /// Evictions decided by recency.
-    pub decisions_recency: u64,
-    /// Evictions decided by frequency.
-    pub decisions_frequency: u64,
-    /// Hit ratio of the controller's last period.
-    pub window_hit_ratio: f64,
+    /// Entries in AHE's small queue.
+    pub small_entries: u64,
+    /// Entries in AHE's main queue.
+    pub main_entries: u64,
+    /// Small's target share, `0.0..=1.0`.
+    pub small_target_share: f64,
+    /// Misses whose key small's ghost remembered.
+    pub small_ghost_hits: u64,
+    /// Misses whose key main's ghost remembered.
+    pub main_ghost_hits: u64,
+    /// Entries moved from small to main.
+    pub promotions: u64,
+    /// Entries evicted from small.
+    pub small_evictions: u64,
+    /// Entries evicted from main.
+    pub main_evictions: u64,
 }
 
 impl From<ControllerState> for ControllerSnapshot {
     fn from(s: ControllerState) -> Self {
         ControllerSnapshot {
-            recency_weight: s.recency_weight,
-            learning_rate: s.learning_rate,
-            ghost_hits_recency: s.ghost_hits_recency,
-            ghost_hits_frequency: s.ghost_hits_frequency,
-            decisions_recency: s.decisions_recency,
-            decisions_frequency: s.decisions_frequency,
-            window_hit_ratio: s.window_hit_ratio,
+            small_entries: s.small_entries,
+            main_entries: s.main_entries,
+            small_target_share: s.small_target_share,
+            small_ghost_hits: s.small_ghost_hits,
+            main_ghost_hits: s.main_ghost_hits,
+            promotions: s.promotions,
+            small_evictions: s.small_evictions,
+            main_evictions: s.main_evictions,
         }
     }
 }
@@ -164,7 +167,7 @@ impl<P: EvictionPolicy> Simulator<P> {
                 rejected: 0,
                 window: config.window.max(1),
                 windows: Vec::new(),
-                recency_weights: Vec::new(),
+                small_shares: Vec::new(),
                 policy_heap_bytes: 0,
                 policy_len: 0,
                 controller: None,
@@ -223,7 +226,7 @@ impl<P: EvictionPolicy> Simulator<P> {
         let ratio = self.window_hits as f64 / self.window_len as f64;
         self.report.windows.push(ratio);
         if let Some(state) = self.policy.as_ref().and_then(|p| p.controller_state()) {
-            self.report.recency_weights.push(state.recency_weight);
+            self.report.small_shares.push(state.small_target_share);
         }
         self.window_hits = 0;
         self.window_len = 0;

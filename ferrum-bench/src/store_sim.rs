@@ -119,7 +119,7 @@ pub struct StoreSimulator {
     window_hits: u64,
     window_len: u64,
     windows: Vec<f64>,
-    recency_weights: Vec<f64>,
+    small_shares: Vec<f64>,
     /// Holding the capacity, when the limit was calibrated for it.
     hold: Option<Hold>,
     /// Requests replayed so far.
@@ -163,7 +163,7 @@ impl StoreSimulator {
             window_hits: 0,
             window_len: 0,
             windows: Vec::new(),
-            recency_weights: Vec::new(),
+            small_shares: Vec::new(),
             hold: None,
             requests: 0,
         }
@@ -216,7 +216,7 @@ impl StoreSimulator {
             self.windows
                 .push(self.window_hits as f64 / self.window_len as f64);
             if let Some(state) = self.store.controller_state() {
-                self.recency_weights.push(state.recency_weight);
+                self.small_shares.push(state.small_target_share);
             }
         }
         self.window_hits = 0;
@@ -239,7 +239,7 @@ impl StoreSimulator {
         let stats = self.store.stats();
         let (policy_heap_bytes, policy_len) = self.store.policy_footprint();
         SimReport {
-            recency_weights: self.recency_weights,
+            small_shares: self.small_shares,
             policy_heap_bytes,
             policy_len,
             controller: self.store.controller_state().map(Into::into),
@@ -359,7 +359,7 @@ mod tests {
                 held.push(sim.dbsize());
             }
         }
-        let weights = sim.finish().recency_weights;
+        let weights = sim.finish().small_shares;
         assert!(
             weights.iter().any(|&w| w >= 2.0 * weights[0]),
             "{weights:?}"
@@ -416,12 +416,9 @@ mod tests {
         let run =
             |kind| run_store_cell(kind, Pattern::Shift, 42, 30_000, &StoreSimConfig::default());
         let ahe = run(PolicyKind::AllKeysAhe).report;
-        assert_eq!(ahe.recency_weights.len(), ahe.windows.len());
-        assert!(ahe.recency_weights.iter().all(|w| (0.0..=1.0).contains(w)));
-        assert!(run(PolicyKind::AllKeysLru)
-            .report
-            .recency_weights
-            .is_empty());
+        assert_eq!(ahe.small_shares.len(), ahe.windows.len());
+        assert!(ahe.small_shares.iter().all(|w| (0.0..=1.0).contains(w)));
+        assert!(run(PolicyKind::AllKeysLru).report.small_shares.is_empty());
     }
 
     #[test]

@@ -97,16 +97,13 @@ fn a_seed_reproduces_an_ahe_run() {
 }
 
 #[test]
-fn the_recency_weight_is_reported_per_window() {
+fn the_small_share_is_reported_per_window() {
     let report = run(PolicyKind::AllKeysAhe, Pattern::Shift, 100_000);
-    assert_eq!(report.recency_weights.len(), report.windows.len());
-    assert!(report
-        .recency_weights
-        .iter()
-        .all(|w| (0.0..=1.0).contains(w)));
+    assert_eq!(report.small_shares.len(), report.windows.len());
+    assert!(report.small_shares.iter().all(|w| (0.0..=1.0).contains(w)));
     let state = report.controller.expect("ahe has a controller");
-    assert!(state.decisions_frequency + state.decisions_recency > 20_000);
-    assert!(state.ghost_hits_frequency + state.ghost_hits_recency > 0);
+    assert!(state.small_evictions + state.main_evictions > 20_000);
+    assert!(state.small_ghost_hits + state.main_ghost_hits > 0);
     assert!(run(PolicyKind::AllKeysLru, Pattern::Shift, 10_000)
         .controller
         .is_none());
@@ -126,7 +123,7 @@ fn the_hit_ratio_does_not_depend_on_the_request_rate() {
                 r
             });
             let report = simulate(Some(policy), SimConfig::default(), requests);
-            (report.hits, report.evictions, report.recency_weights)
+            (report.hits, report.evictions, report.small_shares)
         };
         let paced = replay(1);
         assert_eq!(paced, replay(0), "{pattern}: full speed");

@@ -194,12 +194,15 @@ fn a_restart_from_a_snapshot_keeps_the_hit_ratio() {
         PolicyKind::AllKeysLfu,
         PolicyKind::AllKeysAhe,
     ] {
-        let second_half = |reload_at_split: bool| {
+        // Both runs at the `maxmemory` the first calibrated, so the restart
+        // is the only difference between them.
+        let second_half = |reload_at_split: bool, maxmemory_bytes: Option<u64>| {
             let server = TestServer::start();
             let mut driver = LiveDriver::connect(server.addr).expect("connect");
             let config = LiveConfig {
                 capacity: 1_000,
                 calibration_requests: 10_000,
+                maxmemory_bytes,
                 hold_capacity: false,
                 split_at: Some(10_000),
                 reload_at_split,
@@ -209,12 +212,14 @@ fn a_restart_from_a_snapshot_keeps_the_hit_ratio() {
             let report = driver
                 .run(policy, "zipf", requests, &config, &mut |_| {})
                 .expect("live run");
-            report.after_split_hit_ratio.expect("a split")
+            let ratio = report.after_split_hit_ratio.expect("a split");
+            (ratio, report.calibration.maxmemory_bytes)
         };
-        let (uninterrupted, restarted) = (second_half(false), second_half(true));
+        let (uninterrupted, maxmemory) = second_half(false, None);
+        let (restarted, _) = second_half(true, Some(maxmemory));
         assert!(
             (uninterrupted - restarted).abs() <= 0.005,
-            "{policy}: {uninterrupted:.4} uninterrupted, {restarted:.4} restarted"
+            "{policy}: {uninterrupted:.4} uninterrupted, {restarted:.4} restarted, maxmemory {maxmemory}"
         );
     }
 }

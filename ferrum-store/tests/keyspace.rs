@@ -584,7 +584,7 @@ fn ahe_counts_and_remembers_keys_by_the_stores_hashes() {
     // evicted one-off keys are regrets.
     let regrets = |s: &Store| {
         let c = s.controller_state().unwrap_or_default();
-        c.ghost_hits_recency + c.ghost_hits_frequency
+        c.small_ghost_hits + c.main_ghost_hits
     };
     let before = regrets(&s);
     for i in 19_000..19_500 {
@@ -607,13 +607,13 @@ fn each_shard_learns_its_own_ahe_share_and_the_store_combines_them() {
     // requests, so keys evicted young from AHE's small queue come back and
     // its share moves. Every shard sees a sixteenth of the same traffic and
     // learns from it alone, with no lock shared between shards; the store
-    // reports their combination, decisions summed and the share weighted
-    // by each shard's decisions.
+    // reports their combination, counts summed and the target share
+    // weighted by each shard's entries.
     let s = store(250_000, PolicyKind::AllKeysAhe);
     let mut all = s.lock_all();
     let start: Vec<f64> = all
         .shards()
-        .map(|sh| sh.controller_state().expect("AHE").recency_weight)
+        .map(|sh| sh.controller_state().expect("AHE").small_target_share)
         .collect();
     drop(all);
     use rand::{Rng, SeedableRng};
@@ -639,17 +639,23 @@ fn each_shard_learns_its_own_ahe_share_and_the_store_combines_them() {
     assert!(start.iter().all(|&w| w == start[0]));
     let moved = states
         .iter()
-        .filter(|st| st.recency_weight != start[0])
+        .filter(|st| st.small_target_share != start[0])
         .count();
     assert!(moved >= 12, "{moved} of 16 shares moved: {states:?}");
     assert!(states
         .iter()
-        .all(|st| st.decisions_recency + st.decisions_frequency > 0));
+        .all(|st| st.small_evictions + st.main_evictions > 0));
     let total = s.controller_state().expect("AHE");
-    let sum: u64 = states.iter().map(|st| st.decisions_recency).sum();
-    assert_eq!(total.decisions_recency, sum);
+    let sum: u64 = states.iter().map(|st| st.main_evictions).sum();
+    assert_eq!(total.main_evictions, sum);
+    let small: u64 = states.iter().map(|st| st.small_entries).sum();
+    assert_eq!(total.small_entries, small);
     let (lo, hi) = states.iter().fold((1.0f64, 0.0f64), |(lo, hi), st| {
-        (lo.min(st.recency_weight), hi.max(st.recency_weight))
+        (lo.min(st.small_target_share), hi.max(st.small_target_share))
     });
-    assert!(lo - 1e-9 <= total.recency_weight && total.recency_weight <= hi + 1e-9);
+    let share = total.small_target_share;
+    assert!(
+        lo - 1e-9 <= share && share <= hi + 1e-9,
+        "{share} not in {lo}..{hi}"
+    );
 }

@@ -45,7 +45,7 @@
 //! two ghost lists. `s` stays within [`AheConfig::min_small_share`] and
 //! [`AheConfig::max_small_share`].
 //!
-//! Why recency-weighted: small's ghost also admits (a key that comes back
+//! Why only recent ghost hits count: small's ghost also admits (a key that comes back
 //! within about a cache-size of evictions earns main), and most of its
 //! hits are deep in it. Counting all of them grew `s` on every trace where
 //! admission was working, OLTP's to 0.9 (measured: `oltp` at 1,000 entries
@@ -209,16 +209,14 @@ pub struct Ahe {
     stats: Stats,
 }
 
-/// What the controller saw, for [`ControllerState`].
-#[derive(Clone, Copy, Debug, Default)]
+/// What the queues did, for [`ControllerState`].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 struct Stats {
     small_ghost_hits: u64,
     main_ghost_hits: u64,
+    promotions: u64,
     small_evictions: u64,
     main_evictions: u64,
-    period_hits: u64,
-    period_requests: u64,
-    last_hit_ratio: f64,
 }
 
 impl Ahe {
@@ -239,7 +237,7 @@ impl Ahe {
         }
     }
 
-    /// Small's current share of the cache: the recency weight.
+    /// Small's target share of the cache: what the adaptive rule learned.
     pub fn small_share(&self) -> f64 {
         let len = self.tracked().max(1) as f64;
         match self.small_target {
@@ -315,6 +313,7 @@ impl Ahe {
             if self.state[id as usize] & COUNTER >= self.config.promote_at {
                 self.state[id as usize] &= !COUNTER;
                 self.push_main(id);
+                self.stats.promotions += 1;
                 continue;
             }
             self.forget(id);
@@ -370,22 +369,12 @@ impl Ahe {
         }
         false
     }
-
-    fn end_of_request(&mut self, hit: bool) {
-        let period = self.tracked().max(1) as u64;
-        let stats = &mut self.stats;
-        stats.period_hits += u64::from(hit);
-        stats.period_requests += 1;
-        if stats.period_requests >= period {
-            stats.last_hit_ratio = stats.period_hits as f64 / stats.period_requests as f64;
-            stats.period_hits = 0;
-            stats.period_requests = 0;
-        }
-    }
 }
 
-/// The version byte that starts [`Ahe`]'s exported state.
-const STATE_VERSION: u8 = 1;
+/// The version byte that starts [`Ahe`]'s exported state. Version 1 (until
+/// December 2026) had no promotion count and ended its counts with the
+/// removed controller's window hit ratio; it still loads.
+const STATE_VERSION: u8 = 2;
 
 /// [`Ahe`]'s exported state, read back.
 struct State {
@@ -427,21 +416,25 @@ impl State {
     /// Parses what `export_state` wrote; `None` for anything else.
     fn parse(bytes: &[u8]) -> Option<State> {
         let mut r = Bytes { bytes, at: 0 };
-        if r.take(1)? != [STATE_VERSION] {
+        let version = r.take(1)?[0];
+        if !(1..=STATE_VERSION).contains(&version) {
             return None;
         }
         let target = r.f64()?;
         let small_target = (target.is_finite() && target >= 0.0).then_some(target);
-        let stats = Stats {
+        let mut stats = Stats {
             small_ghost_hits: r.u64()?,
             main_ghost_hits: r.u64()?,
-            small_evictions: r.u64()?,
-            main_evictions: r.u64()?,
-            last_hit_ratio: Some(r.f64()?)
-                .filter(|r| (0.0..=1.0).contains(r))
-                .unwrap_or(0.0),
             ..Stats::default()
         };
+        if version >= 2 {
+            stats.promotions = r.u64()?;
+        }
+        stats.small_evictions = r.u64()?;
+        stats.main_evictions = r.u64()?;
+        if version == 1 {
+            r.f64()?;
+        }
         let state = State {
             small_target,
             stats,
@@ -487,11 +480,6 @@ impl EvictionPolicy for Ahe {
                 *s += 1;
             }
         }
-        self.end_of_request(true);
-    }
-
-    fn on_miss(&mut self, _key_hash: u64, _now: Millis) {
-        self.end_of_request(false);
     }
 
     /// The entry's queue and counter: `IN_MAIN | counter`.
@@ -610,12 +598,12 @@ impl EvictionPolicy for Ahe {
         for n in [
             s.small_ghost_hits,
             s.main_ghost_hits,
+            s.promotions,
             s.small_evictions,
             s.main_evictions,
         ] {
             out.extend_from_slice(&n.to_le_bytes());
         }
-        out.extend_from_slice(&s.last_hit_ratio.to_le_bytes());
         self.small_ghost.export(&mut out);
         self.main_ghost.export(&mut out);
         Some(out)
@@ -664,15 +652,15 @@ impl EvictionPolicy for Ahe {
 
     fn controller_state(&self) -> Option<ControllerState> {
         let s = &self.stats;
-        let len = self.tracked().max(1) as f64;
         Some(ControllerState {
-            recency_weight: self.small_share(),
-            learning_rate: (self.config.step / len).min(1.0),
-            ghost_hits_recency: s.main_ghost_hits,
-            ghost_hits_frequency: s.small_ghost_hits,
-            decisions_recency: s.main_evictions,
-            decisions_frequency: s.small_evictions,
-            window_hit_ratio: s.last_hit_ratio,
+            small_entries: self.small_len as u64,
+            main_entries: self.main_len as u64,
+            small_target_share: self.small_share(),
+            small_ghost_hits: s.small_ghost_hits,
+            main_ghost_hits: s.main_ghost_hits,
+            promotions: s.promotions,
+            small_evictions: s.small_evictions,
+            main_evictions: s.main_evictions,
         })
     }
 }

@@ -372,11 +372,12 @@ fn is_ahe(policy: PolicyKind) -> bool {
     matches!(policy, PolicyKind::AllKeysAhe | PolicyKind::VolatileAhe)
 }
 
-/// `# Ahe`: what the adaptive policy decided and why, combined over the
-/// shards (counters summed, ratios weighted by each shard's evictions).
-/// `ahe_recency_weight` is the share of the cache given to the recency
-/// window; ghost hits are misses on keys recently evicted on that side's
-/// advice (regrets); decisions are evictions on that side's advice.
+/// `# Ahe`: AHE's queues and what its adaptive rule saw, summed over the
+/// shards. Every newcomer enters the small FIFO; entries read twice there
+/// are promoted to the main CLOCK; each queue's evictions leave a
+/// fingerprint in its ghost. A miss on a key small's ghost remembers goes
+/// straight to main and grows small's target; one main's ghost remembers
+/// shrinks it. Shares are of the entries AHE holds.
 fn ahe(ctx: &Ctx<'_>, out: &mut String) {
     let (policy, _) = ctx.store().policy();
     let _ = write!(
@@ -390,15 +391,16 @@ fn ahe(ctx: &Ctx<'_>, out: &mut String) {
     };
     let _ = write!(
         out,
-        "ahe_recency_weight:{:.4}\r\nahe_frequency_weight:{:.4}\r\nahe_learning_rate:{:.4}\r\nahe_ghost_hits_recency:{}\r\nahe_ghost_hits_frequency:{}\r\nahe_decisions_recency:{}\r\nahe_decisions_frequency:{}\r\nahe_window_hit_ratio:{:.4}\r\n",
-        state.recency_weight,
-        1.0 - state.recency_weight,
-        state.learning_rate,
-        state.ghost_hits_recency,
-        state.ghost_hits_frequency,
-        state.decisions_recency,
-        state.decisions_frequency,
-        state.window_hit_ratio,
+        "ahe_small_target_share:{:.4}\r\nahe_small_share:{:.4}\r\nahe_small_entries:{}\r\nahe_main_entries:{}\r\nahe_small_ghost_hits:{}\r\nahe_main_ghost_hits:{}\r\nahe_promotions:{}\r\nahe_small_evictions:{}\r\nahe_main_evictions:{}\r\n",
+        state.small_target_share,
+        state.small_share(),
+        state.small_entries,
+        state.main_entries,
+        state.small_ghost_hits,
+        state.main_ghost_hits,
+        state.promotions,
+        state.small_evictions,
+        state.main_evictions,
     );
 }
 

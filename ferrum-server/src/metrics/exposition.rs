@@ -259,32 +259,31 @@ impl Snapshot {
     }
 }
 
-/// AHE's controller state, under FerrumKV's own names.
+/// AHE's queues, ghosts and target, under FerrumKV's own names.
 fn record_ahe(ahe: &ControllerState) {
     describe_gauge!(
-        FERRUM_AHE_RECENCY_WEIGHT,
-        "How much AHE trusts recency (0..1); frequency gets the rest."
+        FERRUM_AHE_SMALL_TARGET_SHARE,
+        "Small's target share of AHE's entries (0..1), learned from ghost hits."
     );
-    gauge!(FERRUM_AHE_RECENCY_WEIGHT).set(ahe.recency_weight);
-    describe_gauge!(FERRUM_AHE_LEARNING_RATE, "AHE's current learning rate.");
-    gauge!(FERRUM_AHE_LEARNING_RATE).set(ahe.learning_rate);
-    describe_gauge!(
-        FERRUM_AHE_WINDOW_HIT_RATIO,
-        "Hit ratio of the last window AHE's controller acted on."
-    );
-    gauge!(FERRUM_AHE_WINDOW_HIT_RATIO).set(ahe.window_hit_ratio);
+    gauge!(FERRUM_AHE_SMALL_TARGET_SHARE).set(ahe.small_target_share);
+    describe_gauge!(FERRUM_AHE_ENTRIES, "Entries in each of AHE's queues.");
+    gauge!(FERRUM_AHE_ENTRIES, LABEL_QUEUE => "small").set(ahe.small_entries as f64);
+    gauge!(FERRUM_AHE_ENTRIES, LABEL_QUEUE => "main").set(ahe.main_entries as f64);
     describe_counter!(
         FERRUM_AHE_GHOST_HITS_TOTAL,
-        "Misses whose key a side had evicted: evidence against that side."
+        "Misses whose key the queue's ghost remembered."
     );
-    counter!(FERRUM_AHE_GHOST_HITS_TOTAL, LABEL_SIDE => "recency").absolute(ahe.ghost_hits_recency);
-    counter!(FERRUM_AHE_GHOST_HITS_TOTAL, LABEL_SIDE => "frequency")
-        .absolute(ahe.ghost_hits_frequency);
+    counter!(FERRUM_AHE_GHOST_HITS_TOTAL, LABEL_QUEUE => "small").absolute(ahe.small_ghost_hits);
+    counter!(FERRUM_AHE_GHOST_HITS_TOTAL, LABEL_QUEUE => "main").absolute(ahe.main_ghost_hits);
     describe_counter!(
-        FERRUM_AHE_DECISIONS_TOTAL,
-        "Evictions decided by each side."
+        FERRUM_AHE_PROMOTIONS_TOTAL,
+        "Entries AHE moved from small to main."
     );
-    counter!(FERRUM_AHE_DECISIONS_TOTAL, LABEL_SIDE => "recency").absolute(ahe.decisions_recency);
-    counter!(FERRUM_AHE_DECISIONS_TOTAL, LABEL_SIDE => "frequency")
-        .absolute(ahe.decisions_frequency);
+    counter!(FERRUM_AHE_PROMOTIONS_TOTAL).absolute(ahe.promotions);
+    describe_counter!(
+        FERRUM_AHE_EVICTIONS_TOTAL,
+        "Entries evicted from each of AHE's queues."
+    );
+    counter!(FERRUM_AHE_EVICTIONS_TOTAL, LABEL_QUEUE => "small").absolute(ahe.small_evictions);
+    counter!(FERRUM_AHE_EVICTIONS_TOTAL, LABEL_QUEUE => "main").absolute(ahe.main_evictions);
 }

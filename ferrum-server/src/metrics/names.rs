@@ -9,8 +9,8 @@
 pub(crate) const LABEL_CMD: &str = "cmd";
 /// Label naming the database on the per-database series (`db="db0"`).
 pub(crate) const LABEL_DB: &str = "db";
-/// Label naming the side of the AHE controller (`recency` or `frequency`).
-pub(crate) const LABEL_SIDE: &str = "side";
+/// Label naming one of AHE's queues (`small` or `main`).
+pub(crate) const LABEL_QUEUE: &str = "queue";
 
 /// Gauge: 1 while the server answers (the Redis exporter reports 0 when it
 /// cannot reach Redis; an in-process exporter that answers is up).
@@ -66,17 +66,19 @@ pub(crate) const REDIS_NET_OUTPUT_BYTES_TOTAL: &str = "redis_net_output_bytes_to
 
 /// Gauge: hits / (hits + misses) since start, 0 before the first lookup.
 pub(crate) const FERRUM_KEYSPACE_HIT_RATIO: &str = "ferrum_keyspace_hit_ratio";
-/// Gauge: how much AHE's controller trusts recency, `0..=1`.
-pub(crate) const FERRUM_AHE_RECENCY_WEIGHT: &str = "ferrum_ahe_recency_weight";
-/// Gauge: AHE's current learning rate.
-pub(crate) const FERRUM_AHE_LEARNING_RATE: &str = "ferrum_ahe_learning_rate";
-/// Counter, labelled `side`: misses found in the ghost history of the keys
-/// that side evicted.
+/// Gauge: small's target share of AHE's entries, `0..=1`: what its
+/// adaptive rule learned.
+pub(crate) const FERRUM_AHE_SMALL_TARGET_SHARE: &str = "ferrum_ahe_small_target_share";
+/// Gauge, labelled `queue` (`small`, `main`): entries in each of AHE's
+/// queues.
+pub(crate) const FERRUM_AHE_ENTRIES: &str = "ferrum_ahe_entries";
+/// Counter, labelled `queue`: misses whose key that queue's ghost
+/// remembered.
 pub(crate) const FERRUM_AHE_GHOST_HITS_TOTAL: &str = "ferrum_ahe_ghost_hits_total";
-/// Counter, labelled `side`: evictions decided by that side.
-pub(crate) const FERRUM_AHE_DECISIONS_TOTAL: &str = "ferrum_ahe_decisions_total";
-/// Gauge: hit ratio of the last window AHE's controller acted on.
-pub(crate) const FERRUM_AHE_WINDOW_HIT_RATIO: &str = "ferrum_ahe_window_hit_ratio";
+/// Counter: entries AHE promoted from small to main.
+pub(crate) const FERRUM_AHE_PROMOTIONS_TOTAL: &str = "ferrum_ahe_promotions_total";
+/// Counter, labelled `queue`: entries evicted from that queue.
+pub(crate) const FERRUM_AHE_EVICTIONS_TOTAL: &str = "ferrum_ahe_evictions_total";
 
 /// Every metric name above, for tests that check dashboards against them.
 #[cfg(test)]
@@ -104,9 +106,9 @@ pub(crate) const ALL: &[&str] = &[
     REDIS_NET_INPUT_BYTES_TOTAL,
     REDIS_NET_OUTPUT_BYTES_TOTAL,
     FERRUM_KEYSPACE_HIT_RATIO,
-    FERRUM_AHE_RECENCY_WEIGHT,
-    FERRUM_AHE_LEARNING_RATE,
+    FERRUM_AHE_SMALL_TARGET_SHARE,
+    FERRUM_AHE_ENTRIES,
     FERRUM_AHE_GHOST_HITS_TOTAL,
-    FERRUM_AHE_DECISIONS_TOTAL,
-    FERRUM_AHE_WINDOW_HIT_RATIO,
+    FERRUM_AHE_PROMOTIONS_TOTAL,
+    FERRUM_AHE_EVICTIONS_TOTAL,
 ];

@@ -50,13 +50,14 @@ fn full_snapshot() -> Snapshot {
         uptime_secs: 42,
         tcp_port: 6379,
         ahe: Some(ControllerState {
-            recency_weight: 0.25,
-            learning_rate: 0.01,
-            ghost_hits_recency: 4,
-            ghost_hits_frequency: 6,
-            decisions_recency: 11,
-            decisions_frequency: 12,
-            window_hit_ratio: 0.75,
+            small_entries: 30,
+            main_entries: 70,
+            small_target_share: 0.25,
+            small_ghost_hits: 6,
+            main_ghost_hits: 4,
+            promotions: 9,
+            small_evictions: 12,
+            main_evictions: 11,
         }),
     }
 }
@@ -137,25 +138,15 @@ fn values_come_from_the_snapshot() {
         ),
         0.000025
     );
-    assert_eq!(v(names::FERRUM_AHE_RECENCY_WEIGHT, &[]), 0.25);
-    assert_eq!(v(names::FERRUM_AHE_LEARNING_RATE, &[]), 0.01);
-    assert_eq!(v(names::FERRUM_AHE_WINDOW_HIT_RATIO, &[]), 0.75);
-    assert_eq!(
-        v(names::FERRUM_AHE_GHOST_HITS_TOTAL, &[("side", "recency")]),
-        4.0
-    );
-    assert_eq!(
-        v(names::FERRUM_AHE_GHOST_HITS_TOTAL, &[("side", "frequency")]),
-        6.0
-    );
-    assert_eq!(
-        v(names::FERRUM_AHE_DECISIONS_TOTAL, &[("side", "recency")]),
-        11.0
-    );
-    assert_eq!(
-        v(names::FERRUM_AHE_DECISIONS_TOTAL, &[("side", "frequency")]),
-        12.0
-    );
+    assert_eq!(v(names::FERRUM_AHE_SMALL_TARGET_SHARE, &[]), 0.25);
+    let queue = |q| [("queue", q)];
+    assert_eq!(v(names::FERRUM_AHE_ENTRIES, &queue("small")), 30.0);
+    assert_eq!(v(names::FERRUM_AHE_ENTRIES, &queue("main")), 70.0);
+    assert_eq!(v(names::FERRUM_AHE_GHOST_HITS_TOTAL, &queue("small")), 6.0);
+    assert_eq!(v(names::FERRUM_AHE_GHOST_HITS_TOTAL, &queue("main")), 4.0);
+    assert_eq!(v(names::FERRUM_AHE_PROMOTIONS_TOTAL, &[]), 9.0);
+    assert_eq!(v(names::FERRUM_AHE_EVICTIONS_TOTAL, &queue("small")), 12.0);
+    assert_eq!(v(names::FERRUM_AHE_EVICTIONS_TOTAL, &queue("main")), 11.0);
 }
 
 #[test]
@@ -397,8 +388,8 @@ fn promql_refs_tell_metrics_from_labels() {
         (vec!["redis_up".to_owned()], vec!["instance".to_owned()])
     );
     assert!(promql_refs("histogram_quantile(0.9, x)").is_err());
-    let refs = promql_refs("1 - ferrum_ahe_recency_weight{a=\"b\"} offset 5m").expect("valid");
-    assert_eq!(refs.metrics, ["ferrum_ahe_recency_weight"]);
+    let refs = promql_refs("1 - ferrum_ahe_small_target_share{a=\"b\"} offset 5m").expect("valid");
+    assert_eq!(refs.metrics, ["ferrum_ahe_small_target_share"]);
 }
 
 /// Every panel, rows' nested panels included.
@@ -471,8 +462,11 @@ fn dashboard_queries_only_exported_metrics() {
         names::REDIS_EVICTED_KEYS_TOTAL,
         names::REDIS_MEMORY_USED_BYTES,
         names::REDIS_MEMORY_MAX_BYTES,
-        names::FERRUM_AHE_RECENCY_WEIGHT,
+        names::FERRUM_AHE_SMALL_TARGET_SHARE,
+        names::FERRUM_AHE_ENTRIES,
         names::FERRUM_AHE_GHOST_HITS_TOTAL,
+        names::FERRUM_AHE_PROMOTIONS_TOTAL,
+        names::FERRUM_AHE_EVICTIONS_TOTAL,
         names::REDIS_COMMANDS_TOTAL,
         names::REDIS_COMMANDS_DURATION_SECONDS_TOTAL,
         names::REDIS_CONNECTED_CLIENTS,

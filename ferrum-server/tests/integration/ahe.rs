@@ -19,7 +19,7 @@ fn fields(info: &str) -> HashMap<String, String> {
 }
 
 #[test]
-fn info_ahe_reports_what_the_controller_decided() {
+fn info_ahe_reports_its_queues_ghosts_and_target() {
     let s = TestServer::start_with(&["--maxmemory", "1mb", "--maxmemory-policy", "allkeys-ahe"]);
     let mut c = s.client();
     let value = "x".repeat(1000);
@@ -36,27 +36,31 @@ fn info_ahe_reports_what_the_controller_decided() {
     let f = fields(&text);
     assert_eq!(f["ahe_enabled"], "1");
     assert_eq!(f["ahe_policy"], "allkeys-ahe");
-    let weight: f64 = f["ahe_recency_weight"].parse().unwrap();
-    let frequency: f64 = f["ahe_frequency_weight"].parse().unwrap();
-    assert!((0.0..=1.0).contains(&weight), "{weight}");
-    assert!((weight + frequency - 1.0).abs() < 1e-3);
-    assert!(f["ahe_learning_rate"].parse::<f64>().unwrap() > 0.0);
-    let ratio: f64 = f["ahe_window_hit_ratio"].parse().unwrap();
-    assert!((0.0..=1.0).contains(&ratio), "{ratio}");
+    let share = |name: &str| f[name].parse::<f64>().unwrap();
     let count = |name: &str| f[name].parse::<u64>().unwrap();
-    // No key has a TTL, so every eviction was one side's decision.
+    for name in ["ahe_small_target_share", "ahe_small_share"] {
+        assert!((0.0..=1.0).contains(&share(name)), "{name}: {text}");
+    }
+    // The queues hold every key, and the actual share is theirs.
+    let dbsize: u64 = run(&mut c, &["DBSIZE"]).unwrap();
+    let (small, main) = (count("ahe_small_entries"), count("ahe_main_entries"));
+    assert_eq!(small + main, dbsize, "{text}");
+    assert!((share("ahe_small_share") - small as f64 / dbsize as f64).abs() < 1e-3);
+    // No key has a TTL, so every eviction came from one of the queues.
     let stats = fields(&info(&mut c, &["stats"]));
     let evicted: u64 = stats["evicted_keys"].parse().unwrap();
     assert!(evicted > 1_000, "{evicted} evictions");
     assert_eq!(
-        count("ahe_decisions_recency") + count("ahe_decisions_frequency"),
+        count("ahe_small_evictions") + count("ahe_main_evictions"),
         evicted
     );
-    assert!(count("ahe_ghost_hits_recency") + count("ahe_ghost_hits_frequency") > 0);
+    // The hot keys were read twice in small: promoted.
+    assert!(count("ahe_promotions") > 0, "{text}");
+    assert!(count("ahe_small_ghost_hits") + count("ahe_main_ghost_hits") > 0);
     // Part of the default INFO while AHE is the policy, and of everything.
     assert!(info(&mut c, &[]).contains("# Ahe\r\n"));
-    assert!(info(&mut c, &["everything"]).contains("ahe_recency_weight:"));
-    assert!(info(&mut c, &["all"]).contains("ahe_recency_weight:"));
+    assert!(info(&mut c, &["everything"]).contains("ahe_small_target_share:"));
+    assert!(info(&mut c, &["all"]).contains("ahe_small_target_share:"));
     // The hot keys survived.
     assert_eq!(
         run::<i64>(&mut c, &["EXISTS", "k0", "k1", "k2"]).unwrap(),
@@ -72,7 +76,7 @@ fn config_set_maxmemory_policy_switches_to_ahe_and_back() {
     let f = fields(&info(&mut c, &["ahe"]));
     assert_eq!(f["ahe_enabled"], "0");
     assert_eq!(f["ahe_policy"], "noeviction");
-    assert!(!f.contains_key("ahe_recency_weight"));
+    assert!(!f.contains_key("ahe_small_target_share"));
 
     for policy in ["allkeys-ahe", "VOLATILE-AHE"] {
         let _: () = run(&mut c, &["CONFIG", "SET", "maxmemory-policy", policy]).unwrap();
@@ -81,7 +85,7 @@ fn config_set_maxmemory_policy_switches_to_ahe_and_back() {
         let f = fields(&info(&mut c, &[]));
         assert_eq!(f["ahe_enabled"], "1");
         assert_eq!(f["maxmemory_policy"], policy.to_lowercase());
-        assert_eq!(f["ahe_recency_weight"], "0.1000");
+        assert_eq!(f["ahe_small_target_share"], "0.1000");
     }
     let _: () = run(&mut c, &["SET", "k", "v"]).unwrap();
     let _: () = run(

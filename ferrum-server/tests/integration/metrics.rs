@@ -376,7 +376,7 @@ fn a_real_prometheus_scrapes_the_hit_ratio() {
 }
 
 #[test]
-fn ahe_controller_state_is_exported_and_matches_info() {
+fn ahe_queues_are_exported_and_match_info() {
     let s = TestServer::start_with(&[
         "--metrics-addr",
         "127.0.0.1:0",
@@ -393,23 +393,31 @@ fn ahe_controller_state_is_exported_and_matches_info() {
     }
     let info = info(&mut c);
     let samples = Samples::parse(&scrape(&s));
-    let weight = samples.must("ferrum_ahe_recency_weight", &[]);
-    let info_weight: f64 = info["ahe_recency_weight"].parse().unwrap();
+    let target = samples.must("ferrum_ahe_small_target_share", &[]);
+    let info_target: f64 = info["ahe_small_target_share"].parse().unwrap();
     assert!(
-        (weight - info_weight).abs() < 1e-3,
-        "{weight} vs {info_weight}"
+        (target - info_target).abs() < 1e-3,
+        "{target} vs {info_target}"
     );
-    for side in ["recency", "frequency"] {
+    for queue in ["small", "main"] {
+        let q = [("queue", queue)];
         assert_eq!(
-            samples.must("ferrum_ahe_decisions_total", &[("side", side)]),
-            info_u64(&info, &format!("ahe_decisions_{side}"))
+            samples.must("ferrum_ahe_entries", &q),
+            info_u64(&info, &format!("ahe_{queue}_entries"))
         );
         assert_eq!(
-            samples.must("ferrum_ahe_ghost_hits_total", &[("side", side)]),
-            info_u64(&info, &format!("ahe_ghost_hits_{side}"))
+            samples.must("ferrum_ahe_evictions_total", &q),
+            info_u64(&info, &format!("ahe_{queue}_evictions"))
+        );
+        assert_eq!(
+            samples.must("ferrum_ahe_ghost_hits_total", &q),
+            info_u64(&info, &format!("ahe_{queue}_ghost_hits"))
         );
     }
-    assert!(samples.must("ferrum_ahe_learning_rate", &[]) > 0.0);
+    assert_eq!(
+        samples.must("ferrum_ahe_promotions_total", &[]),
+        info_u64(&info, "ahe_promotions")
+    );
     // Switching away from AHE removes its series.
     let _: () = run(
         &mut c,
@@ -417,6 +425,6 @@ fn ahe_controller_state_is_exported_and_matches_info() {
     )
     .unwrap();
     assert!(Samples::parse(&scrape(&s))
-        .get("ferrum_ahe_recency_weight", &[])
+        .get("ferrum_ahe_small_target_share", &[])
         .is_none());
 }
