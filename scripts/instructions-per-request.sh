@@ -22,6 +22,11 @@
 # `-t lrange_100` runs its filling LPUSH as a second row, so count LRANGE as a
 # plain command after a FILL of `-t lpush`: `... -n 4000 LRANGE mylist 0 99`).
 #
+# SERVER_ARGS adds server options, e.g. AHE against LRU under eviction:
+#   SERVER_ARGS="--maxmemory 8mb --maxmemory-policy allkeys-ahe" \
+#   FILL="-t set -r 2000000 -d 32 -n 400000 -P 16 -c 20" \
+#       scripts/instructions-per-request.sh BIN -t set,get -r 2000000 -d 32 -n 200000 -P 16 -c 20
+#
 # VG_FLAGS adds callgrind options, e.g. VG_FLAGS="--cache-sim=yes --LL=1048576,16,64"
 # for simulated cache misses (load-independent, as instructions are: a row can
 # cost fewer instructions than Redis's and still more cycles).
@@ -46,6 +51,8 @@ case "$(basename "$BIN")" in
     redis-server*) EXTRA+=(--appendonly no) ;;
 esac
 
+read -r -a SERVER_EXTRA <<<"${SERVER_ARGS:-}"
+EXTRA+=("${SERVER_EXTRA[@]}")
 read -r -a VG_EXTRA <<<"${VG_FLAGS:-}"
 valgrind --tool=callgrind --callgrind-out-file="$OUT/callgrind.out" "${VG_EXTRA[@]}" \
     "$BIN" --bind 127.0.0.1 --port "$PORT" "${EXTRA[@]}" >"$OUT/server.log" 2>&1 &

@@ -203,10 +203,15 @@ pub struct Ahe {
     main_len: usize,
     small_ghost: Ghost,
     main_ghost: Ghost,
+    /// The entry count the ghosts were last sized for.
+    ghosts_fitted_for: Option<usize>,
     /// Small's target size in entries; `None` until the first eviction.
     small_target: Option<f64>,
     deadlines: Deadlines,
     stats: Stats,
+    /// [`Ahe::heap_now`] as of the last change: what `heap_bytes` answers,
+    /// since the store asks several times a command.
+    heap: usize,
 }
 
 /// What the queues did, for [`ControllerState`].
@@ -231,10 +236,27 @@ impl Ahe {
             main_len: 0,
             small_ghost: Ghost::default(),
             main_ghost: Ghost::default(),
+            ghosts_fitted_for: None,
             small_target: None,
             deadlines: Deadlines::default(),
             stats: Stats::default(),
+            heap: 0,
         }
+    }
+
+    /// The heap bytes of every table, counted now.
+    fn heap_now(&self) -> usize {
+        self.state.capacity()
+            + self.small.heap_bytes()
+            + self.main.heap_bytes()
+            + self.small_ghost.heap_bytes()
+            + self.main_ghost.heap_bytes()
+            + self.deadlines.heap_bytes()
+    }
+
+    /// Brings `heap` up to date after a change.
+    fn recount(&mut self) {
+        self.heap = self.heap_now();
     }
 
     /// Small's target share of the cache: what the adaptive rule learned.
@@ -289,8 +311,13 @@ impl Ahe {
         target
     }
 
-    /// Sizes the ghosts for the entries tracked now.
+    /// Sizes the ghosts for the entries tracked now (nothing to do while
+    /// that count stays where it was, as under steady eviction).
     fn fit_ghosts(&mut self) {
+        if self.ghosts_fitted_for == Some(self.tracked()) {
+            return;
+        }
+        self.ghosts_fitted_for = Some(self.tracked());
         let entries = (self.config.ghost_share * self.tracked() as f64) as usize;
         self.small_ghost.fit(entries);
         self.main_ghost
@@ -472,6 +499,7 @@ impl EvictionPolicy for Ahe {
         } else {
             self.push_small(id.0);
         }
+        self.recount();
     }
 
     fn on_hit(&mut self, id: EntryId, _key_hash: u64, _now: Millis) {
@@ -514,6 +542,7 @@ impl EvictionPolicy for Ahe {
             }
             _ => {}
         }
+        self.recount();
     }
 
     fn on_expiry_change(&mut self, id: EntryId, expires_at: Option<Millis>) {
@@ -523,6 +552,7 @@ impl EvictionPolicy for Ahe {
             }
             _ => self.deadlines.remove(id),
         }
+        self.recount();
     }
 
     fn on_remove(&mut self, id: EntryId) {
@@ -543,8 +573,10 @@ impl EvictionPolicy for Ahe {
             // An emptied cache (FLUSHDB, or every key expired) starts over.
             self.small_target = None;
             self.small_ghost.clear();
+            self.ghosts_fitted_for = None;
             self.main_ghost.clear();
         }
+        self.recount();
     }
 
     fn evict(&mut self, now: Millis, key_hash: &dyn Fn(EntryId) -> u64) -> Option<EntryId> {
@@ -561,7 +593,7 @@ impl EvictionPolicy for Ahe {
         self.fit_ghosts();
         let small_target = self.small_target();
         let main_target = self.tracked() as f64 - small_target;
-        loop {
+        let victim = loop {
             let from_main = self.main_len as f64 > main_target || self.small_len == 0;
             let victim = if from_main {
                 self.evict_main(key_hash)
@@ -569,9 +601,11 @@ impl EvictionPolicy for Ahe {
                 self.evict_small(key_hash)
             };
             if let Some(id) = victim {
-                return Some(EntryId(id));
+                break id;
             }
-        }
+        };
+        self.recount();
+        Some(EntryId(victim))
     }
 
     fn len(&self) -> usize {
@@ -579,12 +613,7 @@ impl EvictionPolicy for Ahe {
     }
 
     fn heap_bytes(&self) -> usize {
-        self.state.capacity()
-            + self.small.heap_bytes()
-            + self.main.heap_bytes()
-            + self.small_ghost.heap_bytes()
-            + self.main_ghost.heap_bytes()
-            + self.deadlines.heap_bytes()
+        self.heap
     }
 
     /// The controller (small's target and its counts) and both ghosts:
@@ -618,6 +647,8 @@ impl EvictionPolicy for Ahe {
         self.stats = state.stats;
         self.small_ghost = state.small_ghost;
         self.main_ghost = state.main_ghost;
+        self.ghosts_fitted_for = None;
+        self.recount();
     }
 
     /// Small's live entries, head first, then main's; each placed at its
@@ -648,6 +679,7 @@ impl EvictionPolicy for Ahe {
         }
         self.small.replace(small);
         self.main.replace(main);
+        self.recount();
     }
 
     fn controller_state(&self) -> Option<ControllerState> {

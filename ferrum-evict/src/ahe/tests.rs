@@ -436,3 +436,58 @@ fn a_load_that_restores_each_hint_after_its_insert_leaves_no_stale_cells() {
     // keys fit after a restart (measured: 983 instead of 1,006).
     assert_eq!(cells, 1_000);
 }
+
+#[test]
+fn the_heap_bytes_it_answers_are_those_of_its_tables() {
+    // `heap_bytes` answers a count kept at each change; every change of
+    // every table must be counted, or `used_memory` drifts.
+    let mut ahe = Ahe::new(AheConfig {
+        expired_first: true,
+        ..AheConfig::default()
+    });
+    let key_hash = |id: EntryId| hash(u64::from(id.0));
+    let mut resident: Vec<u32> = Vec::new();
+    let mut x = 7u64;
+    for step in 0..20_000u32 {
+        x = hash(x);
+        let now = Millis(u64::from(step));
+        match x % 8 {
+            0..=2 if resident.len() < 500 || x % 3 == 0 => {
+                let id = step;
+                ahe.on_insert(EntryId(id), key_hash(EntryId(id)), 1, now);
+                if x % 5 == 0 {
+                    ahe.on_expiry_change(EntryId(id), Some(Millis(now.0 + 100)));
+                }
+                resident.push(id);
+            }
+            3 if !resident.is_empty() => {
+                let id = resident.swap_remove((x as usize / 8) % resident.len());
+                ahe.on_remove(EntryId(id));
+            }
+            4 | 5 if resident.len() > 300 => {
+                let victim = ahe.evict(now, &key_hash).expect("a victim");
+                resident.retain(|&r| r != victim.0);
+            }
+            _ if !resident.is_empty() => {
+                let id = resident[(x as usize / 8) % resident.len()];
+                ahe.on_hit(EntryId(id), key_hash(EntryId(id)), now);
+                if x % 7 == 0 {
+                    ahe.on_expiry_change(EntryId(id), None);
+                }
+            }
+            _ => {}
+        }
+        assert_eq!(ahe.heap_bytes(), ahe.heap_now(), "step {step}");
+    }
+    let state = ahe.export_state().expect("AHE has state");
+    let order = ahe.export_order().expect("AHE has an order");
+    let mut again = Ahe::new(AheConfig::default());
+    for &(id, _) in &order {
+        again.on_insert(id, key_hash(id), 1, Millis(0));
+        again.restore_warm_hint(id, IN_MAIN, Millis(0));
+    }
+    again.import_state(&state);
+    again.import_order(&order);
+    assert_eq!(again.heap_bytes(), again.heap_now());
+    assert!(again.heap_bytes() > 0);
+}
