@@ -26,22 +26,14 @@
 
 /// Cells per bucket: 32 `u16`s fill one 64-byte cache line.
 const WAYS: usize = 32;
-/// Cells per word of the table.
-const LANES: usize = 4;
 
 /// A fixed-capacity history of evicted keys' fingerprints.
-///
-/// The cells are stored four to a `u64` word (cell `i` of a bucket in bits
-/// `16 * (i % 4)..` of its word `i / 4`), so a lookup tests four at once; a
-/// bucket of fewer than 32 ways ends in empty lanes, which never match.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Ghost {
-    words: Vec<u64>,
+    cells: Vec<u16>,
     cursors: Vec<u8>,
     buckets: usize,
     ways: usize,
-    /// `ways.div_ceil(LANES)`.
-    words_per_bucket: usize,
 }
 
 impl Ghost {
@@ -56,18 +48,10 @@ impl Ghost {
         if self.buckets != 0 && ways == self.ways && near {
             return;
         }
-        *self = Ghost::empty(buckets, ways);
-    }
-
-    fn empty(buckets: usize, ways: usize) -> Ghost {
-        let words_per_bucket = ways.div_ceil(LANES);
-        Ghost {
-            words: vec![0; buckets * words_per_bucket],
-            cursors: vec![0; buckets],
-            buckets,
-            ways,
-            words_per_bucket,
-        }
+        self.buckets = buckets;
+        self.ways = ways;
+        self.cells = vec![0; buckets * ways];
+        self.cursors = vec![0; buckets];
     }
 
     /// Forgets every record and frees the table.
@@ -86,19 +70,6 @@ impl Ghost {
         (bucket, fingerprint)
     }
 
-    /// Cell `i` of `bucket`: its word's index and the lane's shift.
-    fn cell(&self, bucket: usize, i: usize) -> (usize, u32) {
-        (
-            bucket * self.words_per_bucket + i / LANES,
-            16 * (i % LANES) as u32,
-        )
-    }
-
-    fn set(&mut self, bucket: usize, i: usize, value: u16) {
-        let (w, shift) = self.cell(bucket, i);
-        self.words[w] = (self.words[w] & !(0xffff << shift)) | u64::from(value) << shift;
-    }
-
     /// Remembers the eviction of the key hashing to `hash`, forgetting its
     /// bucket's oldest record.
     pub(super) fn record(&mut self, hash: u64) {
@@ -107,7 +78,7 @@ impl Ghost {
         }
         let (bucket, fingerprint) = self.locate(hash);
         let cursor = usize::from(self.cursors[bucket]);
-        self.set(bucket, cursor, fingerprint);
+        self.cells[bucket * self.ways + cursor] = fingerprint;
         self.cursors[bucket] = ((cursor + 1) % self.ways) as u8;
     }
 
@@ -119,31 +90,26 @@ impl Ghost {
             return None;
         }
         let (bucket, fingerprint) = self.locate(hash);
-        let first = bucket * self.words_per_bucket;
-        let at = first_match(
-            &self.words[first..first + self.words_per_bucket],
-            fingerprint,
-        )?;
-        self.set(bucket, at, 0);
         let cursor = usize::from(self.cursors[bucket]);
-        Some((cursor + self.ways - 1 - at) % self.ways)
+        let ways = self.ways;
+        let cells = &mut self.cells[bucket * ways..(bucket + 1) * ways];
+        let at = first_match(cells, fingerprint)?;
+        cells[at] = 0;
+        Some((cursor + ways - 1 - at) % ways)
     }
 
     /// Heap bytes of the table.
     pub(super) fn heap_bytes(&self) -> usize {
-        self.words.capacity() * 8 + self.cursors.capacity()
+        self.cells.capacity() * 2 + self.cursors.capacity()
     }
 
     /// Appends the table to `out`: the bucket count (4 bytes) and ways (1),
-    /// then each bucket's cells (`u16`) and the cursors, little-endian.
+    /// then the cells and cursors, little-endian.
     pub(super) fn export(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&(self.buckets as u32).to_le_bytes());
         out.push(self.ways as u8);
-        for bucket in 0..self.buckets {
-            for i in 0..self.ways {
-                let (w, shift) = self.cell(bucket, i);
-                out.extend_from_slice(&((self.words[w] >> shift) as u16).to_le_bytes());
-            }
+        for c in &self.cells {
+            out.extend_from_slice(&c.to_le_bytes());
         }
         out.extend_from_slice(&self.cursors);
     }
@@ -164,51 +130,31 @@ impl Ghost {
         if cursors.iter().any(|&c| usize::from(c) >= ways) {
             return None;
         }
-        if buckets == 0 {
-            return Some((Ghost::default(), end));
-        }
-        let mut ghost = Ghost::empty(buckets, ways);
-        for (n, c) in cells.chunks_exact(2).enumerate() {
-            ghost.set(n / ways, n % ways, u16::from_le_bytes([c[0], c[1]]));
-        }
-        ghost.cursors.copy_from_slice(cursors);
+        let ghost = Ghost {
+            cells: cells
+                .chunks_exact(2)
+                .map(|c| u16::from_le_bytes([c[0], c[1]]))
+                .collect(),
+            cursors: cursors.to_vec(),
+            buckets,
+            ways,
+        };
         Some((ghost, end))
     }
 }
 
-/// The index of the first cell equal to `fingerprint` (not 0) in a
-/// bucket's words: each word's four cells are tested at once (a bucket is
-/// 8 words, where a search cell by cell cost about 200 instructions a
-/// miss).
-fn first_match(words: &[u64], fingerprint: u16) -> Option<usize> {
-    const ONES: u64 = 0x0001_0001_0001_0001;
-    const LOW15: u64 = 0x7fff_7fff_7fff_7fff;
-    const HIGH: u64 = 0x8000_8000_8000_8000;
-    let pattern = u64::from(fingerprint) * ONES;
-    // A lane is zero where the cell matches; its high bit survives in
-    // `zero` exactly then (no carry crosses lanes: each is 15 bits).
-    let zero = |word: u64| {
-        let v = word ^ pattern;
-        !(((v & LOW15) + LOW15) | v) & HIGH
-    };
-    let first = |w: usize, z: u64| LANES * w + z.trailing_zeros() as usize / 16;
-    if let Ok(full) = <&[u64; WAYS / LANES]>::try_from(words) {
-        // A full bucket, the usual one: every word tested without a branch
-        // (a miss, the common case, tests them all anyway), which compiles
-        // to a few vector operations.
-        let zeros = full.map(zero);
-        if zeros.iter().fold(0, |a, z| a | z) == 0 {
+/// The index of the first cell equal to `fingerprint`. A full bucket (the
+/// usual one) is first tested as a whole, every cell compared without a
+/// branch, which compiles to a few vector compares: a miss, the common
+/// case, costs that alone (a search cell by cell cost about 200
+/// instructions).
+fn first_match(cells: &[u16], fingerprint: u16) -> Option<usize> {
+    if let Ok(full) = <&[u16; WAYS]>::try_from(cells) {
+        if !full.iter().fold(false, |any, &c| any | (c == fingerprint)) {
             return None;
         }
-        return zeros
-            .iter()
-            .position(|&z| z != 0)
-            .map(|w| first(w, zeros[w]));
     }
-    words
-        .iter()
-        .enumerate()
-        .find_map(|(w, &word)| Some(first(w, Some(zero(word)).filter(|&z| z != 0)?)))
+    cells.iter().position(|&c| c == fingerprint)
 }
 
 #[cfg(test)]
@@ -286,7 +232,7 @@ mod tests {
     }
 
     #[test]
-    fn the_word_search_finds_what_a_cell_search_finds() {
+    fn the_bucket_test_finds_what_a_cell_search_finds() {
         let mut x = 0x9e37_79b9_7f4a_7c15_u64;
         let mut next = || {
             x ^= x << 13;
@@ -294,25 +240,15 @@ mod tests {
             x ^= x << 17;
             x
         };
-        // Few distinct values, so buckets hold repeats and every lane
-        // pattern (high bits, 0x7fff, 0xffff, empty cells) comes up.
         let values = [0, 1, 0x7fff, 0x8000, 0xffff, 0x8001, 0x00ff, 0xff00];
         for _ in 0..20_000 {
-            let len = (next() % 33) as usize;
+            let len = [WAYS, (next() % 33) as usize][(next() % 2) as usize];
             let cells: Vec<u16> = (0..len)
                 .map(|_| values[(next() % values.len() as u64) as usize])
                 .collect();
-            let words: Vec<u64> = cells
-                .chunks(LANES)
-                .map(|c| {
-                    c.iter()
-                        .enumerate()
-                        .fold(0, |w, (i, &v)| w | u64::from(v) << (16 * i))
-                })
-                .collect();
             let fp = values[1 + (next() % (values.len() as u64 - 1)) as usize];
             assert_eq!(
-                first_match(&words, fp),
+                first_match(&cells, fp),
                 cells.iter().position(|&c| c == fp),
                 "{cells:?} {fp}"
             );

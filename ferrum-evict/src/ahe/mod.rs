@@ -326,7 +326,10 @@ impl Ahe {
 
     fn forget(&mut self, id: u32) {
         self.state[id as usize] &= !TRACKED;
-        self.deadlines.remove(EntryId(id));
+        // Deadlines are only ever kept with `expired_first`.
+        if self.config.expired_first {
+            self.deadlines.remove(EntryId(id));
+        }
     }
 
     /// Pops small's head until one entry leaves; promotes the ones read
