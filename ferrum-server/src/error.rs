@@ -880,6 +880,10 @@ pub(crate) fn config_rewrite_failed(reason: &str) -> String {
 pub(crate) fn debug_rewrite_failed(reason: &str) -> String {
     format!("ERR CONFIG-REWRITE-FORCE-ALL failed: {reason}")
 }
+/// `MODULE LOAD`, `LOADEX` or `UNLOAD` while `enable-module-command` is
+/// `no` (Redis's words).
+pub(crate) const MODULE_NOT_ALLOWED: &str = "ERR MODULE command not allowed. If the enable-module-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.";
+
 /// `DEBUG` while `enable-debug-command` is `no`.
 pub(crate) const DEBUG_NOT_ALLOWED: &str = "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.";
 

@@ -152,6 +152,7 @@ impl Server {
             acl,
             lacks_good_replicas: AtomicBool::new(config.lacks_good_replicas(|_| 0)),
             debug_command: config.enable_debug_command,
+            module_command: config.enable_module_command,
             config: RwLock::new(config),
             clients: ClientRegistry::default(),
             stats: ServerStats::default(),

@@ -58,6 +58,9 @@ pub(crate) struct Shared {
     pub(crate) lacks_good_replicas: std::sync::atomic::AtomicBool,
     /// `enable-debug-command`: who may use `DEBUG` (fixed at start-up).
     pub(crate) debug_command: crate::config::Allowed,
+    /// `enable-module-command`: who may use `MODULE LOAD`, `LOADEX` and
+    /// `UNLOAD` (fixed at start-up).
+    pub(crate) module_command: crate::config::Allowed,
     /// Clients blocked in BLPOP and friends, by key.
     pub(crate) blocking: Arc<Blocking>,
     /// Pub/Sub channels and patterns.

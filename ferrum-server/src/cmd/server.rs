@@ -9,7 +9,9 @@ use ferrum_store::glob::glob_match;
 use ferrum_store::{PolicyConfig, PolicyKind};
 
 use super::category::SubcommandSpec;
-use super::error::{CONFIG_NO_FILE, DEBUG_NOT_ALLOWED, SWAPDB_FIRST, SWAPDB_SECOND};
+use super::error::{
+    CONFIG_NO_FILE, DEBUG_NOT_ALLOWED, MODULE_NOT_ALLOWED, SWAPDB_FIRST, SWAPDB_SECOND,
+};
 use super::parse::{int_arg, int_in_range, is};
 use super::{
     category, flag, getkeys, lookup, CmdError, CmdResult, CommandSpec, Ctx, COMMANDS, SUBCOMMANDS,
@@ -689,6 +691,60 @@ pub(crate) fn command(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     } else {
         Err(CmdError::unknown_subcommand("COMMAND", sub))
     }
+}
+
+const MODULE_HELP: &[&str] = &[
+    "MODULE <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "LIST",
+    "    Return a list of loaded modules.",
+    "LOAD <path> [<arg> ...]",
+    "    Load a module library from <path>, passing to it any optional arguments.",
+    "LOADEX <path> [[CONFIG NAME VALUE] [CONFIG NAME VALUE]] [ARGS ...]",
+    "    Load a module library from <path>, while passing it module configurations and optional arguments.",
+    "UNLOAD <name>",
+    "    Unload a module.",
+    "HELP",
+    "    Prints this help.",
+];
+
+/// `MODULE`: FerrumKV loads no Redis modules (they are C libraries built
+/// against Redis's own module API), so `LIST` is empty, and `LOAD` and
+/// `LOADEX` fail as a module that cannot load fails in Redis, with the
+/// reason in the log; `UNLOAD` finds no module. Who may try is
+/// `enable-module-command`'s, as in Redis. The subcommands' arities are
+/// checked before this runs (their rows).
+pub(crate) fn module(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let sub = &args[1];
+    if is(sub, "help") {
+        return Ok(Frame::Array(
+            MODULE_HELP
+                .iter()
+                .map(|l| Frame::Simple(Bytes::from_static(l.as_bytes())))
+                .collect(),
+        ));
+    }
+    if is(sub, "list") {
+        return Ok(Frame::Array(Vec::new()));
+    }
+    let loads = is(sub, "load") || is(sub, "loadex");
+    if !loads && !is(sub, "unload") {
+        return Err(CmdError::unknown_subcommand("MODULE", sub));
+    }
+    if !ctx.shared.module_command.permits(ctx.conn.handle.addr.ip()) {
+        return Err(CmdError::msg(MODULE_NOT_ALLOWED));
+    }
+    if loads {
+        tracing::warn!(
+            "Module {} failed to load: FerrumKV does not load Redis modules",
+            String::from_utf8_lossy(&args[2])
+        );
+        return Err(CmdError::msg(
+            "ERR Error loading the extension. Please check the server logs.",
+        ));
+    }
+    Err(CmdError::msg(
+        "ERR Error unloading module: no such module with that name",
+    ))
 }
 
 /// `DEBUG ADVANCE-CLOCK ms` moves the server's clock forward, so tests can

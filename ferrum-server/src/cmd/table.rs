@@ -251,6 +251,7 @@ static HANDLERS: &[(&str, Handler)] = &[
     ("latency", latency::latency),
     ("acl", acl::acl),
     ("debug", server::debug),
+    ("module", server::module),
 ];
 
 /// The handler of the row `spec`.

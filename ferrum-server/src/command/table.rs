@@ -10,9 +10,8 @@
 //! **Subcommand rows** (`command/table.rs`, `SUBCOMMANDS`, after `COMMANDS`).
 //! Each subcommand of a container is a row of its own: name (`config|get`),
 //! arity, flags, ACL categories, key positions, and its docs (since,
-//! summary), as Redis 7.0.15's `COMMAND INFO`/`COMMAND DOCS` give them (less
-//! the `loading`, `no_async_loading` and `allow_busy` flags, which no row
-//! has). The same row serves the arity check, ACL, command stats, `COMMAND
+//! summary), as Redis 7.0.15's `COMMAND INFO`/`COMMAND DOCS` give them. The
+//! same row serves the arity check, ACL, command stats, `COMMAND
 //! LIST`, and `COMMAND INFO`/`DOCS` (a container's tenth element and its
 //! `subcommands` map; `COMMAND INFO config|get` answers with the row). The
 //! container's handler still dispatches on `args[1]` itself, and a
@@ -305,6 +304,7 @@ pub(crate) static COMMANDS: &[CommandSpec] = &[
     row!("latency", -2, ADMIN | CONTAINER | LOADING, [SLOW], NONE, "server", "A container for latency diagnostics commands."),
     row!("acl", -2, STALE | CONTAINER | NO_SCRIPT | LOADING, [SLOW], NONE, "server", "A container for Access List Control commands."),
     row!("debug", -2, ADMIN | NO_SCRIPT | LOADING | STALE, [ADMIN | SLOW | DANGEROUS], NONE, "server", "A container for debugging commands."),
+    row!("module", -2, CONTAINER, [SLOW], NONE, "server", "A container for module commands."),
 ];
 
 macro_rules! sub {
@@ -325,9 +325,8 @@ macro_rules! sub {
 /// (`CLUSTER`'s only as far as they are answered; `CLIENT SETINFO` is
 /// 7.2's), each a row as `COMMAND INFO` and `COMMAND DOCS` report it in
 /// its container's entry: arity (checked before the container's handler
-/// runs), flags, ACL categories, key positions and docs. Redis's
-/// `no_async_loading` and `allow_busy` flags are left out, as they are
-/// from the commands' rows. The container's handler dispatches.
+/// runs), flags, ACL categories, key positions and docs. The container's
+/// handler dispatches.
 #[rustfmt::skip]
 pub(crate) static SUBCOMMANDS: &[SubcommandSpec] = &[
     sub!("client|caching", 3, NO_SCRIPT | STALE | LOADING, [SLOW | CONNECTION], NONE, "6.0.0", "Instruct the server about tracking or not keys in the next request"),
@@ -370,6 +369,11 @@ pub(crate) static SUBCOMMANDS: &[SubcommandSpec] = &[
     sub!("memory|purge", 2, 0, [SLOW], NONE, "4.0.0", "Ask the allocator to release memory"),
     sub!("memory|stats", 2, 0, [SLOW], NONE, "4.0.0", "Show memory usage details"),
     sub!("memory|usage", -3, READONLY, [READ | SLOW], (2, 2, 1), "4.0.0", "Estimate the memory usage of a key"),
+    sub!("module|help", 2, STALE | LOADING, [SLOW], NONE, "5.0.0", "Show helpful text about the different subcommands"),
+    sub!("module|list", 2, ADMIN | NO_SCRIPT, [ADMIN | SLOW | DANGEROUS], NONE, "4.0.0", "List all modules loaded by the server"),
+    sub!("module|load", -3, ADMIN | NO_SCRIPT | NO_ASYNC_LOADING, [ADMIN | SLOW | DANGEROUS], NONE, "4.0.0", "Load a module"),
+    sub!("module|loadex", -3, ADMIN | NO_SCRIPT | NO_ASYNC_LOADING, [ADMIN | SLOW | DANGEROUS], NONE, "7.0.0", "Load a module with extended parameters"),
+    sub!("module|unload", 3, ADMIN | NO_SCRIPT | NO_ASYNC_LOADING, [ADMIN | SLOW | DANGEROUS], NONE, "4.0.0", "Unload a module"),
     sub!("xinfo|consumers", 4, READONLY, [READ | STREAM | SLOW], (2, 2, 1), "5.0.0", "List the consumers in a consumer group"),
     sub!("xinfo|groups", 3, READONLY, [READ | STREAM | SLOW], (2, 2, 1), "5.0.0", "List the consumer groups of a stream"),
     sub!("xinfo|help", 2, STALE | LOADING, [STREAM | SLOW], NONE, "5.0.0", "Show helpful text about the different subcommands"),

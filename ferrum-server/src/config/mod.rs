@@ -169,6 +169,10 @@ pub struct Config {
     /// (`DEBUG ADVANCE-CLOCK`, `DEBUG EXPIRE-CYCLE`). Nobody by default, as
     /// in Redis.
     pub enable_debug_command: Allowed,
+    /// `enable-module-command`: who may run `MODULE LOAD`, `LOADEX` and
+    /// `UNLOAD` (which FerrumKV answers but cannot honour: it loads no
+    /// Redis modules). Nobody by default, as in Redis.
+    pub enable_module_command: Allowed,
     /// `protected-mode`: while no password is set, accept only loopback
     /// clients (others get Redis's `-DENIED` explanation and are closed).
     pub protected_mode: bool,
@@ -239,6 +243,7 @@ pub enum Param {
     Daemonize,
     ProtectedMode,
     EnableDebugCommand,
+    EnableModuleCommand,
     Appendonly,
     Save,
     ActiveExpireEffort,
@@ -530,6 +535,7 @@ impl Config {
             logfile: None,
             protected_mode: false,
             enable_debug_command: Allowed::No,
+            enable_module_command: Allowed::No,
             save: String::new(),
             loading: LoadState::default(),
             active_expire_effort: 0,

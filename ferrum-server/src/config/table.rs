@@ -118,6 +118,9 @@ pub(super) static PARAMS: &[Spec] = &[
         kind: Kind::Enum { names: &Allowed::NAMES, get: |c| c.enable_debug_command.as_str(),
             // `v` is one of the names, so it always parses.
             set: |c, v| if let Some(a) = Allowed::from_name(v) { c.enable_debug_command = a } } },
+    Spec { name: "enable-module-command", param: Param::EnableModuleCommand, mutable: false, default: "no",
+        kind: Kind::Enum { names: &Allowed::NAMES, get: |c| c.enable_module_command.as_str(),
+            set: |c, v| if let Some(a) = Allowed::from_name(v) { c.enable_module_command = a } } },
     Spec { name: "protected-mode", param: Param::ProtectedMode, mutable: true, default: "yes",
         kind: Kind::Bool { get: |c| c.protected_mode, set: |c, v| { c.protected_mode = v; Ok(()) } } },
     Spec { name: "appendonly", param: Param::Appendonly, mutable: true, default: "no",
@@ -323,7 +326,6 @@ pub(super) static PARAMS: &[Spec] = &[
     stored_int!("auto-aof-rewrite-percentage", 0, INT_MAX, "100", true),
     stored_bool!("activerehashing", "yes", true),
     stored_enum!("enable-protected-configs", &["no", "yes", "local"], "no", false),
-    stored_enum!("enable-module-command", &["no", "yes", "local"], "no", false),
     stored_enum!("propagation-error-behavior", &["ignore", "panic", "panic-on-replicas"], "ignore", true),
     stored_memory!("stream-node-max-bytes", 0, LONG_MAX, "4096", true),
     stored_int!("busy-reply-threshold", 0, LONG_MAX, "5000", true),

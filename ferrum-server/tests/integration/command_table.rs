@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use crate::common::{run, TestServer};
+use crate::common::{run, temp_dir, TestServer};
 use crate::migrate::RedisServer;
 
 /// Rows that still differ, each for a reason of its own.
@@ -92,4 +92,64 @@ fn arity_and_flags_are_redis_7_0s() {
     // The comparison covers the table, not a handful of rows.
     let shared = got.keys().filter(|n| want.contains_key(*n)).count();
     assert!(shared > 300, "{shared} rows in common");
+}
+
+/// `MODULE` as Redis 7.0 answers it, with module commands refused (the
+/// default) and allowed: FerrumKV loads no module, so `LIST` is empty and
+/// a load fails as one that cannot load does in Redis.
+#[test]
+fn module_answers_as_redis_does_without_modules() {
+    let calls: &[&[&str]] = &[
+        &["MODULE", "LIST"],
+        &["MODULE", "HELP"],
+        &["MODULE", "LOAD", "/nonexistent/module.so"],
+        &[
+            "MODULE",
+            "LOADEX",
+            "/nonexistent/module.so",
+            "CONFIG",
+            "a",
+            "b",
+        ],
+        &["MODULE", "UNLOAD", "nosuchmodule"],
+        &["MODULE", "LIST", "extra"],
+        &["MODULE", "LOAD"],
+        &["MODULE", "UNLOAD"],
+        &["MODULE", "NOSUCH"],
+        &["MODULE"],
+    ];
+    let reply = |c: &mut redis::Connection, args: &[&str]| match run::<redis::Value>(c, args) {
+        Ok(v) => format!("{v:?}"),
+        Err(e) => format!("error: {e}"),
+    };
+    for allowed in ["no", "yes"] {
+        let dir = temp_dir("module");
+        let dir = dir.to_str().expect("a UTF-8 path");
+        let args = [
+            "--dir",
+            dir,
+            "--save",
+            "",
+            "--enable-module-command",
+            allowed,
+        ];
+        let Some(redis) = RedisServer::start_with(&args) else {
+            return;
+        };
+        let mut theirs = redis::Client::open(format!("redis://127.0.0.1:{}/", redis.port))
+            .and_then(|c| c.get_connection_with_timeout(Duration::from_secs(10)))
+            .expect("connect to redis-server");
+        theirs
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .expect("timeout");
+        let s = TestServer::start_with(&["--enable-module-command", allowed]);
+        let mut ours = s.client();
+        for call in calls {
+            assert_eq!(
+                reply(&mut ours, call),
+                reply(&mut theirs, call),
+                "{call:?} with enable-module-command {allowed}"
+            );
+        }
+    }
 }
