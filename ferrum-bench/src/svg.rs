@@ -249,16 +249,12 @@ impl GapChart {
             .ceil();
         let x = |v: f64| Self::LABEL_W + plot_w * (v.clamp(-reach, reach) + reach) / (2.0 * reach);
         let mut out = String::new();
-        let _ = writeln!(
-            out,
-            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" font-family="sans-serif" font-size="11">"#
-        );
-        let _ = writeln!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
-        let _ = writeln!(
-            out,
-            r#"<text x="{:.1}" y="22" text-anchor="middle" font-size="15">{}</text>"#,
+        open_svg_sized(
+            &mut out,
+            &self.title,
             Self::LABEL_W + plot_w / 2.0,
-            escape(&self.title)
+            height,
+            11,
         );
         let ticks = 4;
         for i in -ticks..=ticks {
@@ -312,15 +308,19 @@ impl GapChart {
 /// The `<svg>` element, a white background and the centred title: what
 /// every chart starts with.
 fn open_svg(out: &mut String, title: &str, plot_w: f64) {
+    open_svg_sized(out, title, LEFT + plot_w / 2.0, HEIGHT, 12);
+}
+
+/// [`open_svg`] for a chart `height` tall, its title centred on `title_x`.
+fn open_svg_sized(out: &mut String, title: &str, title_x: f64, height: f64, font_size: u32) {
     let _ = writeln!(
         out,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="12">"#
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" font-family="sans-serif" font-size="{font_size}">"#
     );
     let _ = writeln!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
     let _ = writeln!(
         out,
-        r#"<text x="{}" y="22" text-anchor="middle" font-size="15">{}</text>"#,
-        LEFT + plot_w / 2.0,
+        r#"<text x="{title_x}" y="22" text-anchor="middle" font-size="15">{}</text>"#,
         escape(title)
     );
 }

@@ -61,17 +61,22 @@ fn add(entry: &redis::Value, out: &mut BTreeMap<String, (i64, Vec<String>)>) {
     }
 }
 
+/// A connection to `redis` whose replies time out.
+fn connect(redis: &RedisServer) -> redis::Connection {
+    let c = redis::Client::open(format!("redis://127.0.0.1:{}/", redis.port))
+        .and_then(|c| c.get_connection_with_timeout(Duration::from_secs(10)))
+        .expect("connect to redis-server");
+    c.set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    c
+}
+
 #[test]
 fn arity_and_flags_are_redis_7_0s() {
     let Some(redis) = RedisServer::start() else {
         return;
     };
-    let mut theirs = redis::Client::open(format!("redis://127.0.0.1:{}/", redis.port))
-        .and_then(|c| c.get_connection_with_timeout(Duration::from_secs(10)))
-        .expect("connect to redis-server");
-    theirs
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .expect("timeout");
+    let mut theirs = connect(&redis);
     let s = TestServer::start();
     let mut ours = s.client();
     let want = rows(&run(&mut theirs, &["COMMAND"]).unwrap());
@@ -136,12 +141,7 @@ fn module_answers_as_redis_does_without_modules() {
         let Some(redis) = RedisServer::start_with(&args) else {
             return;
         };
-        let mut theirs = redis::Client::open(format!("redis://127.0.0.1:{}/", redis.port))
-            .and_then(|c| c.get_connection_with_timeout(Duration::from_secs(10)))
-            .expect("connect to redis-server");
-        theirs
-            .set_read_timeout(Some(Duration::from_secs(10)))
-            .expect("timeout");
+        let mut theirs = connect(&redis);
         let s = TestServer::start_with(&["--enable-module-command", allowed]);
         let mut ours = s.client();
         for call in calls {
