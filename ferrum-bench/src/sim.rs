@@ -79,43 +79,7 @@ pub struct SimReport {
     /// Entries the policy tracked at the end of the run.
     pub policy_len: usize,
     /// For adaptive policies, the controller's state at the end of the run.
-    pub controller: Option<ControllerSnapshot>,
-}
-
-/// A serialisable copy of [`ControllerState`] (see its fields).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct ControllerSnapshot {
-    /// Entries in AHE's small queue.
-    pub small_entries: u64,
-    /// Entries in AHE's main queue.
-    pub main_entries: u64,
-    /// Small's target share, `0.0..=1.0`.
-    pub small_target_share: f64,
-    /// Misses whose key small's ghost remembered.
-    pub small_ghost_hits: u64,
-    /// Misses whose key main's ghost remembered.
-    pub main_ghost_hits: u64,
-    /// Entries moved from small to main.
-    pub promotions: u64,
-    /// Entries evicted from small.
-    pub small_evictions: u64,
-    /// Entries evicted from main.
-    pub main_evictions: u64,
-}
-
-impl From<ControllerState> for ControllerSnapshot {
-    fn from(s: ControllerState) -> Self {
-        ControllerSnapshot {
-            small_entries: s.small_entries,
-            main_entries: s.main_entries,
-            small_target_share: s.small_target_share,
-            small_ghost_hits: s.small_ghost_hits,
-            main_ghost_hits: s.main_ghost_hits,
-            promotions: s.promotions,
-            small_evictions: s.small_evictions,
-            main_evictions: s.main_evictions,
-        }
-    }
+    pub controller: Option<ControllerState>,
 }
 
 impl SimReport {
@@ -217,7 +181,7 @@ impl<P: EvictionPolicy> Simulator<P> {
         if let Some(policy) = &self.policy {
             self.report.policy_heap_bytes = policy.heap_bytes();
             self.report.policy_len = policy.len();
-            self.report.controller = policy.controller_state().map(Into::into);
+            self.report.controller = policy.controller_state();
         }
         self.report
     }

@@ -242,7 +242,7 @@ impl StoreSimulator {
             small_shares: self.small_shares,
             policy_heap_bytes,
             policy_len,
-            controller: self.store.controller_state().map(Into::into),
+            controller: self.store.controller_state(),
             hits: stats.keyspace_hits,
             misses: stats.keyspace_misses,
             evictions: stats.evicted_keys,

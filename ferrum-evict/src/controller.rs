@@ -13,6 +13,7 @@
 ///
 /// [`EvictionPolicy::controller_state`]: crate::EvictionPolicy::controller_state
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct ControllerState {
     /// Entries in the small queue.
     pub small_entries: u64,

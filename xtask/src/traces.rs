@@ -98,8 +98,12 @@ impl Cell {
 
     /// AHE's hit % minus the best known's, both rounded as printed.
     pub(crate) fn gap(&self) -> Option<f64> {
-        let ahe = round2(*self.ferrum.get(AHE)?);
-        Some(round2(ahe - round2(self.best_known()?.1)))
+        self.gap_of(*self.ferrum.get(AHE)?)
+    }
+
+    /// `hit` (a hit %) minus the best known's, both rounded as printed.
+    fn gap_of(&self, hit: f64) -> Option<f64> {
+        Some(round2(round2(hit) - round2(self.best_known()?.1)))
     }
 }
 
@@ -522,14 +526,22 @@ pub(crate) struct Summary {
     pub(crate) worst: f64,
 }
 
+impl Summary {
+    /// The figures of these gaps (points to the best known).
+    fn of(gaps: &[f64]) -> Summary {
+        Summary {
+            cells: gaps.len(),
+            ahead: gaps.iter().filter(|&&g| g >= 0.0).count(),
+            mean: round2(gaps.iter().sum::<f64>() / gaps.len().max(1) as f64),
+            worst: gaps.iter().copied().fold(f64::INFINITY, f64::min),
+        }
+    }
+}
+
+/// AHE's summary over `cells`.
 pub(crate) fn summary(cells: &[Cell]) -> Summary {
     let gaps: Vec<f64> = cells.iter().filter_map(Cell::gap).collect();
-    Summary {
-        cells: gaps.len(),
-        ahead: gaps.iter().filter(|&&g| g >= 0.0).count(),
-        mean: round2(gaps.iter().sum::<f64>() / gaps.len().max(1) as f64),
-        worst: gaps.iter().copied().fold(f64::INFINITY, f64::min),
-    }
+    Summary::of(&gaps)
 }
 
 /// The FerrumKV policies' column titles: `allkeys-lru` is "FerrumKV LRU".
@@ -641,16 +653,11 @@ pub(crate) fn markdown(run: &TracesRun, policies: &[String]) -> String {
 /// Every column's mean and worst gap to the best known, best first: how
 /// each policy and algorithm fares over the whole set.
 fn column_summary(cells: &[Cell], policies: &[String]) -> String {
-    let mut columns: Vec<(String, f64, f64)> = Vec::new();
+    let mut columns: Vec<(String, Summary)> = Vec::new();
     let mut add = |title: String, value: &dyn Fn(&Cell) -> Option<f64>| {
-        let gaps: Vec<f64> = cells
-            .iter()
-            .filter_map(|c| Some(round2(value(c)?) - round2(c.best_known()?.1)))
-            .collect();
+        let gaps: Vec<f64> = cells.iter().filter_map(|c| c.gap_of(value(c)?)).collect();
         if !gaps.is_empty() {
-            let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
-            let worst = gaps.iter().copied().fold(f64::INFINITY, f64::min);
-            columns.push((title, mean, worst));
+            columns.push((title, Summary::of(&gaps)));
         }
     };
     for p in policies {
@@ -661,12 +668,12 @@ fn column_summary(cells: &[Cell], policies: &[String]) -> String {
             c.known.get(*k).copied()
         });
     }
-    columns.sort_by(|a, b| b.1.total_cmp(&a.1));
+    columns.sort_by(|a, b| b.1.mean.total_cmp(&a.1.mean));
     let mut out = String::from(
         "| policy | mean gap to the best known | worst cell |\n| --- | ---: | ---: |\n",
     );
-    for (title, mean, worst) in columns {
-        out.push_str(&format!("| {title} | {mean:+.2} | {worst:+.2} |\n"));
+    for (title, s) in columns {
+        out.push_str(&format!("| {title} | {:+.2} | {:+.2} |\n", s.mean, s.worst));
     }
     out.push('\n');
     out
@@ -751,12 +758,7 @@ pub(crate) fn parse_report(md: &str) -> Result<(Vec<ReportRow>, Summary)> {
         worst: parse_signed(line, "worst ")?,
     };
     let gaps: Vec<f64> = rows.iter().map(|r| r.gap).collect();
-    let recomputed = Summary {
-        cells: rows.len(),
-        ahead: gaps.iter().filter(|&&g| g >= 0.0).count(),
-        mean: round2(gaps.iter().sum::<f64>() / gaps.len() as f64),
-        worst: gaps.iter().copied().fold(f64::INFINITY, f64::min),
-    };
+    let recomputed = Summary::of(&gaps);
     if recomputed != summary {
         bail!("the summary line says {summary:?}, the rows {recomputed:?}");
     }
